@@ -1,0 +1,30 @@
+"""hf-vocab-audit: find the index bugs behind `device-side assert triggered` before a GPU does.
+
+    from hf_vocab_audit import audit
+    report = audit("path/to/model")
+    for finding in report.findings:
+        print(finding.code, finding.message)
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .audit import audit  # noqa: E402
+from .errors import AuditError  # noqa: E402
+from .findings import Applicability, Finding, FixPlan, Location, Severity, Skipped  # noqa: E402
+from .report import SCHEMA_VERSION, Report  # noqa: E402
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Applicability",
+    "AuditError",
+    "Finding",
+    "FixPlan",
+    "Location",
+    "Report",
+    "Severity",
+    "Skipped",
+    "__version__",
+    "audit",
+]

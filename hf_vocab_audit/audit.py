@@ -1,0 +1,54 @@
+"""The public entry point: ``audit(model_dir) -> Report``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from . import __version__
+from .facts import Facts, gather, skipped_for
+from .findings import Finding, Skipped
+from .report import Report, sort_findings
+from .rules import Rule, selected
+
+
+def run_rules(facts: Facts, rules: Iterable[Rule]) -> tuple[list[Finding], list[Skipped], list[str]]:
+    findings: list[Finding] = []
+    skipped: list[Skipped] = []
+    ran: list[str] = []
+    for r in rules:
+        if r.scope != "static":
+            continue
+        skip = skipped_for(facts, r.requires)
+        if skip is not None:
+            skipped.append(Skipped(f"{r.code} {r.name}", skip.reason))
+            continue
+        findings.extend(r.findings(facts))
+        ran.append(r.code)
+    return findings, skipped, ran
+
+
+def audit(
+    model_dir: str | Path,
+    *,
+    tokenizer: str | Path | None = None,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+) -> Report:
+    """Audit a local checkpoint folder from its files alone (no weights are loaded).
+
+    Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run (missing or malformed files).
+    """
+    start = time.perf_counter()
+    facts = gather(model_dir, tokenizer)
+    findings, skipped, ran = run_rules(facts, selected(select, ignore))
+    return Report(
+        target=str(model_dir),
+        tool_version=__version__,
+        findings=sort_findings(findings),
+        skipped=tuple(skipped),
+        facts=facts.summary(),
+        rules_run=tuple(ran),
+        duration_s=time.perf_counter() - start,
+    )

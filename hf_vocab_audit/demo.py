@@ -1,0 +1,107 @@
+"""``hf-vocab-audit demo``: the classic bug, built in a temporary folder and caught.
+
+A tiny Llama-style checkpoint gets ChatML special tokens added to its tokenizer, and the model is
+never resized: exactly what crashes with `device-side assert triggered` on the first chat batch.
+Built with numpy, safetensors and tokenizers only, so it runs offline in about a second.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+WORDS = (
+    "the model reads a token id and looks up its row in the embedding matrix when an id has no row "
+    "the kernel asserts and the process dies with a message that names the wrong line"
+).split()
+CHATML = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def build_demo_checkpoint(folder: Path, *, vocab: int = 256, hidden: int = 16) -> Path:
+    """Write the broken demo checkpoint to ``folder`` and return it."""
+    from safetensors.numpy import save_file
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab, special_tokens=["<unk>", "<s>", "</s>"], show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    tok.train_from_iterator([" ".join(WORDS)] * 20, trainer=trainer)
+    base = tok.get_vocab_size()
+    # The defect: chat tokens added to the tokenizer, the model never resized.
+    tok.add_special_tokens(["<|im_start|>", "<|im_end|>"])
+    tok.save(str(folder / "tokenizer.json"))
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "TokenizersBackend", "bos_token": "<s>", "eos_token": "<|im_end|>",
+        "unk_token": "<unk>", "pad_token": "<unk>", "model_max_length": 2048,
+        "extra_special_tokens": ["<|im_start|>", "<|im_end|>"], "chat_template": CHATML,
+    }, indent=2))
+    config = {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": base,
+        "hidden_size": hidden, "intermediate_size": 2 * hidden, "num_hidden_layers": 1,
+        "num_attention_heads": 2, "num_key_value_heads": 2, "max_position_embeddings": 2048,
+        "rope_theta": 10000.0, "rms_norm_eps": 1e-6, "tie_word_embeddings": False,
+        "bos_token_id": 1, "eos_token_id": 2, "torch_dtype": "float32",
+    }
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
+    rng = np.random.default_rng(0)
+    h, i = hidden, 2 * hidden
+    tensors = {
+        "model.embed_tokens.weight": rng.normal(0, 0.02, (base, h)),
+        "lm_head.weight": rng.normal(0, 0.02, (base, h)),
+        "model.norm.weight": np.ones(h),
+        "model.layers.0.input_layernorm.weight": np.ones(h),
+        "model.layers.0.post_attention_layernorm.weight": np.ones(h),
+        "model.layers.0.self_attn.q_proj.weight": rng.normal(0, 0.02, (h, h)),
+        "model.layers.0.self_attn.k_proj.weight": rng.normal(0, 0.02, (h, h)),
+        "model.layers.0.self_attn.v_proj.weight": rng.normal(0, 0.02, (h, h)),
+        "model.layers.0.self_attn.o_proj.weight": rng.normal(0, 0.02, (h, h)),
+        "model.layers.0.mlp.gate_proj.weight": rng.normal(0, 0.02, (i, h)),
+        "model.layers.0.mlp.up_proj.weight": rng.normal(0, 0.02, (i, h)),
+        "model.layers.0.mlp.down_proj.weight": rng.normal(0, 0.02, (h, i)),
+    }
+    save_file({k: v.astype(np.float32) for k, v in tensors.items()}, str(folder / "model.safetensors"),
+              metadata={"format": "pt"})
+    return folder
+
+
+NEXT_STEPS = """
+What happened: the tokenizer gained <|im_start|> and <|im_end|> (ids {first}..{last}) but the
+embedding matrix still has {rows} rows, so the first chat-formatted batch indexes past its end:
+`IndexError: index out of range in self` on CPU, `device-side assert triggered` on a GPU.
+
+What to do next:
+  * in your training script, after adding tokens:  model.resize_token_embeddings(len(tokenizer))
+    (only when the tokenizer is larger: never shrink a padded model)
+  * see the details of a rule:                     hf-vocab-audit explain HVA101
+  * gate uploads in CI:                            hf-vocab-audit check MODEL_DIR --format json
+"""
+
+
+def run_demo(keep: Path | None = None) -> int:
+    from .audit import audit
+    from .formats import render
+
+    with tempfile.TemporaryDirectory(prefix="hf-vocab-audit-demo-") as tmp:
+        folder = build_demo_checkpoint(keep or Path(tmp) / "tiny-llama-chatml")
+        print(f"$ hf-vocab-audit check {folder}\n")
+        report = audit(folder)
+        sys.stdout.write(render(report, "text"))
+        hit = next((f for f in report.findings if f.code == "HVA101"), None)
+        if hit is not None:
+            ids = [t["id"] for t in hit.details["tokens"]]
+            print(NEXT_STEPS.format(first=ids[0], last=ids[-1], rows=hit.details["rows"]))
+        if keep:
+            print(f"The demo checkpoint is kept in {folder}")
+        # The demo succeeds when it catches the defect it planted.
+        return 0 if hit is not None else 1

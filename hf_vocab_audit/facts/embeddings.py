@@ -1,0 +1,128 @@
+"""Which tensors are the input embeddings, the output embeddings (lm_head), positions, token types
+and classifier, from tensor names and shapes alone.
+
+The name table mirrors what ``get_input_embeddings()`` / ``get_output_embeddings()`` return in
+transformers; ``tests/facts/test_embeddings.py`` checks it against meta-device skeletons.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .config import ConfigFacts
+from .safetensors_header import TensorInfo
+from .tensors import CheckpointTensors
+from .transformers_tables import default_tie_word_embeddings
+
+# Suffixes in priority order: encoder-decoder models share one matrix ("shared") between both sides.
+INPUT_SUFFIXES = (
+    "shared.weight",
+    "embed_tokens.weight",
+    "word_embeddings.weight",
+    "wte.weight",
+    "embed_in.weight",
+    "tok_embeddings.weight",
+    "embedding.word_embeddings.weight",
+    "tok_embeddings.weight",
+)
+OUTPUT_SUFFIXES = (
+    "lm_head.weight",
+    "lm_head.decoder.weight",
+    "cls.predictions.decoder.weight",
+    "embed_out.weight",
+    "generator_lm_head.weight",
+    "vocab_projector.weight",
+    "lm_head.linear.weight",
+)
+# 1-D tensors of vocabulary size that must grow with the embeddings.
+VOCAB_BIAS_SUFFIXES = ("final_logits_bias", "lm_head.bias", "cls.predictions.bias", "lm_head.decoder.bias",
+                       "cls.predictions.decoder.bias", "generator_lm_head.bias", "vocab_projector.bias")
+POSITION_SUFFIXES = ("position_embeddings.weight", "wpe.weight", "embed_positions.weight")
+TOKEN_TYPE_SUFFIXES = ("token_type_embeddings.weight",)
+CLASSIFIER_SUFFIXES = (
+    "classifier.out_proj.weight",
+    "classification_head.out_proj.weight",
+    "classifier.weight",
+    "score.weight",
+)
+_SKIP_PARTS = ("vision", "visual", "audio", "image", "patch", "speech", "mm_projector")
+
+
+@dataclass(frozen=True)
+class EmbeddingFacts:
+    input: TensorInfo | None
+    output: TensorInfo | None  # the lm_head tensor when untied and present
+    tied: bool
+    position: TensorInfo | None
+    token_type: TensorInfo | None
+    classifier: TensorInfo | None
+    vocab_sized: tuple[TensorInfo, ...]  # every other tensor whose first dim is the vocabulary
+
+    @property
+    def input_rows(self) -> int | None:
+        return self.input.rows if self.input else None
+
+    @property
+    def output_rows(self) -> int | None:
+        """Rows of the output projection as transformers builds it: the input matrix when tied."""
+        if self.output is not None:
+            return self.output.rows
+        return self.input_rows if self.tied else None
+
+
+def _find(tensors: dict[str, TensorInfo], suffixes: tuple[str, ...], ndim: int = 2) -> TensorInfo | None:
+    for suffix in suffixes:
+        matches = [
+            t
+            for name, t in tensors.items()
+            if (name == suffix or name.endswith("." + suffix))
+            and len(t.shape) == ndim
+            and not any(part in name for part in _SKIP_PARTS)
+        ]
+        if matches:
+            # Prefer the shortest path; ties broken by name for a stable answer (decoder before encoder).
+            return min(matches, key=lambda t: (t.name.count("."), "encoder" in t.name, t.name))
+    return None
+
+
+def _fallback_input(tensors: dict[str, TensorInfo]) -> TensorInfo | None:
+    """For unknown architectures: the largest 2-D tensor whose name says embedding."""
+    candidates = [
+        t
+        for t in tensors.values()
+        if len(t.shape) == 2
+        and "embed" in t.name
+        and "position" not in t.name
+        and not any(part in t.name for part in _SKIP_PARTS)
+    ]
+    return max(candidates, key=lambda t: (t.shape[0], t.name)) if candidates else None
+
+
+def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> EmbeddingFacts:
+    table = tensors.tensors
+    inp = _find(table, INPUT_SUFFIXES) or _fallback_input(table)
+    out = _find(table, OUTPUT_SUFFIXES)
+    if out is not None and inp is not None and out.name == inp.name:
+        out = None
+    tie = config.tie_word_embeddings
+    if tie is None:
+        tie = default_tie_word_embeddings(config.model_type)
+    if tie:
+        out = None  # transformers points the output projection at the input matrix
+    vocab = inp.rows if inp else None
+    bias = tuple(
+        t
+        for t in sorted(table.values(), key=lambda t: t.name)
+        if vocab is not None
+        and t.shape[-1:] == (vocab,)
+        and any(t.name == s or t.name.endswith("." + s) for s in VOCAB_BIAS_SUFFIXES)
+    )
+    return EmbeddingFacts(
+        input=inp,
+        output=out,
+        tied=bool(tie),
+        position=_find(table, POSITION_SUFFIXES),
+        token_type=_find(table, TOKEN_TYPE_SUFFIXES),
+        classifier=_find(table, CLASSIFIER_SUFFIXES),
+        vocab_sized=bias,
+    )

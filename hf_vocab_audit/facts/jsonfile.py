@@ -1,0 +1,69 @@
+"""Reading small JSON files from an untrusted checkpoint: bounded, typed, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import AuditError
+
+# A real config.json is a few KB; tokenizer.json can reach ~30 MB (Gemma's 262k vocabulary).
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+MAX_TOKENIZER_BYTES = 256 * 1024 * 1024
+
+
+def check_inside(path: Path, root: Path) -> None:
+    """Refuse a path (usually a symlink) that resolves outside ``root``."""
+    try:
+        resolved = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise AuditError(path, f"cannot resolve path ({exc.__class__.__name__})") from None
+    root_resolved = root.resolve()
+    if resolved != root_resolved and root_resolved not in resolved.parents:
+        raise AuditError(path, f"points outside the model folder (to {resolved})")
+
+
+def read_bytes(path: Path, max_bytes: int) -> bytes:
+    if not path.is_file():
+        raise AuditError(path, "is not a regular file")
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise AuditError(path, f"is {size} bytes, over the {max_bytes}-byte limit for this kind of file")
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise AuditError(path, f"cannot be read: {os.strerror(exc.errno) if exc.errno else exc}") from None
+
+
+def read_json_object(path: Path, max_bytes: int = MAX_CONFIG_BYTES) -> dict[str, Any]:
+    """Parse a JSON file that must hold an object."""
+    raw = read_bytes(path, max_bytes)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AuditError(path, f"is not valid UTF-8 (byte {exc.start})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise AuditError(path, f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise AuditError(path, "is not valid JSON: nested too deeply") from None
+    if not isinstance(data, dict):
+        raise AuditError(path, f"must hold a JSON object, not {type(data).__name__}")
+    return data
+
+
+def json_line_of_key(path: Path, key: str) -> int | None:
+    """1-based line of the first ``"key":`` in a JSON file (for SARIF/GitHub annotations)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            needle = f'"{key}"'
+            for number, line in enumerate(fh, 1):
+                if needle in line:
+                    return number
+    except OSError:
+        return None
+    return None

@@ -1,0 +1,382 @@
+"""Tokenizer facts exactly as ``AutoTokenizer`` (transformers 5) presents them to users.
+
+Fast path: ``tokenizer.json`` through the ``tokenizers`` library, then the same additions
+transformers makes on load (``added_tokens_decoder``, named and extra special tokens missing from
+the vocabulary). It never imports transformers or torch. A folder with only slow files
+(``vocab.txt``, ``tokenizer.model``) falls back to ``AutoTokenizer`` with ``trust_remote_code=False``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import AuditError
+from .jsonfile import MAX_TOKENIZER_BYTES, check_inside, read_bytes, read_json_object
+from .transformers_tables import model_input_names, tokenizer_class_for
+
+ROLES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")
+VERY_LARGE = int(1e29)  # transformers' VERY_LARGE_INTEGER (1e30) means "no limit set"
+SLOW_FILES = ("vocab.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json")
+
+
+@dataclass(frozen=True)
+class AddedTokenInfo:
+    id: int
+    content: str
+    special: bool
+
+
+@dataclass(frozen=True)
+class AddedTokenConflict:
+    """Two declarations that disagree: one content at two ids, or one id with two contents."""
+
+    file: str
+    description: str
+    ids: tuple[int, ...]
+    contents: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TokenizerFacts:
+    folder: Path
+    source: str  # "tokenizers" (fast path) or "transformers" (slow-file fallback)
+    files: tuple[str, ...]
+    length: int  # len(tokenizer)
+    max_id: int  # the largest id the tokenizer can emit
+    ids: tuple[int, ...] = field(repr=False)  # every id in the vocabulary, sorted
+    added_tokens: tuple[AddedTokenInfo, ...]
+    special_tokens: dict[str, tuple[str, int | None]]  # role -> (content, id)
+    extra_special_tokens: tuple[tuple[str, int | None], ...]
+    model_max_length: int | None  # None when unset
+    chat_template: str | None
+    chat_template_file: str | None
+    tokenizer_class: str | None
+    model_input_names: tuple[str, ...]
+    pair_type_ids: tuple[int, ...]  # distinct token_type_ids a sentence pair produces
+    conflicts: tuple[AddedTokenConflict, ...]
+    auto_map: dict[str, Any] | None
+    backend: Any = field(repr=False, compare=False, hash=False)  # tokenizers.Tokenizer
+
+    @property
+    def returns_token_type_ids(self) -> bool:
+        return "token_type_ids" in self.model_input_names
+
+    def id_to_token(self, token_id: int) -> str | None:
+        return self.backend.id_to_token(token_id)
+
+    def ids_at_or_above(self, limit: int) -> list[int]:
+        """Sorted ids >= ``limit`` that the tokenizer can emit (vectorised over the id list)."""
+        import bisect
+
+        return list(self.ids[bisect.bisect_left(self.ids, limit) :])
+
+    def encode(self, text: str) -> list[int]:
+        """Ids of ``text`` without the special tokens a template would add."""
+        return self.backend.encode(text, add_special_tokens=False).ids
+
+
+def _token_content(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("content"), str):
+        return value["content"]
+    return None
+
+
+def _special_strings(config: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
+    named: dict[str, str] = {}
+    for role in ROLES:
+        content = _token_content(config.get(f"{role}_token"))
+        if content is not None:
+            named[role] = content
+    extra: list[str] = []
+    for key in ("extra_special_tokens", "additional_special_tokens"):
+        value = config.get(key)
+        values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+        for item in values:
+            content = _token_content(item)
+            if content is not None and content not in extra:
+                extra.append(content)
+    return named, extra
+
+
+def _find_chat_template(folder: Path, config: dict[str, Any]) -> tuple[str | None, str | None]:
+    jinja = folder / "chat_template.jinja"
+    if jinja.is_file():
+        check_inside(jinja, folder)
+        try:
+            return read_bytes(jinja, 16 * 1024 * 1024).decode("utf-8"), jinja.name
+        except UnicodeDecodeError:
+            raise AuditError(jinja, "is not valid UTF-8") from None
+    template = config.get("chat_template")
+    if isinstance(template, list):  # [{"name": "default", "template": "..."}, ...]
+        named = {t.get("name"): t.get("template") for t in template if isinstance(t, dict)}
+        template = named.get("default") or next(iter(named.values()), None)
+    if isinstance(template, str):
+        return template, "tokenizer_config.json"
+    return None, None
+
+
+def _read_config(folder: Path, name: str) -> dict[str, Any]:
+    path = folder / name
+    if not path.exists():
+        return {}
+    check_inside(path, folder)
+    return read_json_object(path)
+
+
+def has_tokenizer(folder: Path) -> bool:
+    return (folder / "tokenizer.json").exists() or any((folder / n).exists() for n in SLOW_FILES)
+
+
+def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFacts:
+    """Tokenizer facts for ``folder``; fast path when ``tokenizer.json`` exists."""
+    path = folder / "tokenizer.json"
+    if not path.exists():
+        return load_tokenizer_via_transformers(folder, model_type)
+    check_inside(path, folder)
+    from tokenizers import AddedToken, Tokenizer
+
+    raw = read_bytes(path, MAX_TOKENIZER_BYTES)
+    try:
+        backend = Tokenizer.from_str(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise AuditError(path, "is not valid UTF-8") from None
+    except Exception as exc:  # noqa: BLE001 - the tokenizers library raises plain Exception
+        first = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+        raise AuditError(path, f"is not a tokenizer the tokenizers library can load: {first}"[:400]) from None
+    config = _read_config(folder, "tokenizer_config.json")
+    special_map = _read_config(folder, "special_tokens_map.json")
+    files = ["tokenizer.json"] + [
+        n for n in ("tokenizer_config.json", "special_tokens_map.json") if (folder / n).exists()
+    ]
+
+    # What transformers does on load, in the same order (TokenizersBackend.__init__).
+    conflicts: list[AddedTokenConflict] = []
+    declared = _added_tokens_decoder(path.parent / "tokenizer_config.json", config)
+    present = {t.content: i for i, t in backend.get_added_tokens_decoder().items()}
+    for token_id, (content, special) in sorted(declared.items()):
+        existing = backend.token_to_id(content)
+        if existing is not None and existing != token_id:
+            conflicts.append(
+                AddedTokenConflict(
+                    "tokenizer_config.json",
+                    f"added_tokens_decoder puts {content!r} at id {token_id}, tokenizer.json at id {existing}",
+                    (token_id, existing),
+                    (content,),
+                )
+            )
+        holder = backend.id_to_token(token_id)
+        if holder is not None and holder != content:
+            conflicts.append(
+                AddedTokenConflict(
+                    "tokenizer_config.json",
+                    f"added_tokens_decoder puts {content!r} at id {token_id}, where tokenizer.json has {holder!r}",
+                    (token_id,),
+                    (content, holder),
+                )
+            )
+        if content not in present:
+            backend.add_tokens([AddedToken(content, special=special, normalized=not special)])
+    named, extra = _special_strings(special_map | config)
+    for content in [*named.values(), *extra]:
+        if content not in _added_contents(backend):
+            backend.add_tokens([AddedToken(content, special=True, normalized=False)])
+    conflicts.extend(_tokenizer_json_conflicts(raw))
+
+    template, template_file = _find_chat_template(folder, config)
+    tokenizer_class = config.get("tokenizer_class") if isinstance(config.get("tokenizer_class"), str) else None
+    names = config.get("model_input_names")
+    if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+        names = model_input_names(tokenizer_class or tokenizer_class_for(model_type))
+    return _facts(
+        folder,
+        "tokenizers",
+        tuple(files + ([template_file] if template_file == "chat_template.jinja" else [])),
+        backend,
+        named,
+        extra,
+        _max_length(folder / "tokenizer_config.json", config.get("model_max_length")),
+        template,
+        template_file,
+        tokenizer_class,
+        tuple(names),
+        tuple(conflicts),
+        config.get("auto_map") if isinstance(config.get("auto_map"), dict) else None,
+    )
+
+
+def _added_contents(backend: Any) -> set[str]:
+    return {t.content for t in backend.get_added_tokens_decoder().values()}
+
+
+def _added_tokens_decoder(path: Path, config: dict[str, Any]) -> dict[int, tuple[str, bool]]:
+    raw = config.get("added_tokens_decoder")
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise AuditError(path, '"added_tokens_decoder" must be an object')
+    out: dict[int, tuple[str, bool]] = {}
+    for key, value in raw.items():
+        content = _token_content(value)
+        try:
+            token_id = int(key)
+        except ValueError:
+            raise AuditError(path, f'"added_tokens_decoder" key {key!r} is not an integer id') from None
+        if content is None or token_id < 0:
+            raise AuditError(path, f'"added_tokens_decoder" entry {key!r} has no "content" string')
+        out[token_id] = (content, bool(value.get("special", False)) if isinstance(value, dict) else False)
+    return out
+
+
+def _tokenizer_json_conflicts(raw: bytes) -> list[AddedTokenConflict]:
+    """Duplicates inside tokenizer.json's own ``added_tokens`` list (the library keeps only one)."""
+    import json
+
+    data = json.loads(raw)
+    by_id: dict[int, set[str]] = {}
+    by_content: dict[str, set[int]] = {}
+    for entry in data.get("added_tokens") or []:
+        if isinstance(entry, dict) and isinstance(entry.get("id"), int) and isinstance(entry.get("content"), str):
+            by_id.setdefault(entry["id"], set()).add(entry["content"])
+            by_content.setdefault(entry["content"], set()).add(entry["id"])
+    vocab = (data.get("model") or {}).get("vocab")
+    if isinstance(vocab, dict):
+        for content, ids in by_content.items():
+            base = vocab.get(content)
+            if isinstance(base, int) and any(i != base for i in ids):
+                ids.add(base)
+    out = []
+    for token_id, contents in sorted(by_id.items()):
+        if len(contents) > 1:
+            out.append(
+                AddedTokenConflict(
+                    "tokenizer.json",
+                    f"added_tokens gives id {token_id} to {len(contents)} tokens: {sorted(contents)}",
+                    (token_id,),
+                    tuple(sorted(contents)),
+                )
+            )
+    for content, ids in sorted(by_content.items()):
+        if len(ids) > 1:
+            out.append(
+                AddedTokenConflict(
+                    "tokenizer.json",
+                    f"{content!r} is declared at {len(ids)} ids: {sorted(ids)}",
+                    tuple(sorted(ids)),
+                    (content,),
+                )
+            )
+    return out
+
+
+def _max_length(path: Path, value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise AuditError(path, f'"model_max_length" must be a positive integer, not {value!r}'[:200])
+    return None if value >= VERY_LARGE else value
+
+
+def _facts(
+    folder: Path,
+    source: str,
+    files: tuple[str, ...],
+    backend: Any,
+    named: dict[str, str],
+    extra: list[str],
+    model_max_length: int | None,
+    template: str | None,
+    template_file: str | None,
+    tokenizer_class: str | None,
+    names: tuple[str, ...],
+    conflicts: tuple[AddedTokenConflict, ...],
+    auto_map: dict[str, Any] | None,
+) -> TokenizerFacts:
+    vocab = backend.get_vocab(with_added_tokens=True)
+    ids = tuple(sorted(set(vocab.values())))
+    added = tuple(
+        AddedTokenInfo(i, t.content, bool(t.special)) for i, t in sorted(backend.get_added_tokens_decoder().items())
+    )
+    special = {role: (content, backend.token_to_id(content)) for role, content in named.items()}
+    extras = tuple((content, backend.token_to_id(content)) for content in extra)
+    pair_types: tuple[int, ...] = ()
+    if "token_type_ids" in names:
+        backend.no_truncation()
+        backend.no_padding()
+        try:
+            pair_types = tuple(sorted(set(backend.encode("a", "b").type_ids)))
+        except Exception:  # noqa: BLE001 - a tokenizer without a pair template
+            pair_types = (0,)
+    return TokenizerFacts(
+        folder=folder,
+        source=source,
+        files=files,
+        length=backend.get_vocab_size(with_added_tokens=True),
+        max_id=ids[-1] if ids else -1,
+        ids=ids,
+        added_tokens=added,
+        special_tokens=special,
+        extra_special_tokens=extras,
+        model_max_length=model_max_length,
+        chat_template=template,
+        chat_template_file=template_file,
+        tokenizer_class=tokenizer_class,
+        model_input_names=names,
+        pair_type_ids=pair_types,
+        conflicts=conflicts,
+        auto_map=auto_map,
+        backend=backend,
+    )
+
+
+def load_tokenizer_via_transformers(folder: Path, model_type: str | None = None) -> TokenizerFacts:
+    """The reference path: ``AutoTokenizer.from_pretrained`` (imports torch; never remote code)."""
+    if not any((folder / n).exists() for n in SLOW_FILES + ("tokenizer.json",)):
+        raise AuditError(folder, "has no tokenizer files (tokenizer.json, vocab.txt, tokenizer.model, ...)")
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        from transformers import AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        tok = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False, local_files_only=True)
+    except Exception as exc:  # noqa: BLE001 - any failure here is a tokenizer the audit cannot read
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        raise AuditError(folder, f"the tokenizer cannot be loaded by transformers: {first}"[:400]) from None
+    backend = getattr(tok, "backend_tokenizer", None)
+    if backend is None:
+        raise AuditError(folder, f"{type(tok).__name__} has no fast tokenizer to audit")
+    from tokenizers import Tokenizer
+
+    backend = Tokenizer.from_str(backend.to_str())
+    config = _read_config(folder, "tokenizer_config.json")
+    named = {role: str(getattr(tok, f"{role}_token")) for role in ROLES if getattr(tok, f"{role}_token", None)}
+    extra = [str(t) for t in getattr(tok, "extra_special_tokens", []) or []]
+    if isinstance(getattr(tok, "extra_special_tokens", None), dict):
+        extra = [str(t) for t in tok.extra_special_tokens.values()]
+    template = tok.chat_template if isinstance(tok.chat_template, str) else None
+    files = tuple(n for n in SLOW_FILES + ("tokenizer_config.json", "special_tokens_map.json") if (folder / n).exists())
+    return _facts(
+        folder,
+        "transformers",
+        files,
+        backend,
+        named,
+        extra,
+        None if tok.model_max_length >= VERY_LARGE else int(tok.model_max_length),
+        template,
+        ("chat_template.jinja" if (folder / "chat_template.jinja").exists() else "tokenizer_config.json")
+        if template
+        else None,
+        type(tok).__name__,
+        tuple(tok.model_input_names),
+        (),
+        config.get("auto_map") if isinstance(config.get("auto_map"), dict) else None,
+    )

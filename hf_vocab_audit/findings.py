@@ -1,0 +1,136 @@
+"""The report's data: findings, fixes, skipped work and errors (frozen, JSON-ready)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class Severity(str, enum.Enum):
+    """How bad a finding is. Ordered: ``INFO < WARNING < ERROR``."""
+
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+
+_RANK = {Severity.INFO: 1, Severity.WARNING: 2, Severity.ERROR: 3}
+
+
+class Applicability(str, enum.Enum):
+    """Whether applying a fix keeps the model's behaviour (``safe``) or may change it (``unsafe``)."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a finding is: a file plus, as far as known, the key, tensor, token, or dataset cell."""
+
+    file: str | None = None
+    key: str | None = None
+    tensor: str | None = None
+    token: str | None = None
+    token_id: int | None = None
+    split: str | None = None
+    column: str | None = None
+    row: int | None = None
+    position: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    def __str__(self) -> str:
+        parts = []
+        if self.file:
+            parts.append(self.file)
+        for name in ("key", "tensor", "split", "column", "row", "position"):
+            value = getattr(self, name)
+            if value is not None:
+                parts.append(f"{name}={value}")
+        if self.token is not None or self.token_id is not None:
+            parts.append(f"token={self.token!r}" + (f" (id {self.token_id})" if self.token_id is not None else ""))
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class FixPlan:
+    """A machine-applicable repair offered by a finding; ``action`` names what ``--fix`` does."""
+
+    action: str
+    description: str
+    applicability: Applicability
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "description": self.description,
+            "applicability": self.applicability.value,
+            "params": self.params,
+        }
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem found by one rule."""
+
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    location: Location = field(default_factory=Location)
+    hint: str | None = None
+    fix: FixPlan | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    allowed: str | None = None  # reason, when an allowlist accepted this finding
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity.value,
+            "message": self.message,
+            "location": self.location.to_dict(),
+            "hint": self.hint,
+            "fix": self.fix.to_dict() if self.fix else None,
+            "details": self.details,
+        }
+        if self.allowed is not None:
+            out["allowed"] = self.allowed
+        return out
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Work not done, and why (a rule whose facts are missing, a column without a role...)."""
+
+    what: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"what": self.what, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class AppliedFix:
+    """A fix that ``--fix`` applied to the output checkpoint."""
+
+    code: str
+    action: str
+    description: str
+    applicability: Applicability
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "code": self.code,
+            "action": self.action,
+            "description": self.description,
+            "applicability": self.applicability.value,
+        }

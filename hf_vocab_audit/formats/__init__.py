@@ -1,0 +1,23 @@
+"""Renderers: one function per output format, ``render(report, fail_on) -> str``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..report import Report
+from . import json_format, text
+
+Renderer = Callable[[Report, str], str]
+
+RENDERERS: dict[str, Renderer] = {
+    "text": text.render,
+    "json": json_format.render,
+}
+
+
+def render(report: Report, fmt: str, fail_on: str = "error") -> str:
+    try:
+        renderer = RENDERERS[fmt]
+    except KeyError:
+        raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(RENDERERS)}") from None
+    return renderer(report, fail_on)

@@ -1,0 +1,81 @@
+"""Human-readable report, grouped by severity; colour only on a terminal."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+from rich.console import Console
+from rich.markup import escape
+
+from ..findings import Severity
+from ..report import Report
+
+STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def _facts_lines(report: Report) -> list[str]:
+    f = report.facts
+    lines = []
+    if f.get("input_embedding"):
+        e = f["input_embedding"]
+        lines.append(f"input embeddings  {e['name']} {e['shape']} {e['dtype']} ({e['file']})")
+    if f.get("output_embedding"):
+        e = f["output_embedding"]
+        lines.append(f"output embeddings {e['name']} {e['shape']} {e['dtype']} ({e['file']})")
+    elif f.get("tied_embeddings"):
+        lines.append("output embeddings tied to the input embeddings")
+    if f.get("tokenizer_length") is not None:
+        lines.append(f"tokenizer         len {f['tokenizer_length']}, ids up to {f['tokenizer_max_id']}")
+    if f.get("config_vocab_size") is not None:
+        lines.append(f"config vocab_size {f['config_vocab_size']}")
+    return lines
+
+
+def render(report: Report, fail_on: str = "error", *, color: bool | None = None) -> str:
+    buf = io.StringIO()
+    terminal = sys.stdout.isatty() if color is None else color
+    console = Console(file=buf, force_terminal=terminal, no_color=not terminal, width=100, highlight=False,
+                      soft_wrap=True)
+    console.print(f"[bold]hf-vocab-audit[/] {escape(report.target)}")
+    for line in _facts_lines(report):
+        console.print(f"  {escape(line)}", style="dim")
+    for severity in (Severity.ERROR, Severity.WARNING, Severity.INFO):
+        group = [f for f in report.findings if f.severity is severity]
+        if not group:
+            continue
+        console.print()
+        console.print(f"[{STYLE[severity]}]{severity.value.upper()}S ({len(group)})[/]")
+        for f in group:
+            allowed = f" [dim](allowed: {escape(f.allowed)})[/]" if f.allowed else ""
+            console.print(f"  [{STYLE[severity]}]{f.code}[/] [bold]{f.name}[/]{allowed}")
+            console.print(f"    {escape(f.message)}")
+            where = str(f.location)
+            if where:
+                console.print(f"    at {escape(where)}", style="dim")
+            if f.hint:
+                console.print(f"    fix: {escape(f.hint)}", style="dim")
+            if f.fix:
+                console.print(f"    --fix: {escape(f.fix.description)} ({f.fix.applicability.value})", style="dim")
+    if report.fixes:
+        console.print()
+        console.print("[bold green]FIXES APPLIED[/]")
+        for fx in report.fixes:
+            console.print(f"  {fx.code} {escape(fx.description)} ({fx.applicability.value})")
+    if report.skipped:
+        console.print()
+        console.print(f"[dim]SKIPPED ({len(report.skipped)})[/]")
+        for s in report.skipped:
+            console.print(f"  [dim]{escape(s.what)}: {escape(s.reason)}[/]")
+    for err in report.errors:
+        console.print(f"[red]error:[/] {escape(err)}")
+    c = report.counts()
+    verdict = "FAIL" if report.exit_code(fail_on) else "PASS"
+    style = "bold red" if verdict == "FAIL" else "bold green"
+    allowed = f", {c['allowed']} allowed" if c["allowed"] else ""
+    console.print()
+    console.print(
+        f"[{style}]{verdict}[/] {c['error']} error(s), {c['warning']} warning(s), {c['info']} info{allowed} "
+        f"(fail-on {fail_on})"
+    )
+    return buf.getvalue()

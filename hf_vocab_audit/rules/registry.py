@@ -1,0 +1,123 @@
+"""The rule registry: one table of every rule, with selection by code or prefix."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..findings import Finding, FixPlan, Location, Severity
+
+CODE_RE = re.compile(r"^HVA\d{3}$")
+NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What a rule's check yields; the registry turns it into a :class:`Finding`."""
+
+    message: str
+    location: Location = field(default_factory=Location)
+    hint: str | None = None
+    fix: FixPlan | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    scope: str  # "static", "dataset" or "weights"
+    summary: str
+    why: str
+    how_to_fix: str
+    requires: tuple[str, ...]
+    check: Callable[..., Iterable[Hit]] = field(repr=False, compare=False)
+
+    def findings(self, facts: Any) -> list[Finding]:
+        return [self.finding(hit) for hit in self.check(facts)]
+
+    def finding(self, hit: Hit) -> Finding:
+        return Finding(
+            code=self.code,
+            name=self.name,
+            severity=self.severity,
+            message=hit.message,
+            location=hit.location,
+            hint=hit.hint or " ".join(self.how_to_fix.split("\n\n")[0].split()),
+            fix=hit.fix,
+            details=hit.details,
+        )
+
+    def explain(self) -> str:
+        return (
+            f"{self.code} {self.name} ({self.severity.value})\n\n{self.summary}\n\n"
+            f"Why it matters:\n{self.why}\n\nHow to fix:\n{self.how_to_fix}\n"
+        )
+
+
+RULES: dict[str, Rule] = {}
+
+
+def _sections(doc: str) -> tuple[str, str, str]:
+    """Split a rule docstring into summary, ``Why:`` and ``Fix:`` parts."""
+    text = inspect.cleandoc(doc)
+    summary, _, rest = text.partition("\n\nWhy:")
+    why, _, fix = rest.partition("\n\nFix:")
+    return " ".join(summary.split()), inspect.cleandoc(why), inspect.cleandoc(fix)
+
+
+def rule(code: str, name: str, severity: Severity, *, requires: tuple[str, ...] = (), scope: str = "static"):
+    """Register a check. Its docstring is the rule's doc: a summary, then ``Why:`` and ``Fix:``."""
+
+    def register(check: Callable[..., Iterable[Hit]]) -> Callable[..., Iterable[Hit]]:
+        if not CODE_RE.match(code) or not NAME_RE.match(name):
+            raise ValueError(f"bad rule code or name: {code} {name}")
+        if code in RULES:
+            raise ValueError(f"duplicate rule code {code}")
+        if any(r.name == name for r in RULES.values()):
+            raise ValueError(f"duplicate rule name {name}")
+        summary, why, how = _sections(check.__doc__ or "")
+        if not (summary and why and how):
+            raise ValueError(f"{code}: the docstring needs a summary, 'Why:' and 'Fix:'")
+        RULES[code] = Rule(code, name, severity, scope, summary, why, how, requires, check)
+        return check
+
+    return register
+
+
+def all_rules() -> list[Rule]:
+    from . import load_all
+
+    load_all()
+    return [RULES[c] for c in sorted(RULES)]
+
+
+def get_rule(code_or_name: str) -> Rule | None:
+    for r in all_rules():
+        if code_or_name.upper() == r.code or code_or_name == r.name:
+            return r
+    return None
+
+
+def _matches(r: Rule, selector: str) -> bool:
+    return r.code.startswith(selector.upper()) or r.name == selector
+
+
+def validate_selectors(selectors: Iterable[str]) -> list[str]:
+    """Selectors that match no rule (for a one-line error naming them)."""
+    rules = all_rules()
+    return [s for s in selectors if s.upper() != "ALL" and not any(_matches(r, s) for r in rules)]
+
+
+def selected(select: Iterable[str] | None = None, ignore: Iterable[str] | None = None) -> list[Rule]:
+    """Rules chosen by ``select`` (default all) minus ``ignore``: codes, prefixes (``HVA1``) or names."""
+    rules = all_rules()
+    sel = [s for s in (select or []) if s]
+    ign = [s for s in (ignore or []) if s]
+    if sel and not any(s.upper() == "ALL" for s in sel):
+        rules = [r for r in rules if any(_matches(r, s) for s in sel)]
+    return [r for r in rules if not any(_matches(r, s) for s in ign)]

@@ -1,0 +1,250 @@
+"""HVA2xx: special tokens, added tokens and the chat template."""
+
+from __future__ import annotations
+
+import re
+
+from ..facts import Facts
+from ..findings import Applicability, FixPlan, Location, Severity
+from .registry import Hit, rule
+
+ROLE_KEYS = {"bos": "bos_token_id", "eos": "eos_token_id", "pad": "pad_token_id"}
+
+
+def _declared(facts: Facts):
+    """(source, file, key, role, ids) for every special-token id the checkpoint declares."""
+    tok = facts.tokenizer
+    if tok is not None:
+        tfile = "tokenizer_config.json" if tok.source == "tokenizers" else "tokenizer"
+        for role, (content, token_id) in sorted(tok.special_tokens.items()):
+            if token_id is not None:
+                yield "tokenizer", tfile, f"{role}_token", role, (token_id,), content
+    for source, file, facts_part in (
+        ("config", "config.json", facts.config),
+        ("generation_config", "generation_config.json", facts.generation),
+    ):
+        if facts_part is None:
+            continue
+        for key, ids in sorted(facts_part.special.ids.items()):
+            yield source, file, facts_part.special.keys[key], key.removesuffix("_token_id"), ids, None
+
+
+@rule("HVA201", "special-token-id-out-of-range", Severity.ERROR, requires=("input_embedding",))
+def special_token_id_out_of_range(facts: Facts):
+    """A special-token id in the tokenizer, config or generation config has no embedding row.
+
+    Why:
+    bos/eos/pad/decoder-start ids are fed to the model by collators, `generate()` and encoder-decoder
+    shifting. An id outside `0..rows-1` crashes the embedding lookup (`index out of range in self`,
+    `device-side assert`), and `pad_token_id >= vocab_size` stops model construction
+    (`Padding_idx must be within num_embeddings`).
+
+    Fix:
+    Point the id at the right token (usually the tokenizer's), or grow the embeddings if the token
+    is real. `--fix --unsafe-fixes` syncs config ids to the tokenizer.
+    """
+    rows = facts.input_rows
+    assert rows is not None
+    for source, file, key, role, ids, content in _declared(facts):
+        bad = [i for i in ids if i < 0 or i >= rows]
+        if not bad:
+            continue
+        tok_id = (facts.tokenizer.special_tokens.get(role, (None, None))[1]) if facts.tokenizer else None
+        fix = None
+        if source != "tokenizer" and tok_id is not None and 0 <= tok_id < rows:
+            fix = FixPlan(
+                "sync-special-token-id",
+                f"set {file} {key} to the tokenizer's {role} id {tok_id}",
+                Applicability.UNSAFE,
+                {"file": file, "key": key, "value": tok_id},
+            )
+        what = f"{content!r} " if content else ""
+        yield Hit(
+            f"{file} {key} {what}= {ids[0] if len(ids) == 1 else list(ids)} is outside the {rows} "
+            f"embedding rows (bad: {bad})",
+            Location(file=file, key=key, token=content, token_id=bad[0]),
+            fix=fix,
+            details={"source": source, "role": role, "ids": list(ids), "rows": rows},
+        )
+
+
+@rule("HVA202", "special-token-id-disagreement", Severity.WARNING)
+def special_token_id_disagreement(facts: Facts):
+    """The tokenizer, config.json and generation_config.json name different bos/eos/pad ids.
+
+    Why:
+    Training uses the tokenizer's ids; `generate()` stops on generation_config's eos; some code reads
+    config.json. When they differ the model learns to end turns with one token and generation waits for
+    another (Llama-3-Instruct changed eos from 128001 to 128009: endless generations in vLLM).
+
+    Fix:
+    Make all three agree with the token the model was trained to emit (generation_config may list
+    several eos ids; it must include the tokenizer's). `--fix --unsafe-fixes` syncs them to the tokenizer.
+    """
+    by_role: dict[str, list[tuple[str, str, str, tuple[int, ...], str | None]]] = {}
+    for source, file, key, role, ids, content in _declared(facts):
+        if role in ROLE_KEYS:
+            by_role.setdefault(role, []).append((source, file, key, ids, content))
+    for role, entries in sorted(by_role.items()):
+        sets = [set(e[3]) for e in entries]
+        disagree = False
+        for i in range(len(entries)):
+            for j in range(i + 1, len(entries)):
+                a, b = sets[i], sets[j]
+                if not (a <= b or b <= a):
+                    disagree = True
+        if not disagree:
+            continue
+        values = "; ".join(
+            f"{file} {key}" + (f" {content!r}" if content else "") + f" = {ids[0] if len(ids) == 1 else list(ids)}"
+            for _source, file, key, ids, content in entries
+        )
+        tok_entry = next((e for e in entries if e[0] == "tokenizer"), None)
+        fix = None
+        if tok_entry is not None:
+            fix = FixPlan(
+                "sync-special-token-id",
+                f"set config and generation_config {role}_token_id to the tokenizer's {tok_entry[3][0]}",
+                Applicability.UNSAFE,
+                {"role": role, "value": tok_entry[3][0]},
+            )
+        first = next(e for e in entries if e[0] != "tokenizer")
+        yield Hit(
+            f"{role} ids disagree: {values}",
+            Location(file=first[1], key=first[2]),
+            fix=fix,
+            details={"role": role, "values": [{"file": e[1], "key": e[2], "ids": list(e[3])} for e in entries]},
+        )
+
+
+@rule("HVA203", "missing-pad-token", Severity.WARNING, requires=("tokenizer",))
+def missing_pad_token(facts: Facts):
+    """The tokenizer has no pad token.
+
+    Why:
+    Batching sequences of different lengths needs one: `tokenizer(batch, padding=True)` raises, and the
+    common workaround `pad_token = eos_token` makes collators mask every eos label, so the model never
+    learns to stop (see HVA204).
+
+    Fix:
+    Use a reserved, never-emitted special token as pad (Llama-3's `<|finetune_right_pad_id|>`), or add a
+    `<pad>` token and grow the embeddings; set `pad_token_id` in config and generation_config to match.
+    """
+    tok = facts.tokenizer
+    if "pad" in tok.special_tokens:  # type: ignore[union-attr]
+        return
+    yield Hit(
+        "the tokenizer defines no pad_token: padded batches need one",
+        Location(file="tokenizer_config.json", key="pad_token"),
+        fix=FixPlan("set-pad-token", "set a reserved special token (or a new <pad>) as pad", Applicability.UNSAFE),
+    )
+
+
+@rule("HVA204", "pad-token-is-eos", Severity.WARNING, requires=("tokenizer",))
+def pad_token_is_eos(facts: Facts):
+    """The pad token is the eos token.
+
+    Why:
+    Data collators set labels of pad positions to -100. When pad == eos, every eos label is masked too:
+    the model is never trained to emit eos and generates until the length limit.
+
+    Fix:
+    Use a distinct pad token (a reserved special token, or a new `<pad>` with resized embeddings).
+    """
+    tok = facts.tokenizer
+    pad = tok.special_tokens.get("pad")  # type: ignore[union-attr]
+    eos = tok.special_tokens.get("eos")  # type: ignore[union-attr]
+    if not pad or not eos or pad[1] is None or pad[1] != eos[1]:
+        return
+    yield Hit(
+        f"pad_token {pad[0]!r} is the eos_token (id {pad[1]}): collators will mask every eos label",
+        Location(file="tokenizer_config.json", key="pad_token", token=pad[0], token_id=pad[1]),
+        fix=FixPlan("set-pad-token", "set a distinct pad token", Applicability.UNSAFE),
+    )
+
+
+# Control strings: ChatML/Llama-3/Phi style <|...|>, DeepSeek's full-width <｜...｜>, Gemma's turns.
+# Bracket tags such as [INST] or <tools> are left alone: many tokenizers split them by design.
+CONTROL_RE = re.compile(r"<\|[^<>|\s'\"]{1,64}\|>|<｜[^<>｜\s'\"]{1,64}｜>|</?(?:start|end)_of_turn>")
+
+
+def _control_strings(template: str) -> list[str]:
+    return sorted(set(CONTROL_RE.findall(template)))
+
+
+def _template_hits(facts: Facts):
+    tok = facts.tokenizer
+    rows = facts.input_rows
+    for text in _control_strings(tok.chat_template or ""):  # type: ignore[union-attr]
+        ids = tok.encode(text)  # type: ignore[union-attr]
+        yield text, ids, rows
+
+
+@rule("HVA205", "chat-template-token-split", Severity.WARNING, requires=("chat_template",))
+def chat_template_token_split(facts: Facts):
+    """A control string in the chat template is not a single token.
+
+    Why:
+    `<|im_start|>`-style markers are meant to be one special token the model was trained on. When the
+    tokenizer lacks it, the template's text is split into ordinary pieces: the model sees a different
+    sequence than in training, and fine-tuning learns the wrong markers.
+
+    Fix:
+    Add the marker as a special token (`add_special_tokens`) and grow the embeddings, or use the chat
+    template that belongs to this tokenizer.
+    """
+    tok = facts.tokenizer
+    for text, ids, _rows in _template_hits(facts):
+        if len(ids) == 1:
+            continue
+        yield Hit(
+            f"chat template marker {text!r} encodes to {len(ids)} tokens {ids}, not one",
+            Location(file=tok.chat_template_file, token=text),  # type: ignore[union-attr]
+            details={"marker": text, "ids": ids},
+        )
+
+
+@rule("HVA206", "chat-template-token-out-of-range", Severity.ERROR, requires=("chat_template", "input_embedding"))
+def chat_template_token_out_of_range(facts: Facts):
+    """A control string in the chat template encodes to an id with no embedding row.
+
+    Why:
+    Every chat-formatted example contains the template's markers. If one encodes past the embedding
+    rows, the first `apply_chat_template` batch crashes with `index out of range` (a device-side assert
+    on a GPU).
+
+    Fix:
+    Grow the embeddings to cover the marker's id (`--fix`), or use the template of this model.
+    """
+    tok = facts.tokenizer
+    for text, ids, rows in _template_hits(facts):
+        bad = [i for i in ids if i >= rows]  # type: ignore[operator]
+        if not bad:
+            continue
+        yield Hit(
+            f"chat template marker {text!r} encodes to id {bad[0]} >= the {rows} embedding rows",
+            Location(file=tok.chat_template_file, token=text, token_id=bad[0]),  # type: ignore[union-attr]
+            details={"marker": text, "ids": ids, "rows": rows},
+        )
+
+
+@rule("HVA207", "added-token-conflict", Severity.ERROR, requires=("tokenizer",))
+def added_token_conflict(facts: Facts):
+    """Added tokens are declared with duplicate or conflicting ids.
+
+    Why:
+    tokenizer.json and tokenizer_config.json's `added_tokens_decoder` must agree. When one token has two
+    ids, or one id two tokens, the tokenizer that loads keeps one of them: text encodes to an id the model
+    was not trained with, and decoding prints the wrong token.
+
+    Fix:
+    Re-save the tokenizer from a clean load (`AutoTokenizer.from_pretrained(...).save_pretrained(...)`)
+    after deciding which id each token must have.
+    """
+    tok = facts.tokenizer
+    for conflict in tok.conflicts:  # type: ignore[union-attr]
+        yield Hit(
+            conflict.description,
+            Location(file=conflict.file, token=conflict.contents[0], token_id=conflict.ids[0]),
+            details={"ids": list(conflict.ids), "contents": list(conflict.contents)},
+        )

@@ -1,0 +1,207 @@
+"""HVA1xx: the tokenizer's ids against the embedding matrices and ``config.vocab_size``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..facts import Facts
+from ..findings import Applicability, FixPlan, Location, Severity
+from .registry import Hit, rule
+
+SHOW = 5  # offending tokens named in a message
+
+
+def _tokens(facts: Facts, ids: list[int]) -> tuple[str, list[dict[str, object]]]:
+    tok = facts.tokenizer
+    assert tok is not None
+    listed = [{"id": i, "token": tok.id_to_token(i)} for i in ids[:SHOW]]
+    text = ", ".join(f"{t['token']!r} ({t['id']})" for t in listed)
+    if len(ids) > SHOW:
+        text += f" and {len(ids) - SHOW} more"
+    return text, listed
+
+
+def _grow_fix(rows: int, tensor: str) -> FixPlan:
+    return FixPlan(
+        "grow-embeddings",
+        f"grow the vocabulary matrices to {rows} rows (old rows kept; new rows = mean of the trained rows)",
+        Applicability.SAFE,
+        {"rows": rows, "tensor": tensor},
+    )
+
+
+@rule("HVA101", "token-id-beyond-embedding", Severity.ERROR, requires=("tokenizer", "input_embedding"))
+def token_id_beyond_embedding(facts: Facts):
+    """The tokenizer can emit an id that has no row in the input-embedding matrix.
+
+    Why:
+    `nn.Embedding` indexes its weight with every input id. An id >= its rows raises
+    `IndexError: index out of range in self` on CPU and `device-side assert triggered`
+    (`srcIndex < srcSelectDimSize`) on a GPU. Usual cause: tokens were added to the tokenizer
+    (`add_tokens`, `add_special_tokens`) and the model was never resized, or the checkpoint is
+    paired with another model's tokenizer.
+
+    Fix:
+    Grow the embeddings to cover every id: `model.resize_token_embeddings(len(tokenizer))` only when
+    the tokenizer is larger (never shrink: padded rows are trained), or `hf-vocab-audit check DIR --fix`.
+    """
+    emb, tok = facts.embeddings, facts.tokenizer
+    rows = emb.input_rows  # type: ignore[union-attr]
+    ids = tok.ids_at_or_above(rows)  # type: ignore[union-attr,arg-type]
+    if not ids:
+        return
+    named, listed = _tokens(facts, ids)
+    yield Hit(
+        f"the tokenizer can emit {len(ids)} id(s) >= the {rows} rows of {emb.input.name}: {named}",  # type: ignore
+        Location(file=emb.input.file, tensor=emb.input.name, token=listed[0]["token"], token_id=ids[0]),  # type: ignore
+        fix=_grow_fix(tok.max_id + 1, emb.input.name),  # type: ignore[union-attr]
+        details={"rows": rows, "tokenizer_length": tok.length, "max_id": tok.max_id,  # type: ignore[union-attr]
+                 "count": len(ids), "tokens": listed},
+    )
+
+
+@rule("HVA102", "token-id-beyond-lm-head", Severity.ERROR, requires=("tokenizer", "untied_output"))
+def token_id_beyond_lm_head(facts: Facts):
+    """The tokenizer can emit an id that has no row in the untied output projection (lm_head).
+
+    Why:
+    Language-model labels are token ids; cross entropy over logits of lm_head's rows raises
+    `IndexError: Target N is out of bounds` on CPU and `t >= 0 && t < n_classes` on a GPU for any
+    label id >= lm_head rows. Generation can also never produce those tokens.
+
+    Fix:
+    Resize the embeddings (transformers resizes an untied lm_head together with the input side) or run
+    `hf-vocab-audit check DIR --fix`.
+    """
+    emb, tok = facts.embeddings, facts.tokenizer
+    out = emb.output  # type: ignore[union-attr]
+    ids = tok.ids_at_or_above(out.rows)  # type: ignore[union-attr,arg-type]
+    if not ids:
+        return
+    named, listed = _tokens(facts, ids)
+    yield Hit(
+        f"the tokenizer can emit {len(ids)} id(s) >= the {out.rows} rows of {out.name}: {named}",  # type: ignore
+        Location(file=out.file, tensor=out.name, token=listed[0]["token"], token_id=ids[0]),  # type: ignore
+        fix=_grow_fix(tok.max_id + 1, out.name),  # type: ignore[union-attr]
+        details={"rows": out.rows, "count": len(ids), "tokens": listed},  # type: ignore[union-attr]
+    )
+
+
+@rule("HVA103", "config-vocab-size-mismatch", Severity.ERROR, requires=("input_embedding", "config_vocab_size"))
+def config_vocab_size_mismatch(facts: Facts):
+    """`config.json`'s `vocab_size` differs from the rows of the input-embedding matrix.
+
+    Why:
+    transformers builds the model from `vocab_size`, then loads the weights: a different shape
+    stops `from_pretrained` with a size-mismatch error, and `ignore_mismatched_sizes=True`
+    re-initialises the embeddings randomly (every trained row lost). Code that sizes heads or masks
+    from `config.vocab_size` is wrong too.
+
+    Fix:
+    Set `vocab_size` to the real number of rows (`resize_token_embeddings` does this), or `--fix`.
+    """
+    cfg, emb = facts.config, facts.embeddings
+    rows = emb.input_rows  # type: ignore[union-attr]
+    if cfg.vocab_size == rows:
+        return
+    key = cfg.text_prefix + "vocab_size"
+    yield Hit(
+        f"config.json {key} is {cfg.vocab_size} but {emb.input.name} has {rows} rows",  # type: ignore[union-attr]
+        Location(file="config.json", key=key, tensor=emb.input.name),  # type: ignore[union-attr]
+        fix=FixPlan("set-config-vocab-size", f"set {key} to {rows}", Applicability.SAFE, {"key": key, "value": rows}),
+        details={"config_vocab_size": cfg.vocab_size, "rows": rows},
+    )
+
+
+@rule("HVA104", "lm-head-rows-mismatch", Severity.ERROR, requires=("untied_output",))
+def lm_head_rows_mismatch(facts: Facts):
+    """An untied lm_head has a different number of rows than the input embeddings.
+
+    Why:
+    Input ids and label ids are the same vocabulary. When the two matrices differ, one side accepts ids
+    the other rejects: a fine-tune crashes in the loss (`Target N is out of bounds`) or in the embedding
+    lookup, and generation can emit ids the input side cannot read back.
+
+    Fix:
+    Resize both to the same number of rows: grow the smaller one (`--fix`), never shrink the larger.
+    """
+    emb = facts.embeddings
+    inp, out = emb.input, emb.output  # type: ignore[union-attr]
+    if inp.rows == out.rows:  # type: ignore[union-attr]
+        return
+    small = out if out.rows < inp.rows else inp  # type: ignore[union-attr,operator]
+    rows = max(inp.rows, out.rows)  # type: ignore[union-attr,type-var]
+    yield Hit(
+        f"{out.name} has {out.rows} rows but {inp.name} has {inp.rows}",  # type: ignore[union-attr]
+        Location(file=small.file, tensor=small.name),
+        fix=_grow_fix(rows, small.name),
+        details={"input_rows": inp.rows, "output_rows": out.rows},  # type: ignore[union-attr]
+    )
+
+
+def _pad_multiple(rows: int) -> int | None:
+    """The largest power of two >= 8 that divides ``rows`` (a deliberate pad), or None."""
+    if rows <= 0:
+        return None
+    multiple = rows & -rows
+    return multiple if multiple >= 8 else None
+
+
+@rule("HVA105", "padded-embedding-rows", Severity.INFO, requires=("tokenizer", "input_embedding"))
+def padded_embedding_rows(facts: Facts):
+    """The embedding matrix has more rows than the tokenizer has ids: padding, not a bug.
+
+    Why:
+    Qwen, T5, Gemma-3, Phi-3, DeepSeek-V3 and gpt-oss round their vocabulary up (often to a multiple of
+    64 or 128) for faster matrix multiplies. No token maps to the extra rows, so nothing can index past
+    the end. Resizing such a model to `len(tokenizer)` shrinks it and deletes trained rows.
+
+    Fix:
+    Nothing to fix. Never call `resize_token_embeddings(len(tokenizer))` on such a model: it shrinks.
+    """
+    emb, tok = facts.embeddings, facts.tokenizer
+    rows = emb.input_rows  # type: ignore[union-attr]
+    used = tok.max_id + 1  # type: ignore[union-attr]
+    if rows <= used:  # type: ignore[operator]
+        return
+    multiple = _pad_multiple(rows)  # type: ignore[arg-type]
+    pad = f", a multiple of {multiple}" if multiple and multiple >= 32 else ""
+    yield Hit(
+        f"{rows - used} of the {rows} rows of {emb.input.name} (ids {used}..{rows - 1}) are padding "  # type: ignore
+        f"no token maps to (tokenizer emits ids up to {used - 1}{pad})",
+        Location(file=emb.input.file, tensor=emb.input.name),  # type: ignore[union-attr]
+        details={"rows": rows, "used": used, "unused": rows - used, "multiple_of": multiple},
+    )
+
+
+@rule("HVA208", "token-id-gap", Severity.WARNING, requires=("tokenizer",))
+def token_id_gap(facts: Facts):
+    """Some ids between 0 and the tokenizer's largest id belong to no token.
+
+    Why:
+    `len(tokenizer)` then undercounts the ids the tokenizer emits, so code that sizes the embeddings
+    with `len(tokenizer)` (including `resize_token_embeddings(len(tokenizer))`) leaves the highest ids
+    without rows. Holes usually come from added tokens saved with explicit ids past the vocabulary.
+
+    Fix:
+    Size the embeddings from the largest id + 1, not `len(tokenizer)`; or re-create the added tokens so
+    their ids are contiguous.
+    """
+    tok = facts.tokenizer
+    ids = np.asarray(tok.ids, dtype=np.int64)  # type: ignore[union-attr]
+    if ids.size == 0 or ids[-1] + 1 == ids.size:
+        return
+    starts = np.flatnonzero(np.diff(np.concatenate(([-1], ids))) > 1)
+    ranges = []
+    for s in starts[:SHOW]:
+        lo = int(ids[s - 1]) + 1 if s > 0 else 0
+        hi = int(ids[s]) - 1
+        ranges.append([lo, hi])
+    missing = int(ids[-1]) + 1 - int(ids.size)
+    text = ", ".join(f"{lo}" if lo == hi else f"{lo}..{hi}" for lo, hi in ranges)
+    yield Hit(
+        f"{missing} id(s) below the largest id {int(ids[-1])} belong to no token ({text}); "
+        f"len(tokenizer) is {tok.length} but ids reach {tok.max_id}",  # type: ignore[union-attr]
+        Location(file="tokenizer.json"),
+        details={"missing": missing, "ranges": ranges, "length": tok.length, "max_id": tok.max_id},  # type: ignore
+    )
