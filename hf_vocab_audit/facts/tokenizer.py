@@ -180,7 +180,9 @@ def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFact
             )
         if content not in present:
             backend.add_tokens([AddedToken(content, special=special, normalized=not special)])
-    named, extra = _special_strings(special_map | config)
+    # transformers reads special_tokens_map.json (over tokenizer_config.json) only for legacy folders
+    # whose tokenizer_config.json has no added_tokens_decoder.
+    named, extra = _special_strings(config if "added_tokens_decoder" in config else config | special_map)
     for content in [*named.values(), *extra]:
         if content not in _added_contents(backend):
             backend.add_tokens([AddedToken(content, special=True, normalized=False)])
