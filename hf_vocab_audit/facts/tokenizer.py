@@ -186,7 +186,7 @@ def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFact
     for content in [*named.values(), *extra]:
         if content not in _added_contents(backend):
             backend.add_tokens([AddedToken(content, special=True, normalized=False)])
-    conflicts.extend(_tokenizer_json_conflicts(raw))
+    conflicts.extend(_tokenizer_json_conflicts(raw, backend))
 
     template, template_file = _find_chat_template(folder, config)
     tokenizer_class = config.get("tokenizer_class") if isinstance(config.get("tokenizer_class"), str) else None
@@ -233,23 +233,39 @@ def _added_tokens_decoder(path: Path, config: dict[str, Any]) -> dict[int, tuple
     return out
 
 
-def _tokenizer_json_conflicts(raw: bytes) -> list[AddedTokenConflict]:
-    """Duplicates inside tokenizer.json's own ``added_tokens`` list (the library keeps only one)."""
+def _added_tokens_section(raw: bytes) -> list[object]:
+    """tokenizer.json's top-level ``added_tokens`` list, decoded alone (the vocabulary is not parsed)."""
     import json
 
-    data = json.loads(raw)
+    needle = b'"added_tokens"'
+    start = 0
+    while (at := raw.find(needle, start)) != -1:
+        start = at + len(needle)
+        if raw[at - 1 : at] == b"\\":
+            continue
+        colon = raw.find(b":", start)
+        if colon == -1 or raw[start:colon].strip():
+            continue
+        try:
+            value, _ = json.JSONDecoder().raw_decode(raw[colon + 1 :].lstrip().decode("utf-8", "replace"))
+        except ValueError:
+            return []
+        return value if isinstance(value, list) else []
+    return []
+
+
+def _tokenizer_json_conflicts(raw: bytes, backend: Any) -> list[AddedTokenConflict]:
+    """Duplicates inside tokenizer.json's own ``added_tokens`` list (the library keeps only one)."""
     by_id: dict[int, set[str]] = {}
     by_content: dict[str, set[int]] = {}
-    for entry in data.get("added_tokens") or []:
+    for entry in _added_tokens_section(raw):
         if isinstance(entry, dict) and isinstance(entry.get("id"), int) and isinstance(entry.get("content"), str):
             by_id.setdefault(entry["id"], set()).add(entry["content"])
             by_content.setdefault(entry["content"], set()).add(entry["id"])
-    vocab = (data.get("model") or {}).get("vocab")
-    if isinstance(vocab, dict):
-        for content, ids in by_content.items():
-            base = vocab.get(content)
-            if isinstance(base, int) and any(i != base for i in ids):
-                ids.add(base)
+    for content, ids in by_content.items():
+        base = backend.model.token_to_id(content)
+        if base is not None and any(i != base for i in ids):
+            ids.add(base)
     out = []
     for token_id, contents in sorted(by_id.items()):
         if len(contents) > 1:

@@ -44,8 +44,8 @@ def test_untied_config_on_tied_by_default_family(tmp_path):
 def test_unknown_architecture_falls_back_to_largest_embedding(tmp_path):
     import json
 
-    from safetensors.numpy import save_file
     import numpy as np
+    from safetensors.numpy import save_file
 
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "my-own", "vocab_size": 50}))
     save_file({"net.tok_embed.weight": np.zeros((50, 4), np.float32),
@@ -56,7 +56,7 @@ def test_unknown_architecture_falls_back_to_largest_embedding(tmp_path):
 
 
 def test_sharded_checkpoint_headers(tmp_path):
-    model = getattr(transformers, "LlamaForCausalLM")(build_config("llama", 104))
+    model = transformers.LlamaForCausalLM(build_config("llama", 104))
     model.save_pretrained(tmp_path, max_shard_size="20KB")
     facts = gather(tmp_path)
     assert len(facts.tensors.files) > 1 and facts.tensors.index_file == "model.safetensors.index.json"

@@ -29,9 +29,8 @@ def test_hva001_malicious_pickle_is_reported_never_run(tmp_path):
 
 
 def test_bin_checkpoint_read_with_weights_only(tmp_path):
-    from transformers import LlamaForCausalLM
-
     from builders import build_config
+    from transformers import LlamaForCausalLM
 
     model = LlamaForCausalLM(build_config("llama", 104))
     model.config.save_pretrained(tmp_path)
