@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -65,7 +64,7 @@ def _main(
 @app.command()
 def check(
     target: Annotated[
-        str, typer.Argument(help="Checkpoint folder (config.json, tokenizer, weights), or org/name[@revision] on the Hub.")
+        str, typer.Argument(help="Checkpoint folder (config.json, tokenizer, weights), or org/name (org/name@revision) on the Hub.")
     ],
     tokenizer: Annotated[
         Optional[Path], typer.Option("--tokenizer", help="Tokenizer folder, when not in the checkpoint.")
@@ -75,7 +74,7 @@ def check(
     ] = None,
     fail_on: Annotated[
         Optional[FailOn],
-        typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity [default: error]."),
+        typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity (default: error)."),
     ] = None,
     exit_zero: Annotated[
         Optional[bool], typer.Option("--exit-zero/--no-exit-zero", help="Exit 0 even when findings fail the gate.")
@@ -98,7 +97,7 @@ def check(
 ) -> None:
     """Audit TARGET from its files alone: no weights are loaded, no code is executed.
 
-    Settings come from [tool.hf-vocab-audit] in pyproject.toml and hf-vocab-audit.toml next to the model;
+    Settings come from the tool.hf-vocab-audit table of pyproject.toml and hf-vocab-audit.toml next to the model;
     flags win. Exit codes: 0 no finding at or above --fail-on (or --exit-zero); 1 at least one; 2 the audit
     could not run.
     """

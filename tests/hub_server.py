@@ -38,7 +38,7 @@ class HubServer:
     bytes_sent: Counter = field(default_factory=Counter)
     url: str = ""
 
-    def __enter__(self) -> HubServer:
+    def __enter__(self) -> HubServer:  # noqa: PYI034
         hub = self
 
         class Handler(BaseHTTPRequestHandler):

@@ -23,7 +23,7 @@ def models(tmp_path_factory):
 
 
 def worst(run_cli, folder) -> str:
-    code, out, _ = run_cli("check", folder, "--format", "json", "--exit-zero")
+    _, out, _ = run_cli("check", folder, "--format", "json", "--exit-zero")
     counts = json.loads(out)["summary"]
     return next((s for s in ("error", "warning", "info") if counts[s]), "none")
 
@@ -42,6 +42,7 @@ RANK = {"none": 0, "info": 1, "warning": 2, "error": 3}
 def test_exit_code_matrix(models, run_cli, level, fail_on, exit_zero):
     args = ["check", models[level], "--fail-on", fail_on, "--format", "json"] + (["--exit-zero"] if exit_zero else [])
     code, out, err = run_cli(*args)
+    assert not err
     fails = fail_on != "never" and RANK[level] >= RANK[fail_on]
     assert code == (0 if exit_zero or not fails else 1), err
     assert json.loads(out)["fail_on"] == fail_on
@@ -54,7 +55,7 @@ def test_exit_zero_still_exits_2_on_bad_input(run_cli, tmp_path):
 
 def test_first_format_to_stdout_the_rest_to_files(models, run_cli, tmp_path):
     sarif, md = tmp_path / "a.sarif", tmp_path / "a.md"
-    code, out, err = run_cli("check", models["error"], "--format", "text", "--format", "sarif", "--format", "markdown",
+    code, out, _ = run_cli("check", models["error"], "--format", "text", "--format", "sarif", "--format", "markdown",
                              "--output-file", sarif, "--output-file", md)
     assert code == 1
     assert out.startswith("hf-vocab-audit ") and "FAIL 5 error(s)" in out

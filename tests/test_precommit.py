@@ -44,7 +44,7 @@ def test_github_workflow_is_valid():
     workflow = ROOT / "cli" / "github-action" / "model-gate.yml"
     proc = subprocess.run(
         [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows", str(workflow)],
-        capture_output=True, text=True,
+        capture_output=True, text=True, check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     text = workflow.read_text()

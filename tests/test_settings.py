@@ -78,7 +78,7 @@ def test_allowlist_only_in_the_model_file(project):
 
 def test_bad_settings_exit_2_naming_the_key(project, run_cli):
     write(project / "pyproject.toml", '[tool.hf-vocab-audit]\nfailon = "error"\n')
-    code, out, err = run_cli("check", "../models/broken")
+    code, _, err = run_cli("check", "../models/broken")
     assert code == 2
     assert "pyproject.toml: unknown key [tool.hf-vocab-audit] 'failon'" in err
 

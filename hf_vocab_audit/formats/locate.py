@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path, PurePosixPath
 
 from ..facts.jsonfile import json_line_of_key
@@ -55,7 +55,7 @@ def fingerprint(finding: Finding) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
 
 
-@lru_cache(maxsize=None)
+@cache
 def rule_for(code: str) -> Rule | None:
     return get_rule(code)
 

@@ -12,7 +12,6 @@ from sarif_pydantic.sarif import Notification
 
 from hf_vocab_audit.formats import sarif
 
-
 # SARIF 2.1.0 invocation properties (spec 3.20.21, 3.20.14) that sarif-pydantic's Invocation lacks.
 SPEC_ONLY = {"exitCode": int, "toolConfigurationNotifications": Notification}
 
