@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -27,6 +26,10 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 class Format(str, enum.Enum):
     text = "text"
     json = "json"
+    markdown = "markdown"
+    sarif = "sarif"
+    junit = "junit"
+    github = "github"
 
 
 class FailOn(str, enum.Enum):
@@ -60,14 +63,22 @@ def _main(
 
 @app.command()
 def check(
-    model_dir: Annotated[Path, typer.Argument(help="Checkpoint folder (config.json, tokenizer, weights).")],
+    target: Annotated[
+        str, typer.Argument(help="Checkpoint folder (config.json, tokenizer, weights), or org/name (org/name@revision) on the Hub.")
+    ],
     tokenizer: Annotated[
-        Optional[Path], typer.Option("--tokenizer", help="Tokenizer folder, when not in MODEL_DIR.")
+        Optional[Path], typer.Option("--tokenizer", help="Tokenizer folder, when not in the checkpoint.")
     ] = None,
-    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
+    fmt: Annotated[
+        Optional[list[Format]], typer.Option("--format", help="Output format (repeatable; default text).")
+    ] = None,
     fail_on: Annotated[
-        FailOn, typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity.")
-    ] = FailOn.error,
+        Optional[FailOn],
+        typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity (default: error)."),
+    ] = None,
+    exit_zero: Annotated[
+        Optional[bool], typer.Option("--exit-zero/--no-exit-zero", help="Exit 0 even when findings fail the gate.")
+    ] = None,
     select: Annotated[
         Optional[list[str]], typer.Option("--select", help="Only these rules (code, prefix or name; repeatable).")
     ] = None,
@@ -75,36 +86,42 @@ def check(
         Optional[list[str]], typer.Option("--ignore", help="Skip these rules (code, prefix or name; repeatable).")
     ] = None,
     output_file: Annotated[
-        Optional[Path], typer.Option("--output-file", help="Write the report here instead of standard output.")
+        Optional[list[Path]],
+        typer.Option("--output-file", help="Write a format here (repeatable; pairs with --format in order, "
+                     "the first format goes to standard output when there is one file fewer)."),
+    ] = None,
+    config: Annotated[
+        Optional[Path], typer.Option("--config", help="Settings file to use instead of the model's hf-vocab-audit.toml.")
     ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
-    """Audit MODEL_DIR from its files alone: no weights are loaded, no code is executed.
+    """Audit TARGET from its files alone: no weights are loaded, no code is executed.
 
-    Exit codes: 0 no finding at or above --fail-on; 1 at least one; 2 the audit could not run.
+    Settings come from the tool.hf-vocab-audit table of pyproject.toml and hf-vocab-audit.toml next to the model;
+    flags win. Exit codes: 0 no finding at or above --fail-on (or --exit-zero); 1 at least one; 2 the audit
+    could not run.
     """
-    from .audit import audit
-    from .formats import render
+    from .formats.outputs import pair_outputs, write_outputs
+    from .gate import run_gate
     from .rules.registry import validate_selectors
 
     unknown = validate_selectors([*(select or []), *(ignore or [])])
     if unknown:
         _fail(f"unknown rule code or name: {', '.join(unknown)} (see `hf-vocab-audit rules`)", False)
     try:
-        report = audit(model_dir, tokenizer=tokenizer, select=select, ignore=ignore)
+        pairs = pair_outputs([f.value for f in fmt or []], list(output_file or []))
+        outcome = run_gate(
+            target, tokenizer=tokenizer, config=config, select=select, ignore=ignore,
+            fail_on=fail_on.value if fail_on else None, exit_zero=exit_zero,
+        )
+        for entry in outcome.unused_allow:
+            typer.echo(f"hf-vocab-audit: warning: {entry.where} ({entry.code}) matched no finding", err=True)
+        write_outputs(outcome.report, pairs, outcome.settings.fail_on)
     except AuditError as exc:
         _fail(str(exc), debug)
     except Exception as exc:  # noqa: BLE001 - never a traceback without --debug
-        _fail(f"{model_dir}: unexpected {exc.__class__.__name__}: {exc}".splitlines()[0][:500], debug)
-    text = render(report, fmt.value, fail_on.value)
-    if output_file is not None:
-        try:
-            output_file.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            _fail(f"{output_file}: cannot write the report: {exc.strerror}", debug)
-    else:
-        sys.stdout.write(text)
-    raise typer.Exit(report.exit_code(fail_on.value))
+        _fail(f"{target}: unexpected {exc.__class__.__name__}: {exc}".splitlines()[0][:500], debug)
+    raise typer.Exit(outcome.exit_code)
 
 
 @app.command("rules")

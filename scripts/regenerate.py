@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Regenerate every generated file: the transformers table, the example reports, the CLI reference.
+"""Regenerate every generated file: the transformers table, the example reports, the format goldens,
+the CLI reference.
 
     python scripts/regenerate.py          # write them
     python scripts/regenerate.py --check  # exit 1 if any is stale
@@ -66,7 +67,18 @@ def generated() -> dict[Path, str]:
         ROOT / "cli" / "reference.md": cli_reference(),
     }
     files.update(example_reports())
+    files.update(format_goldens())
     return files
+
+
+def format_goldens() -> dict[Path, str]:
+    """Every output format of the demo's broken checkpoint (scripts/regenerate_formats.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("regenerate_formats", ROOT / "scripts" / "regenerate_formats.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return {ROOT / "reports" / "formats" / name: text for name, text in module.golden_outputs().items()}
 
 
 def main(argv: list[str]) -> int:
