@@ -27,6 +27,7 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 class Format(str, enum.Enum):
     text = "text"
     json = "json"
+    html = "html"
 
 
 class FailOn(str, enum.Enum):
@@ -77,6 +78,9 @@ def check(
     output_file: Annotated[
         Optional[Path], typer.Option("--output-file", help="Write the report here instead of standard output.")
     ] = None,
+    weights: Annotated[
+        bool, typer.Option("--weights", help="Also read the embedding matrices to find untrained token rows.")
+    ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
     """Audit MODEL_DIR from its files alone: no weights are loaded, no code is executed.
@@ -91,7 +95,7 @@ def check(
     if unknown:
         _fail(f"unknown rule code or name: {', '.join(unknown)} (see `hf-vocab-audit rules`)", False)
     try:
-        report = audit(model_dir, tokenizer=tokenizer, select=select, ignore=ignore)
+        report = audit(model_dir, tokenizer=tokenizer, select=select, ignore=ignore, weights=weights)
     except AuditError as exc:
         _fail(str(exc), debug)
     except Exception as exc:  # noqa: BLE001 - never a traceback without --debug

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..report import Report
-from . import json_format, text
+from . import html, json_format, text
 
 Renderer = Callable[[Report, str], str]
 
 RENDERERS: dict[str, Renderer] = {
     "text": text.render,
     "json": json_format.render,
+    "html": html.render,
 }
 
 
