@@ -43,8 +43,8 @@ def render(report: Report, fail_on: str = "error") -> str:
         f"<title>hf-vocab-audit: {escape(report.target)} - {verdict}, {active} finding(s)</title>",
         f"<style>{CSS}</style></head><body><main>",
         f"<h1>hf-vocab-audit report <span class=\"verdict {verdict}\" id=\"verdict\">{verdict}</span></h1>",
-        f'<p class="muted">{escape(report.target)} &middot; hf-vocab-audit {escape(report.tool_version)} '
-        f"&middot; fail-on {escape(fail_on)}</p>",
+        (f'<p class="muted">{escape(report.target)} &middot; hf-vocab-audit {escape(report.tool_version)} '
+         f"&middot; fail-on {escape(fail_on)}</p>"),
         '<p class="counts">'
         f'<span><b id="findings-count">{active}</b> finding(s):</span>'
         f"<span>{counts['error']} error(s)</span><span>{counts['warning']} warning(s)</span>"
@@ -98,13 +98,15 @@ def _plots(report: Report) -> str:
     figures: list[tuple[str, str]] = []
     svg = plots.vocabulary_bar(report.facts)
     if svg:
-        figures.append(("Vocabulary: tokenizer ids, embedding rows, lm_head rows and config vocab_size; "
-                        "special-token ids marked, ids with no row in red.", svg))
+        caption = ("Vocabulary: tokenizer ids, embedding rows, lm_head rows and config vocab_size; "
+                   "special-token ids marked, ids with no row in red.")
+        figures.append((caption, svg))
     if report.extra.get("weights"):
         svg = plots.norm_histograms(report.extra["weights"])
         if svg:
-            figures.append(("Embedding row norms (--weights): untrained, suspect (low-norm), added and padding "
-                            "rows marked.", svg))
+            caption = ("Embedding row norms (--weights): untrained, suspect (low-norm), added and padding "
+                       "rows marked.")
+            figures.append((caption, svg))
     figures.extend(plots.dataset_plots(report.extra.get("dataset")))
     if not figures:
         return ""

@@ -92,7 +92,7 @@ def _draw_vocabulary(facts: dict[str, Any]):
                     color="white" if value >= hi * 0.9 else "black", fontsize=8)
         if rows is not None:
             ax.axvline(rows, color="black", linestyle="--", linewidth=0.8)
-        for role, token_id in specials.items():
+        for token_id in specials.values():
             if lo <= token_id <= hi:
                 bad = rows is not None and token_id >= rows
                 ax.plot([token_id], [len(sizes) - 0.25], marker="v", markersize=6, linestyle="none",
@@ -158,7 +158,7 @@ def _draw_norms(weights: dict[str, Any]):
         ax.set_ylabel("rows")
         ax.set_title(f"{SIDE_TITLES.get(name, name)} {side['tensor']} [{side['rows']:,} x {side['cols']:,}] "
                      f"{side['dtype']}", loc="left")
-        ax.legend(fontsize=7, loc="upper right", frameon=False)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     return fig
 
 
@@ -192,8 +192,9 @@ def dataset_plots(dataset: dict[str, Any] | None) -> list[tuple[str, str]]:
     for entry in dataset.get("lengths") or []:
         svg = _render(_draw_ranged_hist, entry, "sequence length", "sequences")
         if svg:
-            out.append((f"{entry.get('split')}/{entry.get('column')}: lengths against {entry.get('limit')} "
-                        "usable positions", svg))
+            caption = (f"{entry.get('split')}/{entry.get('column')}: lengths against {entry.get('limit')} "
+                       "usable positions")
+            out.append((caption, svg))
     return out
 
 

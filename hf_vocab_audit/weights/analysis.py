@@ -90,7 +90,7 @@ def _side_summary(w: WeightFacts, side: Side) -> dict[str, Any]:
         "dtype": st.dtype,
         "rows": st.rows,
         "cols": st.cols,
-        "token_rows": int(len(side.token_ids)),
+        "token_rows": len(side.token_ids),
         "padding_rows": int((status == C.NOT_A_TOKEN).sum()),
         "counts": {name: int((status == code).sum()) for code, name in enumerate(C.STATUS_NAMES[:3])},
         "median_norm": st.median_norm,

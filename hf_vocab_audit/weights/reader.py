@@ -16,7 +16,7 @@ from ..facts.safetensors_header import TensorInfo
 
 # safetensors dtype -> numpy dtype of the stored bits
 STORAGE = {"BF16": np.dtype("<u2"), "F16": np.dtype("<f2"), "F32": np.dtype("<f4")}
-CHUNK_BYTES = 4 * 1024 * 1024  # float32 bytes per chunk: fits in cache, bounds memory
+CHUNK_BYTES = 1024 * 1024  # float32 bytes per chunk: stays in cache between the passes over it
 
 
 def supported(info: TensorInfo) -> str | None:
@@ -55,17 +55,23 @@ class RowReader:
     def chunk_rows(self) -> int:
         return max(1, CHUNK_BYTES // max(1, 4 * self.cols))
 
-    def to_float(self, bits: np.ndarray) -> np.ndarray:
+    def to_float(self, bits: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """float32 values of stored ``bits`` (into ``out`` when given, to reuse one buffer)."""
+        if out is None:
+            out = np.empty(bits.shape, np.float32)
         if self.info.dtype == "BF16":
-            return (bits.astype(np.uint32) << 16).view(np.float32)
-        return bits.astype(np.float32, copy=False) if bits.dtype != np.float32 else np.asarray(bits)
+            np.left_shift(bits, 16, out=out.view(np.uint32), dtype=np.uint32)
+        else:
+            out[...] = bits
+        return out
 
     def chunks(self) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-        """(first row, stored bits, float32 values) per chunk of rows."""
+        """(first row, stored bits, float32 values) per chunk of rows; the float buffer is reused."""
         step = self.chunk_rows()
+        buf = np.empty((min(step, self.rows), self.cols), np.float32)
         for start in range(0, self.rows, step):
-            bits = np.asarray(self._mm[start : start + step])
-            yield start, bits, self.to_float(bits)
+            bits = self._mm[start : start + step]
+            yield start, bits, self.to_float(bits, buf[: len(bits)])
 
     def take(self, ids: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """(ids, stored bits, float32 values) for the rows ``ids``, in bounded chunks."""

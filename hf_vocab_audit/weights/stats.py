@@ -15,7 +15,6 @@ ZERO_MAX_ABS = 1e-16
 # transformers' mean resizing samples N(mean, 1e-9 * cov), and bf16 rounds the mean by ~2^-9.
 MEAN_REL = 1e-2
 MEAN_ABS = 1e-3
-_HASH_KEY = np.random.default_rng(20240517).integers(1, 2**63, size=1 << 16, dtype=np.uint64) | np.uint64(1)
 
 
 @dataclass(frozen=True)
@@ -40,19 +39,17 @@ class MatrixStats:
 
 def _row_words(bits: np.ndarray) -> np.ndarray:
     """Each row's bits as 64-bit words (zero-padded when the row is not a multiple of 8 bytes)."""
-    u = bits.view(np.dtype(f"<u{bits.dtype.itemsize}"))
+    u = np.asarray(bits).view(np.dtype(f"<u{bits.dtype.itemsize}"))
     nbytes = u.shape[1] * u.dtype.itemsize
     if nbytes % 8 == 0 and u.flags.c_contiguous:
         return u.view(np.uint64)
     return u.astype(np.uint64)
 
 
-def _hash(bits: np.ndarray) -> np.ndarray:
-    """A 64-bit linear hash of each row's bits (wrapping multiply-add); equal rows hash equal."""
-    words = _row_words(bits)
-    key = np.resize(_HASH_KEY, words.shape[1])
-    with np.errstate(over="ignore"):
-        return (words * key).sum(axis=1, dtype=np.uint64)
+def _row_keys(bits: np.ndarray) -> np.ndarray:
+    """A cheap 64-bit key per row (wrapping sum of its words): equal rows have equal keys; rows that
+    share a key are compared bit for bit afterwards."""
+    return _row_words(bits).sum(axis=1, dtype=np.uint64)
 
 
 def scan(reader: RowReader) -> MatrixStats:
@@ -62,15 +59,20 @@ def scan(reader: RowReader) -> MatrixStats:
     max_abs = np.empty(n, np.float32)
     hashes = np.empty(n, np.uint64)
     colsum = np.zeros(d, np.float64)
+    acc = np.float64 if d > 65536 else np.float32
+    magnitude = np.empty((min(reader.chunk_rows(), n), d), reader.storage) if reader.info.dtype == "BF16" else None
+    partial = np.empty(d, np.float32)
     for start, bits, x in reader.chunks():
         stop = start + len(x)
-        norm[start:stop] = np.sqrt(np.einsum("ij,ij->i", x, x, dtype=np.float64 if d > 65536 else np.float32))
-        if reader.info.dtype == "BF16":  # |bf16| ordering is the ordering of its bits without the sign
-            max_abs[start:stop] = reader.to_float((bits & np.uint16(0x7FFF)).max(axis=1, initial=0)[:, None])[:, 0]
+        np.einsum("ij,ij->i", x, x, out=norm[start:stop], dtype=acc, casting="unsafe")
+        if magnitude is not None:  # |bf16| orders like its bits without the sign bit
+            mag = np.bitwise_and(bits, np.uint16(0x7FFF), out=magnitude[: len(x)])
+            max_abs[start:stop] = reader.to_float(mag.max(axis=1, initial=0)[:, None])[:, 0]
         else:
             max_abs[start:stop] = np.abs(x).max(axis=1, initial=0)
-        hashes[start:stop] = _hash(bits)
-        colsum += np.ones(len(x), np.float32) @ x
+        hashes[start:stop] = _row_keys(bits)
+        colsum += np.add.reduce(x, axis=0, out=partial)
+    np.sqrt(norm, out=norm)
     zero = max_abs <= ZERO_MAX_ABS
     nonzero = int((~zero).sum())
     mean = colsum / max(nonzero, 1)

@@ -110,7 +110,6 @@ def test_cli_weights_flag(tmp_path, run_cli):
 
 def test_bin_checkpoint_is_skipped_with_a_reason(tmp_path):
     from builders import checkpoint
-
     from safetensors.torch import load_file
 
     folder = checkpoint(tmp_path)
