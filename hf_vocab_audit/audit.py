@@ -35,14 +35,25 @@ def audit(
     tokenizer: str | Path | None = None,
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
+    weights: bool = False,
 ) -> Report:
     """Audit a local checkpoint folder from its files alone (no weights are loaded).
 
+    ``weights=True`` also reads the embedding matrices (only them) to find untrained token rows (HVA6xx).
     Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run (missing or malformed files).
     """
     start = time.perf_counter()
     facts = gather(model_dir, tokenizer)
-    findings, skipped, ran = run_rules(facts, selected(select, ignore))
+    rules = selected(select, ignore)
+    findings, skipped, ran = run_rules(facts, rules)
+    extra: dict = {}
+    if weights:
+        from .weights import run_weight_rules
+
+        w_findings, w_skipped, w_ran, section = run_weight_rules(facts, rules)
+        findings, skipped, ran = findings + w_findings, skipped + w_skipped, ran + w_ran
+        if section is not None:
+            extra["weights"] = section
     return Report(
         target=str(model_dir),
         tool_version=__version__,
@@ -51,4 +62,5 @@ def audit(
         facts=facts.summary(),
         rules_run=tuple(ran),
         duration_s=time.perf_counter() - start,
+        extra=extra,
     )

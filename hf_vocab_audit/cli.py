@@ -30,6 +30,7 @@ class Format(str, enum.Enum):
     sarif = "sarif"
     junit = "junit"
     github = "github"
+    html = "html"
 
 
 class FailOn(str, enum.Enum):
@@ -93,6 +94,9 @@ def check(
     config: Annotated[
         Optional[Path], typer.Option("--config", help="Settings file to use instead of the model's hf-vocab-audit.toml.")
     ] = None,
+    weights: Annotated[
+        bool, typer.Option("--weights", help="Also read the embedding matrices to find untrained token rows.")
+    ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
     """Audit TARGET from its files alone: no weights are loaded, no code is executed.
@@ -113,6 +117,7 @@ def check(
         outcome = run_gate(
             target, tokenizer=tokenizer, config=config, select=select, ignore=ignore,
             fail_on=fail_on.value if fail_on else None, exit_zero=exit_zero,
+            audit_options={"weights": weights},
         )
         for entry in outcome.unused_allow:
             typer.echo(f"hf-vocab-audit: warning: {entry.where} ({entry.code}) matched no finding", err=True)

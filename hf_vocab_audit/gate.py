@@ -64,19 +64,26 @@ def run_gate(
     tokenizer: str | Path | None = None,
     config: Path | None = None,
     cwd: Path | None = None,
+    audit_options: dict[str, Any] | None = None,
     **overrides: Any,
 ) -> GateOutcome:
     """Audit ``target`` (a local folder, else ``org/name[@revision]`` on the Hub) under the merged settings.
 
     ``overrides`` are command-line values (``select``, ``ignore``, ``fail_on``, ``exit_zero``); None = not given.
+    ``audit_options`` are passed to :func:`audit` for a local folder (``weights=True``, dataset options).
     Raises :class:`AuditError` for bad input, bad configuration or an unreachable Hub.
     """
     folder = Path(target)
     ref = None if folder.exists() else parse_hub_ref(target)
     if ref is None:
         settings = load_settings(folder if folder.is_dir() else None, cwd=cwd, config=config, overrides=overrides)
-        report = audit(folder, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore)
+        report = audit(folder, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore,
+                       **(audit_options or {}))
     else:
+        if any(audit_options.values() if audit_options else ()):
+            options = ", ".join(k for k, v in (audit_options or {}).items() if v)
+            raise AuditError(target, f"{options} need a local checkpoint folder (Hub targets are audited "
+                             "from their small files and headers only)")
         with checkout(ref) as co:
             settings = load_settings(co.folder, cwd=cwd, config=config, overrides=overrides)
             report = audit_hub_checkout(co, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore)

@@ -68,7 +68,19 @@ def generated() -> dict[Path, str]:
     }
     files.update(example_reports())
     files.update(format_goldens())
+    files[ROOT / "reports" / "example-report.html"] = html_example()
     return files
+
+
+def html_example() -> str:
+    """The --weights HTML report of a broken chat checkpoint (reports/make_example.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_example", ROOT / "reports" / "make_example.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    with tempfile.TemporaryDirectory() as tmp:
+        return module.regenerate(Path(tmp) / "report.html").read_text(encoding="utf-8")
 
 
 def format_goldens() -> dict[Path, str]:

@@ -25,7 +25,7 @@ from hf_vocab_audit.gate import run_gate
 OUT_DIR = ROOT / "reports" / "formats"
 TARGET = "models/broken-llama"
 EXTENSIONS = {"text": "txt", "json": "json", "markdown": "md", "sarif": "sarif", "junit": "junit.xml",
-              "github": "github.txt"}
+              "github": "github.txt", "html": "html"}
 ALLOWLIST = """\
 # Accepted findings of this model (hf-vocab-audit reads this file next to the model).
 fail-on = "error"

@@ -47,6 +47,7 @@ class Facts:
             "tied_embeddings": emb.tied if emb else None,
             "max_position_embeddings": cfg.max_position_embeddings,
             "model_max_length": tok.model_max_length if tok else None,
+            "special_token_ids": {role: i for role, (_c, i) in sorted(tok.special_tokens.items())} if tok else {},
         }
 
 

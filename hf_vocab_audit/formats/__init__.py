@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..report import Report
-from . import github, json_format, junit, markdown, sarif, text
+from . import github, html, json_format, junit, markdown, sarif, text
 
 Renderer = Callable[[Report, str], str]
 
@@ -16,6 +16,7 @@ RENDERERS: dict[str, Renderer] = {
     "sarif": sarif.render,
     "junit": junit.render,
     "github": github.render,
+    "html": html.render,
 }
 
 
