@@ -29,6 +29,17 @@ class Format(str, enum.Enum):
     json = "json"
 
 
+class Method(str, enum.Enum):
+    surgical = "surgical"
+    transformers = "transformers"
+
+
+class VerifyLoad(str, enum.Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
 class FailOn(str, enum.Enum):
     error = "error"
     warning = "warning"
@@ -78,10 +89,30 @@ def check(
         Optional[Path], typer.Option("--output-file", help="Write the report here instead of standard output.")
     ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Write a repaired copy of MODEL_DIR (see --output); audit the copy.")
+    ] = False,
+    output: Annotated[
+        Optional[Path], typer.Option("--output", help="Folder for --fix (default: MODEL_DIR-fixed).")
+    ] = None,
+    pad_to_multiple_of: Annotated[
+        Optional[int], typer.Option("--pad-to-multiple-of", min=1, help="--fix: round grown rows up to this.")
+    ] = None,
+    unsafe_fixes: Annotated[
+        bool, typer.Option("--unsafe-fixes", help="--fix: also apply fixes that change behaviour (special ids, pad).")
+    ] = False,
+    force: Annotated[bool, typer.Option("--force", help="--fix: replace a non-empty --output folder.")] = False,
+    method: Annotated[
+        Method, typer.Option("--method", help="--fix: rewrite only the changed tensors, or load with transformers.")
+    ] = Method.surgical,
+    verify_load: Annotated[
+        VerifyLoad, typer.Option("--verify-load", help="--fix: load the result with transformers (auto: if small).")
+    ] = VerifyLoad.auto,
 ) -> None:
     """Audit MODEL_DIR from its files alone: no weights are loaded, no code is executed.
 
-    Exit codes: 0 no finding at or above --fail-on; 1 at least one; 2 the audit could not run.
+    With --fix, write a repaired copy and report the audit of that copy.
+    Exit codes: 0 no finding at or above --fail-on; 1 at least one; 2 the audit (or the fix) could not run.
     """
     from .audit import audit
     from .formats import render
@@ -91,7 +122,16 @@ def check(
     if unknown:
         _fail(f"unknown rule code or name: {', '.join(unknown)} (see `hf-vocab-audit rules`)", False)
     try:
-        report = audit(model_dir, tokenizer=tokenizer, select=select, ignore=ignore)
+        if fix:
+            from .fix import fix_checkpoint
+
+            report = fix_checkpoint(
+                model_dir, output=output, tokenizer=tokenizer, unsafe_fixes=unsafe_fixes,
+                pad_to_multiple_of=pad_to_multiple_of, force=force, method=method.value,
+                verify_load=verify_load.value, select=select, ignore=ignore,
+            )
+        else:
+            report = audit(model_dir, tokenizer=tokenizer, select=select, ignore=ignore)
     except AuditError as exc:
         _fail(str(exc), debug)
     except Exception as exc:  # noqa: BLE001 - never a traceback without --debug
