@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import AuditError
 from ..facts import Facts
-from ..facts.embeddings import OUTPUT_SUFFIXES
+from ..facts.embeddings import OUTPUT_SUFFIXES, VOCAB_BIAS_SUFFIXES
 from ..facts.safetensors_header import TensorInfo
 from ..findings import Applicability, AppliedFix, Finding
 
@@ -94,8 +95,21 @@ def vocab_tensors(facts: Facts) -> list[TensorInfo]:
     return out
 
 
+def vocab_axis(t: TensorInfo) -> int:
+    """0 for embedding matrices (one row per token), -1 for vocabulary-sized biases such as (1, V)."""
+    is_bias = any(t.name == s or t.name.endswith("." + s) for s in VOCAB_BIAS_SUFFIXES)
+    return -1 if is_bias or len(t.shape) == 1 else 0
+
+
 def vocab_dim(t: TensorInfo) -> int:
-    return t.shape[0] if len(t.shape) == 2 else t.shape[-1]
+    return t.shape[vocab_axis(t)]
+
+
+def as_rows(t: TensorInfo) -> tuple[int, int]:
+    """(vocabulary entries, values per entry) of a growable tensor laid out row-major."""
+    if vocab_axis(t) == 0:
+        return t.shape[0], math.prod(t.shape[1:])
+    return t.shape[-1], 1
 
 
 def _round_up(n: int, multiple: int | None) -> int:

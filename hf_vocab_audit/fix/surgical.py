@@ -9,6 +9,7 @@ so peak memory stays far below the size of one embedding matrix.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import struct
@@ -21,7 +22,7 @@ from ..errors import AuditError
 from ..facts import Facts
 from ..facts.safetensors_header import DTYPE_BITS, TensorInfo
 from ..facts.tensors import SAFETENSORS_INDEX
-from .plan import RepairPlan, vocab_dim, vocab_tensors
+from .plan import RepairPlan, as_rows, vocab_axis, vocab_dim, vocab_tensors
 
 FLOAT_DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "BF16": np.uint16}
 CHUNK_BYTES = 64 * 1024 * 1024
@@ -46,8 +47,8 @@ def unsupported(facts: Facts, plan: RepairPlan) -> str | None:
     for t in grown:
         if t.dtype not in FLOAT_DTYPES:
             return f"{t.name} is {t.dtype}, which the surgical path does not grow"
-        if len(t.shape) not in (1, 2):
-            return f"{t.name} has shape {list(t.shape)}"
+        if (len(t.shape) != 2) if vocab_axis(t) == 0 else (math.prod(t.shape[:-1]) != 1):
+            return f"{t.name} has shape {list(t.shape)}, which the surgical path does not grow"
     known = {t.name for t in vocab_tensors(facts)}
     rows = plan.rows_before
     others = _config_dims(facts)
@@ -85,7 +86,7 @@ def from_float32(values: np.ndarray, dtype: str) -> np.ndarray:
 
 def mean_row(path: Path, t: TensorInfo, trained: int) -> np.ndarray:
     """float32 mean of the first ``trained`` rows (or entries) of ``t``, read in row blocks."""
-    shape = t.shape if len(t.shape) == 2 else (t.shape[0], 1)
+    shape = as_rows(t)
     mm = np.memmap(path, dtype=FLOAT_DTYPES[t.dtype], mode="r", offset=t.begin, shape=shape)  # type: ignore[arg-type]
     row_bytes = max(1, shape[1] * DTYPE_BITS[t.dtype] // 8)
     step = max(1, CHUNK_BYTES // row_bytes)
@@ -94,13 +95,12 @@ def mean_row(path: Path, t: TensorInfo, trained: int) -> np.ndarray:
     for start in range(0, n, step):
         total += to_float32(np.asarray(mm[start : min(n, start + step)]), t.dtype).sum(axis=0, dtype=np.float64)
     del mm
-    mean = (total / max(n, 1)).astype(np.float32)
-    return mean if len(t.shape) == 2 else mean[:1]
+    return (total / max(n, 1)).astype(np.float32)
 
 
 def new_rows_bytes(path: Path, t: TensorInfo, new: int, trained: int) -> tuple[bytes, str]:
     old = vocab_dim(t)
-    if len(t.shape) == 1 and any(t.name.endswith(s) for s in ZERO_FILL_SUFFIXES):
+    if vocab_axis(t) == -1 and any(t.name.endswith(s) for s in ZERO_FILL_SUFFIXES):
         row, fill = np.zeros(1, dtype=np.float32), "zeros"
     else:
         row, fill = mean_row(path, t, trained), "mean"
@@ -168,7 +168,7 @@ def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: RepairPlan) -> list
             new = plan.grow[t.name]
             data, fill = new_rows_bytes(src_path, t, new, plan.trained_rows or vocab_dim(t))
             extra[t.name] = data
-            shape[0 if len(shape) == 2 else -1] = new
+            shape[vocab_axis(t)] = new
             size += len(data)
             grown.append(GrownTensor(t.name, shard, vocab_dim(t), new, fill))
         new_header[t.name] = {"dtype": t.dtype, "shape": shape, "data_offsets": [offset, offset + size]}

@@ -19,7 +19,7 @@ from ..errors import AuditError
 from ..facts import Facts, gather
 from ..facts.safetensors_header import DTYPE_BITS, TensorInfo
 from ..findings import AppliedFix, Finding
-from .plan import RepairPlan, vocab_dim
+from .plan import RepairPlan, as_rows, vocab_axis, vocab_dim
 from .surgical import FLOAT_DTYPES, to_float32
 
 AUTO_LOAD_LIMIT = 512 * 1024 * 1024  # bytes of weights under which --verify-load auto loads the model
@@ -50,7 +50,7 @@ def same_bytes(a: Path, a_off: int, b: Path, b_off: int, length: int) -> bool:
 
 
 def _finite(path: Path, t: TensorInfo, start: int) -> bool:
-    shape = t.shape if len(t.shape) == 2 else (t.shape[0], 1)
+    shape = as_rows(t)
     mm = np.memmap(path, dtype=FLOAT_DTYPES[t.dtype], mode="r", offset=t.begin, shape=shape)  # type: ignore[arg-type]
     ok = bool(np.isfinite(to_float32(np.asarray(mm[start:]), t.dtype)).all())
     del mm
@@ -69,7 +69,7 @@ def compare_safetensors(src: Facts, out: Facts, plan: RepairPlan, output: Path) 
             _fail(output, f"tensor {name} changed dtype {t.dtype} -> {o.dtype}")  # type: ignore[union-attr]
         expect = list(t.shape)
         if name in plan.grow:
-            expect[0 if len(expect) == 2 else -1] = plan.grow[name]
+            expect[vocab_axis(t)] = plan.grow[name]
         if list(o.shape) != expect:  # type: ignore[union-attr]
             _fail(output, f"tensor {name} has shape {list(o.shape)}, expected {expect}")  # type: ignore[union-attr]
         length = t.end - t.begin  # type: ignore[operator]
@@ -102,9 +102,10 @@ def compare_state_dicts(src: Facts, output: Path, plan: RepairPlan) -> dict[str,
         if o.dtype != t.dtype:  # type: ignore[union-attr]
             _fail(output, f"tensor {name} changed dtype {t.dtype} -> {o.dtype}")  # type: ignore[union-attr]
         if o.shape != t.shape:  # type: ignore[union-attr]
-            if o.dim() != t.dim() or o.shape[1:] != t.shape[1:] and t.dim() == 2 or o.shape[0] < t.shape[0]:  # type: ignore
+            axes = [i for i in range(t.dim()) if o.dim() == t.dim() and o.shape[i] != t.shape[i]]  # type: ignore
+            if len(axes) != 1 or o.shape[axes[0]] < t.shape[axes[0]]:  # type: ignore[union-attr]
                 _fail(output, f"tensor {name} has shape {list(o.shape)}, input {list(t.shape)}")  # type: ignore
-            o = o[: t.shape[0]] if t.dim() == 2 else o[..., : t.shape[-1]]  # type: ignore[index]
+            o = o.narrow(axes[0], 0, t.shape[axes[0]])  # type: ignore[union-attr]
         if not torch.equal(o, t):
             _fail(output, f"tensor {name}: values of the input differ in the output")
         compared += 1

@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fixkit import tree_hashes  # noqa: E402
+
+
+@pytest.fixture()
+def guard_input():
+    """Hash a folder before a test and assert it is byte-identical afterwards."""
+    folders: list[tuple[Path, dict[str, str]]] = []
+
+    def watch(folder: Path) -> Path:
+        folders.append((folder, tree_hashes(folder)))
+        return folder
+
+    yield watch
+    for folder, before in folders:
+        assert tree_hashes(folder) == before, f"{folder} was modified"
