@@ -216,8 +216,7 @@ def _pad_candidate(facts: Facts) -> tuple[str, int] | None:
     """An existing special token no one uses that can serve as pad: a 'pad' name first, then 'reserved'."""
     tok = facts.tokenizer
     assert tok is not None
-    taken = {content for content, _ in tok.special_tokens.values()}
-    taken |= {content for content, _ in tok.extra_special_tokens}
+    taken = {content for content, _ in tok.special_tokens.values()}  # bos, eos, unk...: in use
     template = tok.chat_template or ""
     rows = facts.input_rows
     for names in (PAD_NAMES, RESERVED_NAMES):
@@ -294,7 +293,7 @@ def _set_pad(b: _Builder, findings: list[Finding]) -> None:
         key = _config_key(facts, file, "pad_token_id")
         if key is not None:
             b.edit(JsonEdit(file, key, token_id))
-    how = f"added a new special token {content!r} (id {token_id})" if added else f"{content!r} (id {token_id})"
+    how = f"a new special token {content!r} (id {token_id})" if added else f"{content!r} (id {token_id})"
     for f in findings:
         b.done(f, f"pad token set to {how}; config and generation_config pad_token_id follow")
 

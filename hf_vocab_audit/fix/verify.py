@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import AuditError
 from ..facts import Facts, gather
 from ..facts.safetensors_header import DTYPE_BITS, TensorInfo
-from ..findings import AppliedFix, Finding
+from ..findings import AppliedFix, Finding, Severity
 from .plan import RepairPlan, as_rows, vocab_axis, vocab_dim
 from .surgical import FLOAT_DTYPES, to_float32
 
@@ -137,12 +137,17 @@ def _key(f: Finding) -> tuple[Any, ...]:
 
 def check_fixed(before: Iterable[Finding], after: Iterable[Finding], applied: Iterable[AppliedFix],
                 output: Path) -> None:
-    """No finding whose fix was applied may remain in the output's audit."""
+    """No finding whose fix was applied may remain in the output's audit, and no new error may appear."""
+    before = list(before)
     codes = {a.code for a in applied}
     remaining = {_key(f): f for f in after}
     for f in before:
         if f.code in codes and f.fix is not None and _key(f) in remaining:
             _fail(output, f"{f.code} still fires after the fix: {remaining[_key(f)].message}")
+    known = {_key(f) for f in before}
+    for key, f in remaining.items():
+        if key not in known and f.severity is Severity.ERROR:
+            _fail(output, f"the fix introduced {f.code}: {f.message}")
 
 
 def load_check(output: Path, out_facts: Facts, mode: str) -> str:
@@ -166,4 +171,7 @@ def load_check(output: Path, out_facts: Facts, mode: str) -> str:
 
 def reread(output: Path, tokenizer: Path | None) -> Facts:
     """Every header and JSON file of the output, validated again."""
-    return gather(output, tokenizer)
+    try:
+        return gather(output, tokenizer)
+    except AuditError as exc:
+        raise VerificationError(output, f"verification failed, nothing written: {exc.problem}") from None
