@@ -25,7 +25,8 @@ from ..facts.tensors import SAFETENSORS_INDEX
 from .plan import RepairPlan, as_rows, vocab_axis, vocab_dim, vocab_tensors
 
 FLOAT_DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "BF16": np.uint16}
-CHUNK_BYTES = 64 * 1024 * 1024
+CHUNK_BYTES = 64 * 1024 * 1024  # streaming copies
+MEAN_CHUNK_BYTES = 16 * 1024 * 1024  # rows read at a time for the mean (x4 in float32/float64 buffers)
 ZERO_FILL_SUFFIXES = ("final_logits_bias",)  # transformers pads these with zeros, not the mean
 
 
@@ -89,7 +90,7 @@ def mean_row(path: Path, t: TensorInfo, trained: int) -> np.ndarray:
     shape = as_rows(t)
     mm = np.memmap(path, dtype=FLOAT_DTYPES[t.dtype], mode="r", offset=t.begin, shape=shape)  # type: ignore[arg-type]
     row_bytes = max(1, shape[1] * DTYPE_BITS[t.dtype] // 8)
-    step = max(1, CHUNK_BYTES // row_bytes)
+    step = max(1, MEAN_CHUNK_BYTES // row_bytes)
     total = np.zeros(shape[1], dtype=np.float64)
     n = min(trained, shape[0])
     for start in range(0, n, step):

@@ -35,18 +35,15 @@ def _fail(output: Path, problem: str) -> None:
 
 
 def same_bytes(a: Path, a_off: int, b: Path, b_off: int, length: int) -> bool:
-    with open(a, "rb", buffering=0) as fa, open(b, "rb", buffering=0) as fb:
-        fa.seek(a_off)
-        fb.seek(b_off)
-        buf_a, buf_b = bytearray(BLOCK), bytearray(BLOCK)
-        left = length
-        while left > 0:
-            n = min(BLOCK, left)
-            va, vb = memoryview(buf_a)[:n], memoryview(buf_b)[:n]
-            if fa.readinto(va) != n or fb.readinto(vb) != n or va != vb:
-                return False
-            left -= n
-    return True
+    """Whether ``length`` bytes at ``a_off`` of ``a`` equal those at ``b_off`` of ``b`` (memmapped blocks)."""
+    if length == 0:
+        return True
+    ma = np.memmap(a, dtype=np.uint8, mode="r", offset=a_off, shape=(length,))
+    mb = np.memmap(b, dtype=np.uint8, mode="r", offset=b_off, shape=(length,))
+    try:
+        return all(np.array_equal(ma[i : i + BLOCK], mb[i : i + BLOCK]) for i in range(0, length, BLOCK))
+    finally:
+        del ma, mb
 
 
 def _finite(path: Path, t: TensorInfo, start: int) -> bool:
