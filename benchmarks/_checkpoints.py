@@ -63,8 +63,7 @@ def _write_shard(path: Path, names: list[tuple[str, tuple[int, ...]]], rng, pool
             if name.endswith("norm.weight"):
                 fh.write(np.full(n, 0x3F80, dtype=np.uint16).tobytes())  # 1.0
             else:
-                for start in range(0, n, 1 << 26):
-                    fh.write(_noise_bf16(min(1 << 26, n - start), rng, pool).tobytes())
+                fh.writelines(_noise_bf16(min(1 << 26, n - s), rng, pool).tobytes() for s in range(0, n, 1 << 26))
     return offset
 
 

@@ -12,6 +12,7 @@ Afterwards our output is loaded with transformers and compared with the transfor
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import shutil
@@ -23,7 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _checkpoints import HIDDEN, VOCAB, llama_1b  # noqa: E402
+_checkpoints = importlib.import_module("_checkpoints")
+HIDDEN, VOCAB, llama_1b = _checkpoints.HIDDEN, _checkpoints.VOCAB, _checkpoints.llama_1b
 
 ADDED = ["<|im_start|>", "<|im_end|>"]
 TRANSFORMERS_ROUTE = """
@@ -80,7 +82,7 @@ def compare(ours: Path, theirs: Path) -> int:
     model = AutoModelForCausalLM.from_pretrained(ours, dtype=torch.bfloat16)
     files = sorted(theirs.glob("*.safetensors"))
     handles = [safe_open(str(f), framework="pt") for f in files]
-    where = {name: h for h in handles for name in h.keys()}
+    where = {name: h for h in handles for name in h.keys()}  # noqa: SIM118 - safe_open is not a dict
     checked = 0
     for name, value in model.state_dict().items():
         if name not in where:

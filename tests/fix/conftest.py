@@ -1,12 +1,10 @@
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from fixkit import tree_hashes  # noqa: E402
+from .fixkit import tree_hashes
 
 
 @pytest.fixture()

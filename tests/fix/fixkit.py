@@ -24,7 +24,7 @@ def broken(folder: Path, kind: str = "llama", rows: int = 104, *, dtype=torch.fl
     """A tiny checkpoint whose tokenizer gained ``added`` tokens without a resize."""
     make_model(folder, kind, rows, dtype=dtype, **config)
     style = {"bert": "bert", "bart": "roberta"}.get(kind, "llama")
-    make_tokenizer(folder, rows if kind != "bart" else rows, style=style, added_special=list(added))
+    make_tokenizer(folder, rows, style=style, added_special=list(added))
     return folder
 
 

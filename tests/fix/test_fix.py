@@ -6,10 +6,11 @@ import json
 import shutil
 
 import torch
-from fixkit import broken, state
 from transformers import AutoModel, AutoTokenizer
 
 from hf_vocab_audit.fix import fix_checkpoint
+
+from .fixkit import broken, state
 
 
 def test_real_minilm_with_added_tokens(tmp_path, minilm_dir, guard_input):

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 from builders import edit_json, make_model, make_tokenizer
-from fixkit import broken, state, tree_hashes
 from transformers import AutoTokenizer
 
 from hf_vocab_audit import audit
 from hf_vocab_audit.fix import fix_checkpoint
+
+from .fixkit import broken, state, tree_hashes
 
 RESERVED = ["<|reserved_special_token_0|>", "<|finetune_right_pad_id|>", "<|reserved_special_token_1|>"]
 

@@ -7,12 +7,13 @@ import json
 import numpy as np
 import pytest
 import torch
-from fixkit import broken, state
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from hf_vocab_audit.facts.safetensors_header import read_header
 from hf_vocab_audit.fix import fix_checkpoint
 from hf_vocab_audit.fix.surgical import from_float32, to_float32
+
+from .fixkit import broken, state
 
 
 def reference(folder, rows):

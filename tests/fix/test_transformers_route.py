@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import torch
 from builders import make_model, make_tokenizer
-from fixkit import ADDED, broken, state
 from transformers import AutoModelForCausalLM
 
 from hf_vocab_audit.fix import fix_checkpoint
+
+from .fixkit import ADDED, broken, state
 
 
 def test_bin_checkpoint_is_loaded_safely_and_written_as_safetensors(tmp_path, guard_input):

@@ -5,10 +5,11 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from fixkit import broken
 
 from hf_vocab_audit.fix import fix_checkpoint, surgical
 from hf_vocab_audit.fix.verify import VerificationError
+
+from .fixkit import broken
 
 
 def test_a_changed_byte_in_a_copied_tensor_fails_verification(tmp_path, guard_input, monkeypatch):

@@ -6,11 +6,12 @@ import errno
 import os
 
 import pytest
-from fixkit import broken, tree_hashes
 
 from hf_vocab_audit.errors import AuditError
 from hf_vocab_audit.fix import fix_checkpoint, surgical
 from hf_vocab_audit.fix.writer import TMP_TAG
+
+from .fixkit import broken, tree_hashes
 
 
 def siblings(path):
