@@ -124,7 +124,7 @@ def _settle(plan: RepairPlan, before: list[Finding], after: list[Finding]) -> tu
     keys = {(f.code, f.location.file, f.location.key, f.location.tensor, f.location.token) for f in after}
     fixes = list(plan.applied)
     unfixed = []
-    unsafe = any(a.applicability is Applicability.UNSAFE for a in plan.applied)
+    safe = any(a.applicability is Applicability.SAFE for a in plan.applied)
     by_message = {(f.code, f.message): f for f in before}
     for u in plan.unfixed:
         f = by_message.get((u.code, u.message))
@@ -132,7 +132,7 @@ def _settle(plan: RepairPlan, before: list[Finding], after: list[Finding]) -> tu
             not in keys and (u.code, u.message) not in remaining
         if gone and plan.applied:
             fixes.append(AppliedFix(u.code, "resolved", f"resolved by the fixes above: {u.message}",
-                                    Applicability.UNSAFE if unsafe else Applicability.SAFE))
+                                    Applicability.SAFE if safe else Applicability.UNSAFE))
         else:
             unfixed.append(u)
     return tuple(sorted(fixes, key=lambda a: a.code)), unfixed
