@@ -23,7 +23,14 @@ from .edits import apply_edits
 from .plan import RepairPlan, Unfixed, make_plan
 from .surgical import unsupported, write_surgical
 from .transformers_route import write_transformers
-from .verify import check_fixed, compare_safetensors, compare_state_dicts, load_check, reread
+from .verify import (
+    VerificationError,
+    check_fixed,
+    compare_safetensors,
+    compare_state_dicts,
+    load_check,
+    reread,
+)
 from .writer import atomic_folder, check_output, default_output
 
 __all__ = ["METHODS", "VERIFY_LOAD", "RepairPlan", "Unfixed", "fix_checkpoint", "make_plan"]
@@ -77,22 +84,15 @@ def fix_checkpoint(
             used = "transformers"
             notes.append(f"used the transformers route: {reason}")
     info: dict[str, Any] = {}
-    with atomic_folder(out_path, force) as tmp:
-        if used == "surgical" or not plan.changes_weights:
-            grown = write_surgical(facts, tmp, plan)
-            info["grown"] = [g.__dict__ for g in grown]
-        else:
-            info["transformers"] = write_transformers(facts, tmp, plan, mean_resizing=mean_resizing)
-        apply_edits(src, tmp, plan)
-        out_facts = reread(tmp, tokenizer if not tokenizer_editable else None)
-        if used == "surgical" or not plan.changes_weights:
-            info["compared"] = compare_safetensors(facts, out_facts, plan, tmp) if facts.tensors and \
-                facts.tensors.format == "safetensors" else _same_files(facts, tmp)
-        else:
-            info["compared"] = compare_state_dicts(facts, tmp, plan)
-        after, skipped, ran = run_rules(out_facts, rules)
-        check_fixed(before, after, plan.applied, tmp)
-        info["load"] = load_check(tmp, out_facts, verify_load) if facts.tensors else "skipped: no weights"
+    try:
+        after, skipped, ran, out_facts = _write(facts, src, out_path, plan, used, info, rules, before,
+                                                force=force, tokenizer=None if tokenizer_editable else tokenizer,
+                                                mean_resizing=mean_resizing, verify_load=verify_load)
+    except VerificationError as exc:
+        raise VerificationError(out_path, exc.problem) from None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise AuditError(out_path, f"cannot be written ({reason}); nothing was written there") from exc
     fixes, unfixed = _settle(plan, before, after)
     load_skip = (Skipped("--verify-load", info["load"]),) if info["load"].startswith("skipped") else ()
     extra = {
@@ -116,6 +116,33 @@ def fix_checkpoint(
         duration_s=time.perf_counter() - start,
         extra={"fix": extra},
     )
+
+
+def _write(facts: Any, src: Path, out_path: Path, plan: RepairPlan, used: str, info: dict[str, Any], rules: Any,
+           before: list[Finding], *, force: bool, tokenizer: str | Path | None, mean_resizing: bool,
+           verify_load: str) -> tuple[list[Finding], list[Skipped], list[str], Any]:
+    """Write the fixed checkpoint to a temporary folder, prove it, then rename it to ``out_path``."""
+    with atomic_folder(out_path, force) as tmp:
+        if used == "surgical" or not plan.changes_weights:
+            grown = write_surgical(facts, tmp, plan)
+            info["grown"] = [g.__dict__ for g in grown]
+        else:
+            info["transformers"] = write_transformers(facts, tmp, plan, mean_resizing=mean_resizing)
+        apply_edits(src, tmp, plan)
+        out_facts = reread(tmp, tokenizer)
+        if used == "surgical" or not plan.changes_weights:
+            if facts.tensors is None:
+                info["compared"] = {}
+            elif facts.tensors.format == "safetensors":
+                info["compared"] = compare_safetensors(facts, out_facts, plan, tmp)
+            else:
+                info["compared"] = _same_files(facts, tmp)
+        else:
+            info["compared"] = compare_state_dicts(facts, tmp, plan)
+        after, skipped, ran = run_rules(out_facts, rules)
+        check_fixed(before, after, plan.applied, tmp)
+        info["load"] = load_check(tmp, out_facts, verify_load) if facts.tensors else "skipped: no weights"
+    return after, skipped, ran, out_facts
 
 
 def _settle(plan: RepairPlan, before: list[Finding], after: list[Finding]) -> tuple[tuple[AppliedFix, ...], list[Unfixed]]:

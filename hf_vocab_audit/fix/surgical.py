@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import AuditError
 from ..facts import Facts
-from ..facts.safetensors_header import DTYPE_BITS, TensorInfo
+from ..facts.safetensors_header import TensorInfo
 from ..facts.tensors import SAFETENSORS_INDEX
 from .plan import RepairPlan, as_rows, vocab_axis, vocab_dim, vocab_tensors
 
@@ -86,16 +86,23 @@ def from_float32(values: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def mean_row(path: Path, t: TensorInfo, trained: int) -> np.ndarray:
-    """float32 mean of the first ``trained`` rows (or entries) of ``t``, read in row blocks."""
-    shape = as_rows(t)
-    mm = np.memmap(path, dtype=FLOAT_DTYPES[t.dtype], mode="r", offset=t.begin, shape=shape)  # type: ignore[arg-type]
-    row_bytes = max(1, shape[1] * DTYPE_BITS[t.dtype] // 8)
-    step = max(1, MEAN_CHUNK_BYTES // row_bytes)
-    total = np.zeros(shape[1], dtype=np.float64)
-    n = min(trained, shape[0])
-    for start in range(0, n, step):
-        total += to_float32(np.asarray(mm[start : min(n, start + step)]), t.dtype).sum(axis=0, dtype=np.float64)
-    del mm
+    """float32 mean of the first ``trained`` rows (or entries) of ``t``, read in blocks of rows."""
+    rows, width = as_rows(t)
+    storage = np.dtype(FLOAT_DTYPES[t.dtype])
+    row_bytes = width * storage.itemsize
+    step = max(1, MEAN_CHUNK_BYTES // max(row_bytes, 1))
+    total = np.zeros(width, dtype=np.float64)
+    n = min(trained, rows)
+    buf = np.empty(step * width, dtype=storage)
+    with open(path, "rb", buffering=0) as fh:
+        fh.seek(t.begin)  # type: ignore[arg-type]
+        for start in range(0, n, step):
+            count = min(n, start + step) - start
+            view = buf[: count * width]
+            if fh.readinto(memoryview(view).cast("B")) != view.nbytes:
+                raise AuditError(path, f"tensor {t.name} ends early")
+            block = to_float32(view, t.dtype).reshape(count, width)
+            total += block.sum(axis=0, dtype=np.float64)
     return (total / max(n, 1)).astype(np.float32)
 
 

@@ -35,15 +35,20 @@ def _fail(output: Path, problem: str) -> None:
 
 
 def same_bytes(a: Path, a_off: int, b: Path, b_off: int, length: int) -> bool:
-    """Whether ``length`` bytes at ``a_off`` of ``a`` equal those at ``b_off`` of ``b`` (memmapped blocks)."""
-    if length == 0:
-        return True
-    ma = np.memmap(a, dtype=np.uint8, mode="r", offset=a_off, shape=(length,))
-    mb = np.memmap(b, dtype=np.uint8, mode="r", offset=b_off, shape=(length,))
-    try:
-        return all(np.array_equal(ma[i : i + BLOCK], mb[i : i + BLOCK]) for i in range(0, length, BLOCK))
-    finally:
-        del ma, mb
+    """Whether ``length`` bytes at ``a_off`` of ``a`` equal those at ``b_off`` of ``b`` (block by block)."""
+    buf_a, buf_b = np.empty(BLOCK, dtype=np.uint8), np.empty(BLOCK, dtype=np.uint8)
+    with open(a, "rb", buffering=0) as fa, open(b, "rb", buffering=0) as fb:
+        fa.seek(a_off)
+        fb.seek(b_off)
+        left = length
+        while left > 0:
+            n = min(BLOCK, left)
+            if fa.readinto(memoryview(buf_a)[:n]) != n or fb.readinto(memoryview(buf_b)[:n]) != n:
+                return False
+            if not np.array_equal(buf_a[:n], buf_b[:n]):
+                return False
+            left -= n
+    return True
 
 
 def _finite(path: Path, t: TensorInfo, start: int) -> bool:

@@ -24,7 +24,7 @@ def test_a_changed_byte_in_a_copied_tensor_fails_verification(tmp_path, guard_in
         return grown
 
     monkeypatch.setattr(surgical, "rewrite_shard", corrupt)
-    with pytest.raises(VerificationError, match="verification failed, nothing written: tensor .*: bytes of the "
+    with pytest.raises(VerificationError, match="out: verification failed, nothing written: tensor .*: bytes of the "
                                                 "input differ in the output"):
         fix_checkpoint(src, output=tmp_path / "out")
     assert not (tmp_path / "out").exists()

@@ -48,7 +48,7 @@ def test_crash_mid_write_leaves_no_output_and_the_rerun_works(tmp_path, guard_in
         return real(*args)
 
     monkeypatch.setattr(surgical, "copy_range", disk_full)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(AuditError, match="out: cannot be written \\(No space left on device\\); nothing was written"):
         fix_checkpoint(src, output=tmp_path / "out")
     assert siblings(src) == []  # neither the output nor a temporary folder
     monkeypatch.setattr(surgical, "copy_range", real)
