@@ -94,6 +94,7 @@ def mean_row(path: Path, t: TensorInfo, trained: int) -> np.ndarray:
     total = np.zeros(width, dtype=np.float64)
     n = min(trained, rows)
     buf = np.empty(step * width, dtype=storage)
+    wide = np.empty(step * width, dtype=np.uint32) if t.dtype == "BF16" else None
     with open(path, "rb", buffering=0) as fh:
         fh.seek(t.begin)  # type: ignore[arg-type]
         for start in range(0, n, step):
@@ -101,8 +102,15 @@ def mean_row(path: Path, t: TensorInfo, trained: int) -> np.ndarray:
             view = buf[: count * width]
             if fh.readinto(memoryview(view).cast("B")) != view.nbytes:
                 raise AuditError(path, f"tensor {t.name} ends early")
-            block = to_float32(view, t.dtype).reshape(count, width)
-            total += block.sum(axis=0, dtype=np.float64)
+            if wide is not None:  # bf16 -> float32 in place: the 16 stored bits become the high half
+                block32 = wide[: count * width]
+                block32[...] = view
+                block32 <<= 16
+                block = block32.view(np.float32)
+            else:
+                block = view.astype(np.float32) if t.dtype != "F64" else view
+            # Rows are summed in float32 within a block (vectorised over the row), blocks in float64.
+            total += np.add.reduce(block.reshape(count, width), axis=0)
     return (total / max(n, 1)).astype(np.float32)
 
 

@@ -47,8 +47,10 @@ def test_grows_like_transformers_and_keeps_every_old_byte(tmp_path, guard_input,
         old = ref[name]
         if value.shape[0] == 106:
             assert torch.equal(value[:104], old[:104]), name
-            expected = value[:104].double().mean(0).to(dtype)  # the mean of the trained rows
-            assert torch.equal(value[104], expected) and torch.equal(value[105], expected), name
+            expected = value[:104].double().mean(0)  # the mean of the trained rows, up to dtype rounding
+            ulp = {torch.float32: 1e-6, torch.float16: 2**-10, torch.bfloat16: 2**-7}[dtype]
+            torch.testing.assert_close(value[104].double(), expected, rtol=ulp, atol=1e-7)
+            assert torch.equal(value[104], value[105]), name
         else:
             assert torch.equal(value, old), name
     model = AutoModelForCausalLM.from_pretrained(tmp_path / "out")
