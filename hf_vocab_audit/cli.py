@@ -33,6 +33,17 @@ class Format(str, enum.Enum):
     html = "html"
 
 
+class Method(str, enum.Enum):
+    surgical = "surgical"
+    transformers = "transformers"
+
+
+class VerifyLoad(str, enum.Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
 class FailOn(str, enum.Enum):
     error = "error"
     warning = "warning"
@@ -98,12 +109,32 @@ def check(
         bool, typer.Option("--weights", help="Also read the embedding matrices to find untrained token rows.")
     ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Write a repaired copy of MODEL_DIR (see --output); audit the copy.")
+    ] = False,
+    output: Annotated[
+        Optional[Path], typer.Option("--output", help="Folder for --fix (default: MODEL_DIR-fixed).")
+    ] = None,
+    pad_to_multiple_of: Annotated[
+        Optional[int], typer.Option("--pad-to-multiple-of", min=1, help="--fix: round grown rows up to this.")
+    ] = None,
+    unsafe_fixes: Annotated[
+        bool, typer.Option("--unsafe-fixes", help="--fix: also apply fixes that change behaviour (special ids, pad).")
+    ] = False,
+    force: Annotated[bool, typer.Option("--force", help="--fix: replace a non-empty --output folder.")] = False,
+    method: Annotated[
+        Method, typer.Option("--method", help="--fix: rewrite only the changed tensors, or load with transformers.")
+    ] = Method.surgical,
+    verify_load: Annotated[
+        VerifyLoad, typer.Option("--verify-load", help="--fix: load the result with transformers (auto: if small).")
+    ] = VerifyLoad.auto,
 ) -> None:
     """Audit TARGET from its files alone: no weights are loaded, no code is executed.
 
     Settings come from the tool.hf-vocab-audit table of pyproject.toml and hf-vocab-audit.toml next to the model;
     flags win. Exit codes: 0 no finding at or above --fail-on (or --exit-zero); 1 at least one; 2 the audit
     could not run.
+    With --fix, write a repaired copy (see --output) and report the audit of that copy.
     """
     from .formats.outputs import pair_outputs, write_outputs
     from .gate import run_gate
@@ -118,6 +149,10 @@ def check(
             target, tokenizer=tokenizer, config=config, select=select, ignore=ignore,
             fail_on=fail_on.value if fail_on else None, exit_zero=exit_zero,
             audit_options={"weights": weights},
+            fix_options=dict(
+                output=output, unsafe_fixes=unsafe_fixes, pad_to_multiple_of=pad_to_multiple_of, force=force,
+                method=method.value, verify_load=verify_load.value,
+            ) if fix else None,
         )
         for entry in outcome.unused_allow:
             typer.echo(f"hf-vocab-audit: warning: {entry.where} ({entry.code}) matched no finding", err=True)

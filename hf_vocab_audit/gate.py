@@ -65,21 +65,31 @@ def run_gate(
     config: Path | None = None,
     cwd: Path | None = None,
     audit_options: dict[str, Any] | None = None,
+    fix_options: dict[str, Any] | None = None,
     **overrides: Any,
 ) -> GateOutcome:
     """Audit ``target`` (a local folder, else ``org/name[@revision]`` on the Hub) under the merged settings.
 
     ``overrides`` are command-line values (``select``, ``ignore``, ``fail_on``, ``exit_zero``); None = not given.
     ``audit_options`` are passed to :func:`audit` for a local folder (``weights=True``, dataset options).
+    ``fix_options`` (``--fix``): repair a copy with :func:`hf_vocab_audit.fix.fix_checkpoint` and report its audit.
     Raises :class:`AuditError` for bad input, bad configuration or an unreachable Hub.
     """
     folder = Path(target)
     ref = None if folder.exists() else parse_hub_ref(target)
     if ref is None:
         settings = load_settings(folder if folder.is_dir() else None, cwd=cwd, config=config, overrides=overrides)
-        report = audit(folder, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore,
-                       **(audit_options or {}))
+        if fix_options is not None:
+            from .fix import fix_checkpoint
+
+            report = fix_checkpoint(folder, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore,
+                                    **fix_options)
+        else:
+            report = audit(folder, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore,
+                           **(audit_options or {}))
     else:
+        if fix_options is not None:
+            raise AuditError(target, "--fix needs a local checkpoint folder, not a Hub id")
         if any(audit_options.values() if audit_options else ()):
             options = ", ".join(k for k, v in (audit_options or {}).items() if v)
             raise AuditError(target, f"{options} need a local checkpoint folder (Hub targets are audited "
