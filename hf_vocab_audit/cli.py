@@ -78,8 +78,42 @@ def check(
         Optional[Path], typer.Option("--output-file", help="Write the report here instead of standard output.")
     ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+    dataset: Annotated[
+        Optional[list[str]],
+        typer.Option("--dataset", help="Also stream this dataset (data file, glob, folder, save_to_disk folder "
+                     "or Hub id; repeatable).", rich_help_panel="Dataset audit"),
+    ] = None,
+    dataset_config: Annotated[
+        Optional[str], typer.Option("--dataset-config", help="Dataset configuration name (Hub datasets).",
+                                    rich_help_panel="Dataset audit")
+    ] = None,
+    split: Annotated[
+        Optional[list[str]], typer.Option("--split", help="Only this split (repeatable; default all).",
+                                          rich_help_panel="Dataset audit")
+    ] = None,
+    text_column: Annotated[
+        Optional[list[str]], typer.Option("--text-column", help="Tokenize this column (repeatable; "
+                                          "overrides detection).", rich_help_panel="Dataset audit")
+    ] = None,
+    label_column: Annotated[
+        Optional[list[str]], typer.Option("--label-column", help="Check this column as labels (repeatable; "
+                                          "overrides detection).", rich_help_panel="Dataset audit")
+    ] = None,
+    max_rows: Annotated[
+        Optional[int], typer.Option("--max-rows", min=1, help="Scan at most N rows per split.",
+                                    rich_help_panel="Dataset audit")
+    ] = None,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", min=1, help="Rows per scanned batch.", rich_help_panel="Dataset audit")
+    ] = 1000,
+    num_proc: Annotated[
+        int, typer.Option("--num-proc", min=1, help="Scan up to N splits in parallel processes.",
+                          rich_help_panel="Dataset audit")
+    ] = 1,
 ) -> None:
     """Audit MODEL_DIR from its files alone: no weights are loaded, no code is executed.
+
+    With --dataset, also stream the dataset and find every out-of-range id and label (HVA5xx).
 
     Exit codes: 0 no finding at or above --fail-on; 1 at least one; 2 the audit could not run.
     """
@@ -91,7 +125,12 @@ def check(
     if unknown:
         _fail(f"unknown rule code or name: {', '.join(unknown)} (see `hf-vocab-audit rules`)", False)
     try:
-        report = audit(model_dir, tokenizer=tokenizer, select=select, ignore=ignore)
+        report = audit(
+            model_dir, tokenizer=tokenizer, select=select, ignore=ignore, datasets=dataset,
+            dataset_config=dataset_config, splits=split, text_columns=text_column, label_columns=label_column,
+            max_rows=max_rows, batch_size=batch_size, num_proc=num_proc,
+            progress=fmt is Format.text and output_file is None and sys.stderr.isatty(),
+        )
     except AuditError as exc:
         _fail(str(exc), debug)
     except Exception as exc:  # noqa: BLE001 - never a traceback without --debug
