@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from dataset.conftest import write_jsonl, write_parquet
+from dataset_builders import write_jsonl, write_parquet
 
 from hf_vocab_audit import audit
 
-pytest_plugins = ["dataset.conftest"]
+pytest_plugins = ["dataset_builders"]  # bert_cls, llama_lm, llama_pad_eos
 
 
 def dataset_findings(model: Path, *specs: Path, **kwargs):
@@ -169,9 +168,8 @@ def test_hva515_string_labels_missing_from_label2id(tmp_path):
 
 
 def test_token_classification_labels_checked_per_token(tmp_path):
-    from builders import build_config, make_tokenizer
-
     import transformers
+    from builders import build_config, make_tokenizer
 
     cfg = build_config("bert", 104, num_labels=3)
     model = transformers.BertForTokenClassification(cfg)
@@ -210,7 +208,7 @@ def test_hva522_eos_labels_masked_when_pad_is_eos(llama_pad_eos, llama_lm, tmp_p
 
 def test_hva530_mixed_label_types_and_nested_ids(bert_cls, tmp_path):
     data = write_jsonl(tmp_path / "mixed.jsonl", [{"text": "w1", "label": 1}, {"text": "w2", "label": "pos"}])
-    report, found = dataset_findings(bert_cls, data)
+    _, found = dataset_findings(bert_cls, data)
     assert "mixed value types" in found["HVA530"].message and found["HVA530"].location.column == "label"
     nested = write_parquet(tmp_path / "n.parquet", {"input_ids": [[[2, 5]], [[2, 6]]]})
     _, found = dataset_findings(bert_cls, nested)
