@@ -43,7 +43,7 @@ def _first_line(exc: BaseException) -> str:
 def _quiet() -> None:
     import datasets
 
-    datasets.logging.set_verbosity_error()
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL)  # read errors become one-line AuditErrors
     datasets.disable_progress_bars()
 
 
