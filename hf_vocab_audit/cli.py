@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -128,12 +129,45 @@ def check(
     verify_load: Annotated[
         VerifyLoad, typer.Option("--verify-load", help="--fix: load the result with transformers (auto: if small).")
     ] = VerifyLoad.auto,
+    dataset: Annotated[
+        Optional[list[str]],
+        typer.Option("--dataset", help="Also stream this dataset (data file, glob, folder, save_to_disk folder "
+                     "or Hub id; repeatable).", rich_help_panel="Dataset audit"),
+    ] = None,
+    dataset_config: Annotated[
+        Optional[str], typer.Option("--dataset-config", help="Dataset configuration name (Hub datasets).",
+                                    rich_help_panel="Dataset audit")
+    ] = None,
+    split: Annotated[
+        Optional[list[str]], typer.Option("--split", help="Only this split (repeatable; default all).",
+                                          rich_help_panel="Dataset audit")
+    ] = None,
+    text_column: Annotated[
+        Optional[list[str]], typer.Option("--text-column", help="Tokenize this column (repeatable; "
+                                          "overrides detection).", rich_help_panel="Dataset audit")
+    ] = None,
+    label_column: Annotated[
+        Optional[list[str]], typer.Option("--label-column", help="Check this column as labels (repeatable; "
+                                          "overrides detection).", rich_help_panel="Dataset audit")
+    ] = None,
+    max_rows: Annotated[
+        Optional[int], typer.Option("--max-rows", min=1, help="Scan at most N rows per split.",
+                                    rich_help_panel="Dataset audit")
+    ] = None,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", min=1, help="Rows per scanned batch.", rich_help_panel="Dataset audit")
+    ] = 1000,
+    num_proc: Annotated[
+        int, typer.Option("--num-proc", min=1, help="Scan up to N splits in parallel processes.",
+                          rich_help_panel="Dataset audit")
+    ] = 1,
 ) -> None:
     """Audit TARGET from its files alone: no weights are loaded, no code is executed.
 
     Settings come from the tool.hf-vocab-audit table of pyproject.toml and hf-vocab-audit.toml next to the model;
     flags win. Exit codes: 0 no finding at or above --fail-on (or --exit-zero); 1 at least one; 2 the audit
     could not run.
+    With --dataset, also stream the dataset and find every out-of-range id and label (HVA5xx).
     With --fix, write a repaired copy (see --output) and report the audit of that copy.
     """
     from .formats.outputs import pair_outputs, write_outputs
@@ -148,7 +182,12 @@ def check(
         outcome = run_gate(
             target, tokenizer=tokenizer, config=config, select=select, ignore=ignore,
             fail_on=fail_on.value if fail_on else None, exit_zero=exit_zero,
-            audit_options={"weights": weights},
+            audit_options=dict(
+                weights=weights, datasets=dataset, dataset_config=dataset_config, splits=split,
+                text_columns=text_column, label_columns=label_column, max_rows=max_rows, batch_size=batch_size,
+                num_proc=num_proc,
+                progress=all(f is Format.text for f in fmt or []) and not output_file and sys.stderr.isatty(),
+            ),
             fix_options=dict(
                 output=output, unsafe_fixes=unsafe_fixes, pad_to_multiple_of=pad_to_multiple_of, force=force,
                 method=method.value, verify_load=verify_load.value,

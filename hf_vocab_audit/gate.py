@@ -90,8 +90,10 @@ def run_gate(
     else:
         if fix_options is not None:
             raise AuditError(target, "--fix needs a local checkpoint folder, not a Hub id")
-        if any(audit_options.values() if audit_options else ()):
-            options = ", ".join(k for k, v in (audit_options or {}).items() if v)
+        flags = {"weights": "--weights", "datasets": "--dataset"}
+        local_only = [flag for key, flag in flags.items() if (audit_options or {}).get(key)]
+        if local_only:
+            options = ", ".join(local_only)
             raise AuditError(target, f"{options} need a local checkpoint folder (Hub targets are audited "
                              "from their small files and headers only)")
         with checkout(ref) as co:
