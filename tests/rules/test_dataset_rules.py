@@ -9,7 +9,6 @@ from dataset_builders import write_jsonl, write_parquet
 
 from hf_vocab_audit import audit
 
-pytest_plugins = ["dataset_builders"]  # bert_cls, llama_lm, llama_pad_eos
 
 
 def dataset_findings(model: Path, *specs: Path, **kwargs):
