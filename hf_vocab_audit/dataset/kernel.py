@@ -41,6 +41,8 @@ from .checks import (  # noqa: F401 - re-exported names the rules read
 )
 
 MAX_LOCATIONS = 5  # exact locations kept per check
+HIST_BINS = 32  # histogram bins from 0 up to a limit (embedding rows, usable positions) ...
+HIST_OVER = 8  # ... and past it; the last bin is open-ended
 UNIQUE_CAP = 10_000  # distinct label values tracked before a column counts as "too many to list"
 TOP_CAP = 100_000  # distinct offending values counted before the counter is dropped
 
@@ -99,6 +101,8 @@ class ColumnStats:
     tokens: int = 0  # tokens produced by tokenizing a text column
     uniques: dict[Any, tuple[int, int, int | None]] | None = None  # value -> (count, first row, first position)
     uniques_capped: bool = False
+    id_hist: tuple[int, ...] | None = None  # ids against the embedding rows (see histogram())
+    length_hist: tuple[int, ...] | None = None  # sequence lengths against the usable positions
 
 
 Key = tuple[str, str, str]  # (source, split, column)
@@ -172,7 +176,26 @@ def merge_stats(a: ColumnStats, b: ColumnStats) -> ColumnStats:
         tokens=a.tokens + b.tokens,
         uniques=uniques,
         uniques_capped=capped,
+        id_hist=_pick(a.id_hist, b.id_hist, _add),
+        length_hist=_pick(a.length_hist, b.length_hist, _add),
     )
+
+
+def _add(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(x + y for x, y in zip(a, b, strict=True))
+
+
+def histogram(values: np.ndarray, limit: int | None) -> tuple[int, ...] | None:
+    """Counts of non-negative ``values`` in HIST_BINS equal bins up to ``limit`` and HIST_OVER past it.
+
+    Bin i covers [i*limit/HIST_BINS, (i+1)*limit/HIST_BINS); ``limit`` is always an edge, so the
+    out-of-range region starts exactly at bin HIST_BINS. Fixed edges make histograms mergeable.
+    """
+    if limit is None or limit <= 0:
+        return None
+    kept = values[values >= 0] if values.size and values.min() < 0 else values
+    idx = np.minimum(kept.astype(np.int64) * HIST_BINS // limit, HIST_BINS + HIST_OVER - 1)
+    return tuple(int(c) for c in np.bincount(idx, minlength=HIST_BINS + HIST_OVER))
 
 
 def merge(a: Summary, b: Summary) -> Summary:
@@ -341,6 +364,18 @@ def _sequence_checks(
     return lengths, lo, hi
 
 
+def _position_limit(lim: Limits) -> int | None:
+    return lim.positions if lim.positions is not None else lim.rotary_positions
+
+
+def _histograms(acc: _Acc, plan: ColumnPlan, values: np.ndarray, lengths: np.ndarray) -> dict[str, Any]:
+    """The plots' histograms of an input_ids column: ids against rows, lengths against positions."""
+    if plan.role != INPUT_IDS:
+        return {}
+    lim = acc.ctx.limits
+    return {"id_hist": histogram(values, lim.input_rows), "length_hist": histogram(lengths, _position_limit(lim))}
+
+
 def _length_checks(acc: _Acc, column: str, lengths: np.ndarray, row_offset: int) -> None:
     lim, n = acc.ctx.limits, acc.ctx.max_locations
     if lim.positions is not None:
@@ -362,8 +397,9 @@ def _id_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int, batc
         values, offsets, null_rows, _ = flat_sequences(arr)
         _null_rows(acc, plan.name, arr, row_offset)
         lengths, lo, hi = _sequence_checks(acc, plan, values, offsets, row_offset)
+        hists = _histograms(acc, plan, values, lengths)
         acc.stat(plan.name, ColumnStats(len(arr), int(values.size), null_rows, lo, hi,
-                                        int(lengths.max()) if lengths.size else None))
+                                        int(lengths.max()) if lengths.size else None, **hists))
         if (plan.role == INPUT_IDS and acc.ctx.causal_lm and acc.ctx.limits.eos_id is not None
                 and not any(p.role == LM_LABELS and p.input_ids_column == plan.name for p in acc.ctx.columns)):
             acc.add(plan.name, EOS_MASKED, violation(values == acc.ctx.limits.eos_id, values, offsets,
@@ -408,7 +444,8 @@ def _text_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int) ->
         lo, hi = _minmax(values)
     _length_checks(acc, plan.name, lengths, row_offset)
     acc.stat(plan.name, ColumnStats(len(arr), len(arr) - arr.null_count, arr.null_count, lo, hi,
-                                    int(lengths.max()) if lengths.size else None, tokens=total))
+                                    int(lengths.max()) if lengths.size else None, tokens=total,
+                                    length_hist=histogram(lengths, _position_limit(acc.ctx.limits))))
 
 
 def _class_label_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..findings import Finding, Skipped
 from .checks import CLASS_LABEL, TEXT
+from .kernel import HIST_BINS
 from .scan import DatasetFacts
 
 MAX_LISTED_VALUES = 1000  # unique label values listed per column
@@ -36,13 +37,26 @@ def skipped_work(df: DatasetFacts) -> list[Skipped]:
     return out
 
 
-def _column(stats: Any, role: str) -> dict[str, Any]:
+def _histogram(counts: tuple[int, ...], limit: int, top: Any) -> dict[str, Any]:
+    """Edges and counts for the plots; the last, open-ended bin closes at the largest value seen."""
+    edges = [limit * i / HIST_BINS for i in range(len(counts) + 1)]
+    if isinstance(top, int) and top + 1 > edges[-2]:
+        edges[-1] = max(edges[-1], top + 1)
+    return {"limit": limit, "edges": [round(e, 3) for e in edges], "counts": list(counts)}
+
+
+def _column(stats: Any, role: str, limits: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"role": role, "rows": stats.rows, "values": stats.values, "nulls": stats.nulls,
                            "min": stats.min, "max": stats.max}
     if stats.max_length is not None:
         out["max_length"] = stats.max_length
     if role == TEXT:
         out["tokens"] = stats.tokens
+    for key, hist, limit in (("id_histogram", stats.id_hist, limits.input_rows),
+                             ("length_histogram", stats.length_hist,
+                              limits.positions if limits.positions is not None else limits.rotary_positions)):
+        if hist is not None and limit:
+            out[key] = _histogram(hist, limit, stats.max_length if key == "length_histogram" else stats.max)
     if role == CLASS_LABEL:
         if stats.uniques_capped:
             out["unique_values"] = None
@@ -61,7 +75,7 @@ def dataset_section(df: DatasetFacts, specs: Iterable[str]) -> dict[str, Any]:
         for p in s.columns:
             stats = df.summary.stats.get((s.source, s.split, p.name))
             if stats is not None:
-                columns[p.name] = _column(stats, p.role)
+                columns[p.name] = _column(stats, p.role, df.limits)
         splits.append({
             "source": s.source,
             "split": s.split,

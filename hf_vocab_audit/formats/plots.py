@@ -164,6 +164,26 @@ def _draw_norms(weights: dict[str, Any]):
 
 # ---- dataset --------------------------------------------------------------------------------------
 
+def plot_entries(section: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The entries below, from the dataset audit's report section (``audit(..., datasets=...)``)."""
+    ids: list[dict[str, Any]] = []
+    labels: list[dict[str, Any]] = []
+    lengths: list[dict[str, Any]] = []
+    num_labels = (section.get("limits") or {}).get("num_labels")
+    for split in section.get("splits") or []:
+        where = {"split": split.get("split"), "column": None}
+        for name, column in sorted((split.get("columns") or {}).items()):
+            where["column"] = name
+            if column.get("id_histogram"):
+                ids.append({**where, **column["id_histogram"]})
+            if column.get("length_histogram"):
+                lengths.append({**where, **column["length_histogram"]})
+            if column.get("unique_values"):
+                counts = {str(v["value"]): v["count"] for v in column["unique_values"]}
+                labels.append({**where, "num_labels": num_labels, "counts": counts})
+    return {"id_columns": ids, "label_counts": labels, "lengths": lengths}
+
+
 def dataset_plots(dataset: dict[str, Any] | None) -> list[tuple[str, str]]:
     """(caption, svg) per plot of the ``report.extra["dataset"]`` section; empty when absent.
 
@@ -180,6 +200,8 @@ def dataset_plots(dataset: dict[str, Any] | None) -> list[tuple[str, str]]:
     """
     if not dataset:
         return []
+    if "splits" in dataset:
+        dataset = plot_entries(dataset)
     out = []
     for entry in dataset.get("id_columns") or []:
         svg = _render(_draw_ranged_hist, entry, "token id", "ids")
