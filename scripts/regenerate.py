@@ -59,12 +59,28 @@ def cli_reference() -> str:
     return note + result.stdout.rstrip() + "\n"
 
 
+def readme() -> str:
+    """README.md with its rule table rebuilt from the registry."""
+    from hf_vocab_audit.rules import all_rules
+
+    path = ROOT / "README.md"
+    text = path.read_text(encoding="utf-8")
+    start = text.index("<!-- rules:start")
+    start = text.index("\n", start) + 1
+    end = text.index("<!-- rules:end -->")
+    rows = ["| code | name | severity | what it finds |", "| --- | --- | --- | --- |"]
+    pipe = "\\|"
+    rows += [f"| {r.code} | {r.name} | {r.severity.value} | {r.summary.replace('|', pipe)} |" for r in all_rules()]
+    return text[:start] + "\n".join(rows) + "\n" + text[end:]
+
+
 def generated() -> dict[Path, str]:
     from hf_vocab_audit.facts import transformers_tables
 
     files = {
         transformers_tables.TABLE_PATH: json.dumps(transformers_tables.generate(), indent=1, sort_keys=True) + "\n",
         ROOT / "cli" / "reference.md": cli_reference(),
+        ROOT / "README.md": readme(),
     }
     files.update(example_reports())
     files.update(format_goldens())
