@@ -190,7 +190,7 @@ def check(
             ),
             fix_options=dict(
                 output=output, unsafe_fixes=unsafe_fixes, pad_to_multiple_of=pad_to_multiple_of, force=force,
-                method=method.value, verify_load=verify_load.value,
+                method=method.value, verify_load=verify_load.value, weights=weights,
             ) if fix else None,
         )
         for entry in outcome.unused_allow:

@@ -20,7 +20,8 @@ from ..findings import Applicability, AppliedFix, Finding, Skipped
 from ..report import Report, sort_findings
 from ..rules import selected
 from .edits import apply_edits
-from .plan import RepairPlan, Unfixed, make_plan
+from .plan import REINIT, RepairPlan, Unfixed, make_plan
+from .reinit import weight_audit
 from .surgical import unsupported, write_surgical
 from .transformers_route import write_transformers
 from .verify import (
@@ -52,12 +53,16 @@ def fix_checkpoint(
     mean_resizing: bool = True,
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
+    weights: bool = False,
 ) -> Report:
     """Apply the fixes the audit offers to a copy of ``model_dir`` and return the audit of that copy.
 
     The copy is written to a temporary sibling of ``output`` (default ``<model_dir>-fixed``), verified,
     then renamed into place; ``Report.fixes`` lists what was applied and ``Report.extra["fix"]`` the
-    unfixed findings, notes and verification. Raises :class:`AuditError` on bad input or a failed check.
+    unfixed findings, notes and verification. ``weights=True`` also runs the ``--weights`` rules on the
+    input and the output; with ``unsafe_fixes`` their untrained token rows are set to the mean of the
+    trained rows (they stay untrained: HVA601 reports them as equal to the mean).
+    Raises :class:`AuditError` on bad input or a failed check.
     """
     start = time.perf_counter()
     if method not in METHODS:
@@ -73,26 +78,42 @@ def fix_checkpoint(
         raise AuditError(src / refused.file, f"refused to load ({refused.reason}); --fix cannot rewrite it")
     rules = selected(select, ignore)
     before, _skipped, _ran = run_rules(facts, rules)
+    untrained: dict[str, tuple[int, ...]] = {}
+    if weights:
+        w_before, _w_skipped, _w_ran, _section, untrained = weight_audit(facts, rules)
+        before += w_before
     tokenizer_editable = tokenizer is None or Path(tokenizer).resolve() == src.resolve()
-    plan = make_plan(facts, sorted(before, key=lambda f: f.code), unsafe=unsafe_fixes,
-                     pad_to_multiple_of=pad_to_multiple_of, tokenizer_editable=tokenizer_editable)
-    notes = list(plan.notes)
+    options = dict(unsafe=unsafe_fixes, pad_to_multiple_of=pad_to_multiple_of,
+                   tokenizer_editable=tokenizer_editable, reinit_exclude=untrained)
+    plan = make_plan(facts, sorted(before, key=lambda f: f.code), **options)
     used = method
-    if plan.changes_weights and method == "surgical":
-        reason = unsupported(facts, plan)
-        if reason:
-            used = "transformers"
-            notes.append(f"used the transformers route: {reason}")
+    reason = unsupported(facts, plan) if plan.changes_weights and method == "surgical" else None
+    if reason:
+        used = "transformers"
+    if used == "transformers" and plan.reinit:
+        plan = make_plan(facts, sorted(before, key=lambda f: f.code), **options,
+                         no_reinit="the transformers route does not re-initialise rows"
+                                   + (f" (it is used because {reason})" if reason else ""))
+        if not plan.changes_weights:
+            used = "surgical"
+    notes = list(plan.notes)
+    if reason and plan.changes_weights:
+        notes.append(f"used the transformers route: {reason}")
+    if plan.reinit:
+        notes.append("re-initialised rows equal the mean of the trained rows but are still untrained: "
+                     "--weights reports them as such (HVA601) until training updates them")
     info: dict[str, Any] = {}
     try:
         after, skipped, ran, out_facts = _write(facts, src, out_path, plan, used, info, rules, before,
                                                 force=force, tokenizer=None if tokenizer_editable else tokenizer,
-                                                mean_resizing=mean_resizing, verify_load=verify_load)
+                                                mean_resizing=mean_resizing, verify_load=verify_load,
+                                                weights=weights)
     except VerificationError as exc:
         raise VerificationError(out_path, exc.problem) from None
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise AuditError(out_path, f"cannot be written ({reason}); nothing was written there") from exc
+    weights_section = info.pop("weights", None)
     fixes, unfixed = _settle(plan, before, after)
     load_skip = (Skipped("--verify-load", info["load"]),) if info["load"].startswith("skipped") else ()
     extra = {
@@ -105,6 +126,8 @@ def fix_checkpoint(
         "notes": notes,
         "verification": info,
     }
+    if plan.reinit:
+        extra["reinit"] = {name: list(ids) for name, ids in plan.reinit.items()}
     return Report(
         target=str(out_path),
         tool_version=__version__,
@@ -114,13 +137,13 @@ def fix_checkpoint(
         fixes=fixes,
         rules_run=tuple(ran),
         duration_s=time.perf_counter() - start,
-        extra={"fix": extra},
+        extra={"fix": extra, **({"weights": weights_section} if weights_section else {})},
     )
 
 
 def _write(facts: Any, src: Path, out_path: Path, plan: RepairPlan, used: str, info: dict[str, Any], rules: Any,
            before: list[Finding], *, force: bool, tokenizer: str | Path | None, mean_resizing: bool,
-           verify_load: str) -> tuple[list[Finding], list[Skipped], list[str], Any]:
+           verify_load: str, weights: bool = False) -> tuple[list[Finding], list[Skipped], list[str], Any]:
     """Write the fixed checkpoint to a temporary folder, prove it, then rename it to ``out_path``."""
     with atomic_folder(out_path, force) as tmp:
         if used == "surgical" or not plan.changes_weights:
@@ -140,7 +163,11 @@ def _write(facts: Any, src: Path, out_path: Path, plan: RepairPlan, used: str, i
         else:
             info["compared"] = compare_state_dicts(facts, tmp, plan)
         after, skipped, ran = run_rules(out_facts, rules)
-        check_fixed(before, after, plan.applied, tmp)
+        if weights:
+            w_after, w_skipped, w_ran, info["weights"], _ = weight_audit(out_facts, rules)
+            after, skipped, ran = after + w_after, skipped + w_skipped, ran + w_ran
+        # Re-initialised rows stay untrained (HVA601 "equals the mean"): compare_safetensors proved their bytes.
+        check_fixed(before, after, [a for a in plan.applied if a.action != REINIT], tmp)
         info["load"] = load_check(tmp, out_facts, verify_load) if facts.tensors else "skipped: no weights"
     return after, skipped, ran, out_facts
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import AuditError
@@ -18,6 +18,7 @@ PAD_NAMES = ("pad",)
 RESERVED_NAMES = ("reserved", "unused")
 NEW_PAD_CANDIDATES = ("<pad>", "<|pad|>", "[PAD]")
 ROLE_NAMES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")
+REINIT = "reinit-untrained-rows"
 
 
 @dataclass(frozen=True)
@@ -64,10 +65,14 @@ class RepairPlan:
     applied: tuple[AppliedFix, ...]
     unfixed: tuple[Unfixed, ...]
     notes: tuple[str, ...] = field(default=())
+    # tensor name -> rows set to the mean of its trained rows (--unsafe-fixes, HVA601/HVA602)
+    reinit: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # tensor name -> rows left out of that mean besides the reinitialised ones (untrained, low-norm, pad)
+    reinit_exclude: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def changes_weights(self) -> bool:
-        return bool(self.grow)
+        return bool(self.grow or self.reinit)
 
     @property
     def edited_files(self) -> set[str]:
@@ -126,6 +131,7 @@ class _Builder:
         self.want_rows = 0
         self.grow_codes: list[Finding] = []
         self.new_tokens: list[str] = []
+        self.reinit: dict[str, set[int]] = {}
 
     def edit(self, edit: JsonEdit) -> None:
         self.edits[(edit.file, edit.key)] = edit
@@ -147,8 +153,14 @@ def make_plan(
     unsafe: bool = False,
     pad_to_multiple_of: int | None = None,
     tokenizer_editable: bool = True,
+    reinit_exclude: dict[str, tuple[int, ...]] | None = None,
+    no_reinit: str | None = None,
 ) -> RepairPlan:
-    """One repair plan from the active findings; unsafe fixes only when ``unsafe``."""
+    """One repair plan from the active findings; unsafe fixes only when ``unsafe``.
+
+    ``reinit_exclude``: per tensor, the rows the weights analysis found untrained (left out of the mean that
+    re-initialises rows); ``no_reinit``: why rows cannot be re-initialised here (they are then listed unfixed).
+    """
     if pad_to_multiple_of is not None and pad_to_multiple_of < 1:
         raise AuditError(None, f"--pad-to-multiple-of must be >= 1, not {pad_to_multiple_of}")
     b = _Builder(facts, unsafe, tokenizer_editable)
@@ -178,11 +190,39 @@ def make_plan(
             _sync_ids(b, f)
         elif action == "set-pad-token":
             pad_findings.append(f)
+        elif action == REINIT:
+            _reinit(b, f, no_reinit)
         else:
             b.skip(f, f"unknown fix action {action!r}")
     if pad_findings:
         _set_pad(b, pad_findings)
-    return _finish(b, pad_to_multiple_of)
+    plan = _finish(b, pad_to_multiple_of)
+    if not b.reinit:
+        return plan
+    reinit = {name: tuple(sorted(ids)) for name, ids in sorted(b.reinit.items())}
+    exclude = {name: tuple(sorted(set((reinit_exclude or {}).get(name, ())) - set(ids)))
+               for name, ids in reinit.items()}
+    return replace(plan, reinit=reinit, reinit_exclude=exclude)
+
+
+def _reinit(b: _Builder, f: Finding, no_reinit: str | None) -> None:
+    """Rows of the flagged tensors (and of a stored copy of a tied input matrix) to set to the mean."""
+    if no_reinit:
+        b.skip(f, no_reinit)
+        return
+    params = f.fix.params  # type: ignore[union-attr]
+    known = {t.name: t for t in vocab_tensors(b.facts)}
+    names = [n for n in params["tensors"] if n in known and vocab_axis(known[n]) == 0]
+    emb = b.facts.embeddings
+    if emb is not None and emb.tied and emb.input is not None and emb.input.name in names:
+        names += [n for n, t in known.items() if n != emb.input.name and vocab_axis(t) == 0
+                  and t.shape == emb.input.shape]
+    if not names:
+        b.skip(f, f"none of {', '.join(params['tensors'])} is an embedding matrix --fix can rewrite")
+        return
+    for name in names:
+        b.reinit.setdefault(name, set()).update(int(i) for i in params["ids"])
+    b.done(f)
 
 
 def _config_key(facts: Facts, file: str, id_key: str) -> str | None:

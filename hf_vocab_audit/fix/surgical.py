@@ -50,6 +50,13 @@ def unsupported(facts: Facts, plan: RepairPlan) -> str | None:
             return f"{t.name} is {t.dtype}, which the surgical path does not grow"
         if (len(t.shape) != 2) if vocab_axis(t) == 0 else (math.prod(t.shape[:-1]) != 1):
             return f"{t.name} has shape {list(t.shape)}, which the surgical path does not grow"
+    if plan.reinit:
+        from .reinit import unsupported_reinit
+
+        for name in plan.reinit:
+            why = unsupported_reinit(tensors.tensors[name])
+            if why:
+                return why
     known = {t.name for t in vocab_tensors(facts)}
     rows = plan.rows_before
     others = _config_dims(facts)
@@ -169,15 +176,21 @@ def header_bytes(header: dict) -> bytes:
 
 
 def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: RepairPlan) -> list[GrownTensor]:
-    """Write ``shard`` to ``dst`` with its vocabulary tensors grown; every other byte copied."""
+    """Write ``shard`` to ``dst`` with its vocabulary tensors grown and the plan's rows re-initialised;
+    every other byte copied."""
+    from .reinit import mean_row_bytes, write_rows
+
     header = facts.tensors.headers[shard]  # type: ignore[union-attr]
     src_path = header.path
     entries = sorted(header.tensors, key=lambda t: (t.begin, t.end, t.name))
     new_header: dict = {"__metadata__": header.metadata} if header.metadata else {}
     extra: dict[str, bytes] = {}
     grown: list[GrownTensor] = []
+    reinit = {t.name: mean_row_bytes(src_path, t, plan) for t in entries if t.name in plan.reinit}
+    starts: dict[str, int] = {}
     offset = 0
     for t in entries:
+        starts[t.name] = offset
         size = t.end - t.begin  # type: ignore[operator]
         shape = list(t.shape)
         if t.name in plan.grow:
@@ -190,11 +203,15 @@ def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: RepairPlan) -> list
         new_header[t.name] = {"dtype": t.dtype, "shape": shape, "data_offsets": [offset, offset + size]}
         offset += size
     with open(src_path, "rb") as src, open(dst, "wb", buffering=0) as out:
-        write_all(out, header_bytes(new_header))
+        head = header_bytes(new_header)
+        write_all(out, head)
         for t in entries:
             copy_range(src, out, t.begin, t.end - t.begin)  # type: ignore[arg-type,operator]
             if t.name in extra:
                 write_all(out, extra[t.name])
+        for t in entries:
+            if t.name in reinit:
+                write_rows(out.fileno(), len(head) + starts[t.name], t, plan.reinit[t.name], reinit[t.name])
     return grown
 
 
@@ -202,15 +219,16 @@ def write_surgical(facts: Facts, dst: Path, plan: RepairPlan) -> list[GrownTenso
     """Write the whole checkpoint to ``dst``: rewritten shards, a fixed index, everything else copied."""
     src = facts.model_dir
     tensors = facts.tensors
-    shards_to_rewrite = {tensors.tensors[name].file for name in plan.grow} if tensors else set()  # type: ignore
+    changed = [*plan.grow, *plan.reinit]
+    shards_to_rewrite = {tensors.tensors[name].file for name in changed} if tensors else set()  # type: ignore
     skip = set(shards_to_rewrite) | plan.edited_files
-    if shards_to_rewrite and tensors and tensors.index_file:
+    if plan.grow and tensors and tensors.index_file:
         skip.add(tensors.index_file)
     copy_tree(src, dst, skip)
     grown: list[GrownTensor] = []
     for shard in sorted(shards_to_rewrite):
         grown.extend(rewrite_shard(facts, shard, dst / shard, plan))
-    if shards_to_rewrite and tensors and tensors.index_file == SAFETENSORS_INDEX:
+    if plan.grow and tensors and tensors.index_file == SAFETENSORS_INDEX:
         _rewrite_index(src / SAFETENSORS_INDEX, dst / SAFETENSORS_INDEX, facts, grown)
     return grown
 

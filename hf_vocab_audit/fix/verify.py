@@ -75,8 +75,15 @@ def compare_safetensors(src: Facts, out: Facts, plan: RepairPlan, output: Path) 
         if list(o.shape) != expect:  # type: ignore[union-attr]
             _fail(output, f"tensor {name} has shape {list(o.shape)}, expected {expect}")  # type: ignore[union-attr]
         length = t.end - t.begin  # type: ignore[operator]
-        if not same_bytes(src.model_dir / t.file, t.begin, output / o.file, o.begin, length):  # type: ignore
-            _fail(output, f"tensor {name}: bytes of the input differ in the output")
+        ranges = [(0, length)]
+        if name in plan.reinit:
+            from .reinit import check_reinit_rows, row_ranges
+
+            ranges = row_ranges(t, plan.reinit[name])
+            check_reinit_rows(src.model_dir / t.file, t, output / o.file, o, plan, output)  # type: ignore
+        for start, size in ranges:
+            if not same_bytes(src.model_dir / t.file, t.begin + start, output / o.file, o.begin + start, size):  # type: ignore
+                _fail(output, f"tensor {name}: bytes of the input differ in the output")
         if name in plan.grow and not _finite(output / o.file, o, vocab_dim(t)):  # type: ignore[arg-type]
             _fail(output, f"tensor {name}: the new rows are not finite")
         compared += 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..findings import Applicability, FixPlan, Location, Severity
 from ..weights.analysis import WeightFacts
 from ..weights.classify import SUSPECT, UNTRAINED
@@ -20,7 +22,10 @@ def _describe(w: WeightFacts, token_id: int, wanted: int) -> tuple[list[str], di
         details[side.name] = ind
         if int(side.cls.status[token_id]) != wanted:
             continue
-        words = {**PHRASES, "duplicate": f"identical to row {ind['duplicate_of']}"}
+        twin = ind["duplicate_of"]
+        if twin is None and "duplicate" in ind["reasons"]:  # the first row of its group: name the next one
+            twin = int(next(i for i in np.flatnonzero(side.stats.duplicate_of == token_id) if i != token_id))
+        words = {**PHRASES, "duplicate": f"identical to row {twin}"}
         reasons = [r for r in ind["reasons"] if r != "low-norm" or len(ind["reasons"]) == 1]
         why = " and ".join(words[r] for r in reasons)
         parts.append(f"{SIDE_WORDS[side.name]} row {why} (norm {ind['norm']:.3g}, max |v| {ind['max_abs']:.3g}, "
