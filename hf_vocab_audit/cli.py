@@ -29,6 +29,11 @@ class Format(str, enum.Enum):
     json = "json"
 
 
+class Engine(str, enum.Enum):
+    local = "local"
+    ray = "ray"
+
+
 class FailOn(str, enum.Enum):
     error = "error"
     warning = "warning"
@@ -110,6 +115,14 @@ def check(
         int, typer.Option("--num-proc", min=1, help="Scan up to N splits in parallel processes.",
                           rich_help_panel="Dataset audit")
     ] = 1,
+    engine: Annotated[
+        Engine, typer.Option("--engine", help="Scan here (local) or on Ray Data (ray; pip install "
+                             "'hf-vocab-audit[ray]').", rich_help_panel="Dataset audit")
+    ] = Engine.local,
+    ray_address: Annotated[
+        Optional[str], typer.Option("--ray-address", help="Ray cluster to run on (default: RAY_ADDRESS, "
+                                    "else a local instance).", rich_help_panel="Dataset audit")
+    ] = None,
 ) -> None:
     """Audit MODEL_DIR from its files alone: no weights are loaded, no code is executed.
 
@@ -128,7 +141,8 @@ def check(
         report = audit(
             model_dir, tokenizer=tokenizer, select=select, ignore=ignore, datasets=dataset,
             dataset_config=dataset_config, splits=split, text_columns=text_column, label_columns=label_column,
-            max_rows=max_rows, batch_size=batch_size, num_proc=num_proc,
+            max_rows=max_rows, batch_size=batch_size, num_proc=num_proc, engine=engine.value,
+            ray_address=ray_address,
             progress=fmt is Format.text and output_file is None and sys.stderr.isatty(),
         )
     except AuditError as exc:
