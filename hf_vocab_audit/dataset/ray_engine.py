@@ -52,10 +52,12 @@ def ray_session(address: str | None) -> Iterator[None]:
     """
     import ray
 
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if address:
+        _check_reachable(address)
     if ray.is_initialized():
         yield
         return
-    address = address or os.environ.get("RAY_ADDRESS") or None
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR, "configure_logging": True}
     try:
         if address:
@@ -69,6 +71,21 @@ def ray_session(address: str | None) -> Iterator[None]:
         yield
     finally:
         ray.shutdown()
+
+
+def _check_reachable(address: str) -> None:
+    """Fail in seconds on a wrong HOST:PORT (``ray.init`` retries it for minutes, logging each try)."""
+    import socket
+
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        return  # "auto", "local" and other forms Ray resolves itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except OSError as exc:
+        raise AuditError(None, f"--engine ray: cannot reach the Ray cluster at {address}: "
+                               f"{exc.strerror or exc}") from None
 
 
 def _first_line(exc: BaseException) -> str:
@@ -201,16 +218,32 @@ def read_split(spec: str, split: str, config: str | None, batch_size: int) -> An
 # ---------------------------------------------------------------------------------------- the scan
 
 
-def _quiet_data_context() -> Any:
+@contextmanager
+def _data_context() -> Iterator[None]:
+    """Ray Data settings for the scan (restored afterwards: the process may use Ray Data for more)."""
     import ray.data
 
     ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = False
-    ctx.print_on_execution_start = False
+    settings = {
+        "enable_progress_bars": False,  # the audit has its own progress line
+        "print_on_execution_start": False,
+        # The DataSourceV2 parquet reader adds a file-listing stage that cost 3-10 s per read here
+        # (2 loaded cores) against 0.3-0.9 s for V1; both read files in order.
+        "use_datasource_v2": False,
+    }
+    saved = {k: getattr(ctx, k, None) for k in settings}
+    saved_order = ctx.execution_options.preserve_order
+    for k, v in settings.items():
+        setattr(ctx, k, v)
     ctx.execution_options.preserve_order = True  # file readers: batches come back in file order
     for name in ("ray", "ray.data"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    return ctx
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            setattr(ctx, k, v)
+        ctx.execution_options.preserve_order = saved_order
 
 
 def scan_split(spec: str, split: str, ctx: ScanContext, *, config: str | None, batch_size: int,
@@ -241,8 +274,7 @@ def scan_with_ray(opened: Sequence[Any], contexts: Sequence[ScanContext], opts: 
     from .scan import _Bar
 
     results = []
-    with ray_session(opts.ray_address):
-        _quiet_data_context()
+    with ray_session(opts.ray_address), _data_context():
         for o, ctx in zip(opened, contexts):
             kwargs = {"config": opts.config, "batch_size": opts.batch_size, "max_rows": opts.max_rows,
                       "num_rows": o.split.num_rows}

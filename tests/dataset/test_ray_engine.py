@@ -83,7 +83,7 @@ def test_ray_report_equals_local_report_on_every_dataset_finding(ray_local, bert
 def test_ray_max_rows_and_batch_size_match_local(ray_local, bert_cls, tmp_path):
     specs = _every_finding(tmp_path)
     local = audit(bert_cls, datasets=specs, batch_size=13, max_rows=250)
-    ray = audit(bert_cls, datasets=specs, batch_size=50, max_rows=250, engine="ray")
+    ray = audit(bert_cls, datasets=specs, batch_size=50, max_rows=250, engine="ray", progress=True)
     split = next(s for s in ray.extra["dataset"]["splits"] if s["source"] == str(tmp_path / "pq"))
     assert split["rows"] == 250 and split["truncated"] is True
     assert _report_json(ray) == _report_json(local)
@@ -106,6 +106,14 @@ def test_missing_ray_exits_2_with_the_install_command(run_cli, bert_cls, tmp_pat
     assert code == 2 and INSTALL in err and err.strip().count("\n") == 0
     with pytest.raises(AuditError, match="unknown engine 'spark'"):
         audit(bert_cls, datasets=[data], engine="spark")
+
+
+def test_unreachable_cluster_is_one_line_exit_2(run_cli, bert_cls, tmp_path):
+    pytest.importorskip("ray", reason="ray is not installed: pip install 'hf-vocab-audit[ray]'")
+    data = write_jsonl(tmp_path / "t.jsonl", [{"text": "w1", "label": 0}])
+    code, _, err = run_cli("check", bert_cls, "--dataset", data, "--engine", "ray", "--ray-address", "127.0.0.1:1")
+    assert code == 2 and err.strip() == ("hf-vocab-audit: error: --engine ray: cannot reach the Ray cluster at "
+                                         "127.0.0.1:1: Connection refused")
 
 
 def test_shift_moves_every_row_like_a_later_offset():
