@@ -210,9 +210,13 @@ def is_integer_like(t: pa.DataType) -> bool:
 
 def flat_sequences(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, int, int]:
     """(values, offsets, null rows, null values) of a list<int> array; offsets has len(arr) + 1 entries."""
-    lengths = pc.list_value_length(arr).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    if (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)) and not arr.null_count:
+        raw = arr.offsets.to_numpy(zero_copy_only=False)  # zero-copy view; rebased when the array is a slice
+        offsets = (raw - raw[0]).astype(np.int64, copy=False) if raw[0] else raw.astype(np.int64, copy=False)
+    else:
+        lengths = pc.list_value_length(arr).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
     flat = arr.flatten()
     null_values = flat.null_count
     if null_values:
@@ -317,21 +321,24 @@ class _Acc:
 
 def _sequence_checks(
     acc: _Acc, plan: ColumnPlan, values: np.ndarray, offsets: np.ndarray, row_offset: int
-) -> np.ndarray:
-    """Range and length checks of an id sequence column; returns the row lengths."""
+) -> tuple[np.ndarray, Any, Any]:
+    """Range and length checks of an id sequence column; returns the row lengths, min and max."""
     lim, n = acc.ctx.limits, acc.ctx.max_locations
     lengths = np.diff(offsets)
-    if plan.role in ID_ROLES:
+    lo, hi = _minmax(values)  # two passes; the range checks below run only when min/max say they can fire
+    if plan.role in ID_ROLES and lo is not None and lo < 0:
         acc.add(plan.name, NEGATIVE, violation(values < 0, values, offsets, row_offset, n))
-    if plan.role == INPUT_IDS and lim.input_rows is not None:
+    if hi is None:
+        pass
+    elif plan.role == INPUT_IDS and lim.input_rows is not None and hi >= lim.input_rows:
         acc.add(plan.name, ID_TOO_LARGE, violation(values >= lim.input_rows, values, offsets, row_offset, n))
-    if plan.role == TOKEN_TYPE_IDS and lim.type_vocab_size is not None:
+    elif plan.role == TOKEN_TYPE_IDS and lim.type_vocab_size is not None and hi >= lim.type_vocab_size:
         acc.add(plan.name, TYPE_TOO_LARGE, violation(values >= lim.type_vocab_size, values, offsets, row_offset, n))
-    if plan.role == POSITION_IDS and lim.positions is not None:
+    elif plan.role == POSITION_IDS and lim.positions is not None and hi >= lim.positions:
         acc.add(plan.name, POSITION_TOO_LARGE, violation(values >= lim.positions, values, offsets, row_offset, n))
     if plan.role in (INPUT_IDS, TEXT):
         _length_checks(acc, plan.name, lengths, row_offset)
-    return lengths
+    return lengths, lo, hi
 
 
 def _length_checks(acc: _Acc, column: str, lengths: np.ndarray, row_offset: int) -> None:
@@ -354,8 +361,7 @@ def _id_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int, batc
     if is_list(arr.type):
         values, offsets, null_rows, _ = flat_sequences(arr)
         _null_rows(acc, plan.name, arr, row_offset)
-        lengths = _sequence_checks(acc, plan, values, offsets, row_offset)
-        lo, hi = _minmax(values)
+        lengths, lo, hi = _sequence_checks(acc, plan, values, offsets, row_offset)
         acc.stat(plan.name, ColumnStats(len(arr), int(values.size), null_rows, lo, hi,
                                         int(lengths.max()) if lengths.size else None))
         if (plan.role == INPUT_IDS and acc.ctx.causal_lm and acc.ctx.limits.eos_id is not None

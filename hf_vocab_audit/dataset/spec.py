@@ -78,6 +78,29 @@ def _rechunk(record_batch: pa.RecordBatch, batch_size: int) -> Iterator[pa.Table
         yield pa.Table.from_batches([record_batch.slice(start, batch_size)])
 
 
+def _parquet(files: list[Path], source: str) -> list[Split]:
+    """Local parquet files read row group by row group with pyarrow (bounded memory, no copy)."""
+    import pyarrow.parquet as pq
+    from datasets import Features
+
+    try:
+        first = pq.ParquetFile(str(files[0]))
+        features = Features.from_arrow_schema(first.schema_arrow)
+        rows = sum(pq.ParquetFile(str(f)).metadata.num_rows for f in files)
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds for a bad file
+        raise AuditError(source, f"cannot read parquet: {_first_line(exc)}") from None
+
+    def batches(batch_size: int) -> Iterator[pa.Table]:
+        for path in files:  # one row group at a time: iter_batches' read-ahead grows with the file
+            reader = pq.ParquetFile(str(path), pre_buffer=False)
+            for i in range(reader.num_row_groups):
+                group = reader.read_row_group(i)
+                for start in range(0, group.num_rows, batch_size):
+                    yield group.slice(start, batch_size)
+
+    return [Split(source, "train", features, rows, batches)]
+
+
 def _read_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -162,6 +185,13 @@ def open_spec(spec: str, config: str | None = None) -> list[Split]:
     path = Path(os.path.expanduser(spec))
     if any(c in spec for c in GLOB_CHARS):
         builder = _builder_for(spec)
+        if builder == "parquet" and not spec.lower().endswith(".gz"):
+            import glob
+
+            files = sorted(Path(p) for p in glob.glob(os.path.expanduser(spec), recursive=True))
+            if not files:
+                raise AuditError(spec, "matches no file")
+            return _parquet(files, spec)
         return _load(spec, builder, data_files={"train": os.path.expanduser(spec)}, streaming=True)
     if path.is_dir():
         if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
@@ -170,6 +200,8 @@ def open_spec(spec: str, config: str | None = None) -> list[Split]:
     if path.is_file():
         if not os.access(path, os.R_OK):
             raise AuditError(path, "is not readable")
+        if _builder_for(spec) == "parquet" and path.suffix.lower() == ".parquet":
+            return _parquet([path], spec)
         return _load(spec, _builder_for(spec), data_files={"train": str(path)}, streaming=True)
     looks_local = spec.startswith((".", "/", "~")) or spec.count("/") > 1 or Path(spec).suffix.lower() in BUILDERS
     if looks_local:
