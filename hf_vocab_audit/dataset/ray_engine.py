@@ -159,7 +159,13 @@ def source_for(spec: str, split: str, config: str | None) -> RaySource:
     path = Path(os.path.expanduser(spec))
     if _is_saved(path):
         return RaySource("datasets")
-    if any(c in spec for c in GLOB_CHARS) or path.is_file():
+    is_glob = any(c in spec for c in GLOB_CHARS)
+    if is_glob and _builder_for(spec) == "parquet" and not spec.lower().endswith(".gz"):
+        import glob  # spec.open_spec reads parquet globs itself, in this order
+
+        return RaySource("parquet", tuple(str(p) for p in sorted(
+            Path(p) for p in glob.glob(os.path.expanduser(spec), recursive=True))))
+    if is_glob or path.is_file():
         args: tuple[Any, ...] = (_builder_for(spec),)
         kwargs: dict[str, Any] = {"data_files": {"train": os.path.expanduser(spec)}}
     elif path.is_dir():

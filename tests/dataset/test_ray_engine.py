@@ -65,7 +65,8 @@ def _every_finding(root):
         "train": datasets.Dataset.from_dict({"input_ids": big, "label": [0, 1] * 500}),
         "test": datasets.Dataset.from_dict({"input_ids": big[:40], "label": [2] * 40}),
     }).save_to_disk(str(root / "saved"))
-    return [root / "pq", root / "jl", root / "txt" / "train" / "*.txt", root / "saved"]
+    return [root / "pq", root / "jl", root / "txt" / "train" / "*.txt", root / "pq" / "*" / "*.parquet",
+            root / "saved"]
 
 
 def test_ray_report_equals_local_report_on_every_dataset_finding(ray_local, bert_cls, tmp_path):
