@@ -32,6 +32,9 @@ from .kernel import ScanContext, Summary, merge, summarize
 INSTALL = 'pip install "hf-vocab-audit[ray]"'
 INDEX = "__hva_row__"  # explicit global row index of a datasets-object split
 RAY_READERS = {".parquet": "parquet", ".jsonl": "jsonl", ".txt": "text"}
+# One tokenizer thread per task: Ray already runs one task per CPU (the tokenizer's own thread pool
+# would put every core's threads on every core).
+WORKER_ENV = {"env_vars": {"TOKENIZERS_PARALLELISM": "false", "RAYON_NUM_THREADS": "1"}}
 BLOCK_ROWS = 64  # datasets-object splits: at least this many batches per block, so blocks stay few
 
 
@@ -261,7 +264,7 @@ def scan_split(spec: str, split: str, ctx: ScanContext, *, config: str | None, b
         truncated = num_rows > max_rows if num_rows is not None else ds.limit(max_rows + 1).count() > max_rows
         ds = ds.limit(max_rows)
     summaries = ds.map_batches(summarize_batch, fn_kwargs={"ctx": ctx}, batch_format="pyarrow",
-                               batch_size=batch_size, zero_copy_batch=True)
+                               batch_size=batch_size, zero_copy_batch=True, runtime_env=WORKER_ENV)
     summary, rows = Summary(), 0
     for out in summaries.iter_batches(batch_format="pyarrow", batch_size=None):
         for blob, n, indexed in zip(out.column("summary").to_pylist(), out.column("rows").to_pylist(),
