@@ -45,6 +45,11 @@ class VerifyLoad(str, enum.Enum):
     never = "never"
 
 
+class Engine(str, enum.Enum):
+    local = "local"
+    ray = "ray"
+
+
 class FailOn(str, enum.Enum):
     error = "error"
     warning = "warning"
@@ -161,6 +166,14 @@ def check(
         int, typer.Option("--num-proc", min=1, help="Scan up to N splits in parallel processes.",
                           rich_help_panel="Dataset audit")
     ] = 1,
+    engine: Annotated[
+        Engine, typer.Option("--engine", help="Scan here (local) or on Ray Data (ray; pip install "
+                             "'hf-vocab-audit[ray]').", rich_help_panel="Dataset audit")
+    ] = Engine.local,
+    ray_address: Annotated[
+        Optional[str], typer.Option("--ray-address", help="Ray cluster to run on (default: RAY_ADDRESS, "
+                                    "else a local instance).", rich_help_panel="Dataset audit")
+    ] = None,
 ) -> None:
     """Audit TARGET from its files alone: no weights are loaded, no code is executed.
 
@@ -185,7 +198,7 @@ def check(
             audit_options=dict(
                 weights=weights, datasets=dataset, dataset_config=dataset_config, splits=split,
                 text_columns=text_column, label_columns=label_column, max_rows=max_rows, batch_size=batch_size,
-                num_proc=num_proc,
+                num_proc=num_proc, engine=engine.value, ray_address=ray_address,
                 progress=all(f is Format.text for f in fmt or []) and not output_file and sys.stderr.isatty(),
             ),
             fix_options=dict(

@@ -33,6 +33,8 @@ class Options:
     batch_size: int = DEFAULT_BATCH_SIZE
     num_proc: int = 1
     progress: bool = False
+    engine: str = "local"  # "local" or "ray" (ray_engine.py)
+    ray_address: str | None = None
 
 
 @dataclass(frozen=True)
@@ -252,6 +254,12 @@ def scan(facts: Facts, opts: Options) -> DatasetFacts:
         raise AuditError(None, f"--batch-size must be >= 1, not {opts.batch_size}")
     if opts.max_rows is not None and opts.max_rows < 1:
         raise AuditError(None, f"--max-rows must be >= 1, not {opts.max_rows}")
+    if opts.engine not in ("local", "ray"):
+        raise AuditError(None, f"unknown engine {opts.engine!r} (local or ray)")
+    if opts.engine == "ray":
+        from .ray_engine import require_ray
+
+        require_ray()  # before reading anything: exit 2 with the install command
     limits, head, num_labels_source, missing = limits_for(facts)
     opened = _open_all(opts, facts)
     tokenizer = _tokenizer(facts)
@@ -260,7 +268,11 @@ def scan(facts: Facts, opts: Options) -> DatasetFacts:
     contexts = [ScanContext(o.split.source, o.split.name, o.plan.columns, limits, tokenizer,  # type: ignore[union-attr]
                             causal_lm=_causal(facts)) for o in opened]
     results: list[tuple[Summary, int, bool]]
-    if opts.num_proc > 1 and len(opened) > 1:
+    if opts.engine == "ray":
+        from .ray_engine import scan_with_ray
+
+        results = scan_with_ray(opened, contexts, opts)
+    elif opts.num_proc > 1 and len(opened) > 1:
         import multiprocessing
 
         spawn = multiprocessing.get_context("spawn")  # no fork after the tokenizer's threads started

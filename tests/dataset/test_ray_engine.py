@@ -1,0 +1,133 @@
+"""``--engine ray``: the same report as the local engine on data split over several files and blocks."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from dataset_builders import write_jsonl, write_parquet
+
+from hf_vocab_audit import AuditError, audit
+from hf_vocab_audit.dataset.kernel import ColumnPlan, Limits, ScanContext, summarize
+from hf_vocab_audit.dataset.ray_engine import INSTALL, shift, source_for
+from hf_vocab_audit.formats import render
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    """One small local Ray instance (2 CPUs, 150 MB object store) shared by the Ray tests."""
+    ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'hf-vocab-audit[ray]'")
+    ray.init(num_cpus=2, object_store_memory=150 * 1024**2, include_dashboard=False, log_to_driver=False,
+             logging_level="ERROR")
+    yield ray
+    ray.shutdown()
+
+
+def _report_json(report) -> dict:
+    data = json.loads(render(report, "json"))
+    data.pop("duration_s")
+    data["dataset"].pop("seconds")
+    return data
+
+
+def _every_finding(root):
+    """Four specs with every dataset finding, each split spread over several files (and Ray blocks)."""
+    rng = np.random.default_rng(0)
+    ids = [[2, *rng.integers(5, 100, 6).tolist(), 3] for _ in range(300)]
+    for f, name in enumerate("abc"):  # parquet: ids >= 104 rows in files b and c, -100 in c, one too long
+        part = [list(r) for r in ids[f * 100:(f + 1) * 100]]
+        if f:
+            part[37][4] = 200 + f
+        if f == 2:
+            part[90][2] = -100
+            part[95] = [5] * 70
+        write_parquet(root / "pq" / "train" / f"{name}.parquet", {"input_ids": part, "label": [0, 1] * 50})
+    write_parquet(root / "pq" / "test" / "d.parquet", {"input_ids": ids[:50], "label": [0, 1, 2, 1, 0] * 10})
+    for f in range(3):  # JSON lines: 1-based labels and a text longer than 64 positions, in the last file
+        rows = [{"sentence": " ".join(["w1", "w2"] * (1 + i % 5)), "label": 1 + (i + f) % 3} for i in range(150)]
+        if f == 2:
+            rows[120]["sentence"] = " ".join(["w3"] * 80)
+        write_jsonl(root / "jl" / "train" / f"part-{f}.jsonl", rows)
+    for f in range(2):  # text lines (empty lines kept), a too-long line in the second file
+        lines = ["w1 w2 w3", "", "w2"] * 200
+        if f:
+            lines[333] = " ".join(["w2"] * 90)
+        (root / "txt" / "train").mkdir(parents=True, exist_ok=True)
+        (root / "txt" / "train" / f"{f}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    import datasets  # save_to_disk: read from the datasets object, with an explicit row index column
+
+    big = [[2, 5, 6, 3]] * 1000
+    big[17], big[901] = [2, 150, 3], [2, -100, 3]
+    datasets.DatasetDict({
+        "train": datasets.Dataset.from_dict({"input_ids": big, "label": [0, 1] * 500}),
+        "test": datasets.Dataset.from_dict({"input_ids": big[:40], "label": [2] * 40}),
+    }).save_to_disk(str(root / "saved"))
+    return [root / "pq", root / "jl", root / "txt" / "train" / "*.txt", root / "pq" / "*" / "*.parquet",
+            root / "saved"]
+
+
+def test_ray_report_equals_local_report_on_every_dataset_finding(ray_local, bert_cls, tmp_path):
+    specs = _every_finding(tmp_path)
+    local = audit(bert_cls, datasets=specs, batch_size=7)
+    ray = audit(bert_cls, datasets=specs, batch_size=7, engine="ray")
+    codes = {f.code for f in local.findings}
+    assert {"HVA501", "HVA502", "HVA504", "HVA511", "HVA514"} <= codes
+    rows = {(f.code, f.location.file, f.location.split, f.location.row) for f in ray.findings}
+    assert ("HVA501", str(tmp_path / "pq"), "train", 137) in rows  # file b's row 37 is the split's row 137
+    assert ("HVA501", str(tmp_path / "saved"), "train", 17) in rows
+    assert _report_json(ray) == _report_json(local)
+
+
+def test_ray_max_rows_and_batch_size_match_local(ray_local, bert_cls, tmp_path):
+    specs = _every_finding(tmp_path)
+    local = audit(bert_cls, datasets=specs, batch_size=13, max_rows=250)
+    ray = audit(bert_cls, datasets=specs, batch_size=50, max_rows=250, engine="ray", progress=True)
+    split = next(s for s in ray.extra["dataset"]["splits"] if s["source"] == str(tmp_path / "pq"))
+    assert split["rows"] == 250 and split["truncated"] is True
+    assert _report_json(ray) == _report_json(local)
+
+
+def test_cli_engine_ray_exit_codes(ray_local, run_cli, bert_cls, tmp_path):
+    bad = write_jsonl(tmp_path / "bad" / "t.jsonl", [{"text": "w1", "label": v} for v in (0, 1, 3)])
+    code, out, _ = run_cli("check", bert_cls, "--dataset", bad, "--engine", "ray", "--format", "json")
+    assert code == 1
+    (f,) = [f for f in json.loads(out)["findings"] if f["code"] == "HVA510"]
+    assert f["location"]["row"] == 2
+    good = write_jsonl(tmp_path / "good" / "t.jsonl", [{"text": "w1", "label": v} for v in (0, 1, 2)])
+    assert run_cli("check", bert_cls, "--dataset", good, "--engine", "ray", "--select", "HVA5")[0] == 0
+
+
+def test_missing_ray_exits_2_with_the_install_command(run_cli, bert_cls, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    data = write_jsonl(tmp_path / "t.jsonl", [{"text": "w1", "label": 0}])
+    code, _, err = run_cli("check", bert_cls, "--dataset", data, "--engine", "ray")
+    assert code == 2 and INSTALL in err and err.strip().count("\n") == 0
+    with pytest.raises(AuditError, match="unknown engine 'spark'"):
+        audit(bert_cls, datasets=[data], engine="spark")
+
+
+def test_unreachable_cluster_is_one_line_exit_2(run_cli, bert_cls, tmp_path):
+    pytest.importorskip("ray", reason="ray is not installed: pip install 'hf-vocab-audit[ray]'")
+    data = write_jsonl(tmp_path / "t.jsonl", [{"text": "w1", "label": 0}])
+    code, _, err = run_cli("check", bert_cls, "--dataset", data, "--engine", "ray", "--ray-address", "127.0.0.1:1")
+    assert code == 2 and err.strip() == ("hf-vocab-audit: error: --engine ray: cannot reach the Ray cluster at "
+                                         "127.0.0.1:1: Connection refused")
+
+
+def test_shift_moves_every_row_like_a_later_offset():
+    batch = pa.table({"input_ids": [[1, 200, 3], [-100, 2], [5, 6, 7, 8]], "label": [0, 9, -1]})
+    ctx = ScanContext("s", "train", (ColumnPlan("input_ids", "input_ids"), ColumnPlan("label", "class_label")),
+                      Limits(input_rows=104, positions=3, num_labels=3))
+    assert shift(summarize(batch, 0, ctx), 1234) == summarize(batch, 1234, ctx)
+
+
+def test_ray_readers_are_chosen_from_the_resolved_files(tmp_path):
+    write_parquet(tmp_path / "pq" / "train" / "b.parquet", {"x": [1]})
+    write_parquet(tmp_path / "pq" / "train" / "a.parquet", {"x": [1]})
+    src = source_for(str(tmp_path / "pq"), "train", None)
+    assert src.reader == "parquet" and [p.rsplit("/", 1)[1] for p in src.files] == ["a.parquet", "b.parquet"]
+    (tmp_path / "t.csv").write_text("x\n1\n", encoding="utf-8")
+    assert source_for(str(tmp_path / "t.csv"), "train", None).reader == "datasets"
