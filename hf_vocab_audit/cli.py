@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from . import __version__
-from .errors import AuditError
+from .errors import AuditError, one_line
 
 app = typer.Typer(
     name="hf-vocab-audit",
@@ -39,7 +39,7 @@ class FailOn(str, enum.Enum):
 def _fail(message: str, debug: bool) -> None:
     if debug:
         raise
-    typer.echo(f"hf-vocab-audit: error: {message}", err=True)
+    typer.echo(f"hf-vocab-audit: error: {one_line(message)}", err=True)
     raise typer.Exit(EXIT_ERROR)
 
 
@@ -92,19 +92,32 @@ def check(
         _fail(f"unknown rule code or name: {', '.join(unknown)} (see `hf-vocab-audit rules`)", False)
     try:
         report = audit(model_dir, tokenizer=tokenizer, select=select, ignore=ignore)
+        text = render(report, fmt.value, fail_on.value)
     except AuditError as exc:
         _fail(str(exc), debug)
+    except RecursionError:
+        _fail(f"{model_dir}: input nested too deeply to audit", debug)
     except Exception as exc:  # noqa: BLE001 - never a traceback without --debug
-        _fail(f"{model_dir}: unexpected {exc.__class__.__name__}: {exc}".splitlines()[0][:500], debug)
-    text = render(report, fmt.value, fail_on.value)
+        _fail(f"{model_dir}: unexpected {exc.__class__.__name__}: {exc}", debug)
     if output_file is not None:
         try:
-            output_file.write_text(text, encoding="utf-8")
+            output_file.write_text(text, encoding="utf-8", errors="backslashreplace")
         except OSError as exc:
             _fail(f"{output_file}: cannot write the report: {exc.strerror}", debug)
     else:
-        sys.stdout.write(text)
+        _write_utf8(text)
     raise typer.Exit(report.exit_code(fail_on.value))
+
+
+def _write_utf8(text: str) -> None:
+    """Reports are UTF-8 whatever the locale (LC_ALL=C must not turn a token into an encoding error)."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(text)
+        return
+    sys.stdout.flush()
+    buffer.write(text.encode("utf-8", "backslashreplace"))
+    buffer.flush()
 
 
 @app.command("rules")
