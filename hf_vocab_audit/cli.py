@@ -14,8 +14,8 @@ from .errors import AuditError, one_line
 
 app = typer.Typer(
     name="hf-vocab-audit",
-    help="Find the vocabulary, embedding, label and position bugs behind "
-    "'CUDA error: device-side assert triggered' before a GPU sees them.",
+    help="Find the vocabulary, embedding, label and position bugs behind CUDA device-side asserts "
+    "before a GPU sees them.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -160,7 +160,7 @@ def make_tokenizer(
         tok.chat_template = chat_template
     folder.mkdir(parents=True, exist_ok=True)
     tok.save_pretrained(folder)
-    cls = tokenizer_class or {"bert": "BertTokenizer", "roberta": "RobertaTokenizer", "t5": "T5Tokenizer"}.get(style)
+    cls = tokenizer_class or {"bert": "BertTokenizer", "roberta": "RobertaTokenizer"}.get(style)
     if cls:
         edit_json(folder / "tokenizer_config.json", tokenizer_class=cls)
     return folder

@@ -374,6 +374,7 @@ def _sharded(folder: Path, weight_map: Any, shards: dict[str, dict[str, Any]] | 
 
 EMB = {"model.embed_tokens.weight": _entry()}
 HEAD = {"lm_head.weight": _entry()}
+SHARD1, SHARD2 = "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"
 
 
 @case("index", "model.safetensors.index.json")
@@ -385,8 +386,8 @@ def index_names_missing_shard(folder: Path) -> None:
 def tensor_in_two_shards(folder: Path) -> None:
     _sharded(
         folder,
-        {"model.embed_tokens.weight": "model-00001-of-00002.safetensors", "lm_head.weight": "model-00002-of-00002.safetensors"},
-        {"model-00001-of-00002.safetensors": EMB, "model-00002-of-00002.safetensors": EMB | HEAD},
+        {"model.embed_tokens.weight": SHARD1, "lm_head.weight": SHARD2},
+        {SHARD1: EMB, SHARD2: EMB | HEAD},
     )
 
 
@@ -394,8 +395,8 @@ def tensor_in_two_shards(folder: Path) -> None:
 def index_maps_tensor_to_wrong_shard(folder: Path) -> None:
     _sharded(
         folder,
-        {"model.embed_tokens.weight": "model-00002-of-00002.safetensors", "lm_head.weight": "model-00002-of-00002.safetensors"},
-        {"model-00001-of-00002.safetensors": EMB, "model-00002-of-00002.safetensors": HEAD},
+        {"model.embed_tokens.weight": SHARD2, "lm_head.weight": SHARD2},
+        {SHARD1: EMB, SHARD2: HEAD},
     )
 
 

@@ -79,7 +79,9 @@ def read_header(path: Path, rel: str) -> SafetensorsHeader:
     except UnicodeDecodeError:
         raise AuditError(path, "safetensors header is not valid UTF-8") from None
     except (ValueError, RecursionError) as exc:  # ValueError: also integers over Python's 4300-digit limit
-        why = exc.msg if isinstance(exc, json.JSONDecodeError) else "too deep" if isinstance(exc, RecursionError) else exc
+        why = (
+            exc.msg if isinstance(exc, json.JSONDecodeError) else "too deep" if isinstance(exc, RecursionError) else exc
+        )
         raise AuditError(path, f"safetensors header is not valid JSON ({why})") from None
     if not isinstance(header, dict):
         raise AuditError(path, "safetensors header must be a JSON object")
@@ -92,7 +94,7 @@ def read_header(path: Path, rel: str) -> SafetensorsHeader:
     for name, entry in header.items():
         tensors.append(_tensor(path, rel, name, entry, data_start, data_len))
     spans = sorted((t.begin, t.end, t.name) for t in tensors if t.end != t.begin)  # type: ignore[type-var]
-    for (b0, e0, n0), (b1, _e1, n1) in zip(spans, spans[1:]):
+    for (_b0, e0, n0), (b1, _e1, n1) in zip(spans, spans[1:], strict=False):
         if b1 < e0:
             raise AuditError(path, f"tensors {n0[:200]!r} and {n1[:200]!r} overlap in the data section")
     return SafetensorsHeader(path=path, data_start=data_start, tensors=tuple(tensors), metadata=metadata)

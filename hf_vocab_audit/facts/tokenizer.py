@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AuditError
-from .jsonfile import MAX_TOKENIZER_BYTES, check_inside, loads, read_bytes, read_json_object
+from .jsonfile import MAX_TOKENIZER_BYTES, check_inside, read_bytes, read_json_object, short_integers
 from .transformers_tables import model_input_names, tokenizer_class_for
 
 ROLES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")
@@ -187,11 +187,13 @@ def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFact
             )
         if content not in present:
             backend.add_tokens([AddedToken(content, special=special, normalized=not special)])
-    named, extra = _special_strings(special_map | config)
+    # transformers reads special_tokens_map.json (over tokenizer_config.json) only for legacy folders
+    # whose tokenizer_config.json has no added_tokens_decoder.
+    named, extra = _special_strings(config if "added_tokens_decoder" in config else config | special_map)
     for content in [*named.values(), *extra]:
         if content not in _added_contents(backend):
             backend.add_tokens([AddedToken(content, special=True, normalized=False)])
-    conflicts.extend(_tokenizer_json_conflicts(path, raw))
+    conflicts.extend(_tokenizer_json_conflicts(raw, backend))
 
     template, template_file = _find_chat_template(folder, config)
     tokenizer_class = config.get("tokenizer_class") if isinstance(config.get("tokenizer_class"), str) else None
@@ -240,24 +242,40 @@ def _added_tokens_decoder(path: Path, config: dict[str, Any]) -> dict[int, tuple
     return out
 
 
-def _tokenizer_json_conflicts(path: Path, raw: bytes) -> list[AddedTokenConflict]:
+def _added_tokens_section(raw: bytes) -> list[object]:
+    """tokenizer.json's top-level ``added_tokens`` list, decoded alone (the vocabulary is not parsed)."""
+    import json
+
+    needle = b'"added_tokens"'
+    start = 0
+    while (at := raw.find(needle, start)) != -1:
+        start = at + len(needle)
+        if raw[at - 1 : at] == b"\\":
+            continue
+        colon = raw.find(b":", start)
+        if colon == -1 or raw[start:colon].strip():
+            continue
+        try:
+            with short_integers():
+                value, _ = json.JSONDecoder().raw_decode(raw[colon + 1 :].lstrip().decode("utf-8", "replace"))
+        except (ValueError, RecursionError):
+            return []
+        return value if isinstance(value, list) else []
+    return []
+
+
+def _tokenizer_json_conflicts(raw: bytes, backend: Any) -> list[AddedTokenConflict]:
     """Duplicates inside tokenizer.json's own ``added_tokens`` list (the library keeps only one)."""
-    try:
-        data = loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise AuditError(path, f"is not valid JSON for this audit: {str(exc).split(';')[0]}"[:300]) from None
     by_id: dict[int, set[str]] = {}
     by_content: dict[str, set[int]] = {}
-    for entry in data.get("added_tokens") or []:
+    for entry in _added_tokens_section(raw):
         if isinstance(entry, dict) and isinstance(entry.get("id"), int) and isinstance(entry.get("content"), str):
             by_id.setdefault(entry["id"], set()).add(entry["content"])
             by_content.setdefault(entry["content"], set()).add(entry["id"])
-    vocab = (data.get("model") or {}).get("vocab")
-    if isinstance(vocab, dict):
-        for content, ids in by_content.items():
-            base = vocab.get(content)
-            if isinstance(base, int) and any(i != base for i in ids):
-                ids.add(base)
+    for content, ids in by_content.items():
+        base = backend.model.token_to_id(content)
+        if base is not None and any(i != base for i in ids):
+            ids.add(base)
     out = []
     for token_id, contents in sorted(by_id.items()):
         if len(contents) > 1:

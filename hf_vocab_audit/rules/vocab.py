@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..facts import Facts
 from ..findings import Applicability, FixPlan, Location, Severity
 from .registry import Hit, rule
@@ -188,9 +186,11 @@ def token_id_gap(facts: Facts):
     their ids are contiguous.
     """
     tok = facts.tokenizer
+    if not tok.ids or tok.ids[-1] + 1 == len(tok.ids):  # type: ignore[union-attr]
+        return  # contiguous: the common case, decided without numpy
+    import numpy as np
+
     ids = np.asarray(tok.ids, dtype=np.int64)  # type: ignore[union-attr]
-    if ids.size == 0 or ids[-1] + 1 == ids.size:
-        return
     starts = np.flatnonzero(np.diff(np.concatenate(([-1], ids))) > 1)
     ranges = []
     for s in starts[:SHOW]:

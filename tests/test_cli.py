@@ -1,0 +1,118 @@
+"""The command line: exit codes, one-line errors, rules/explain/demo."""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+import sys
+
+import pytest
+from builders import CHATML, checkpoint, edit_json
+
+
+def test_check_clean_exits_0(tmp_path, run_cli):
+    code, out, _ = run_cli("check", checkpoint(tmp_path, "llama", 104))
+    assert code == 0 and "PASS 0 error(s)" in out
+
+
+def test_check_broken_exits_1_and_json_matches(tmp_path, run_cli):
+    checkpoint(tmp_path, "llama", 104, added_special=["<|im_start|>", "<|im_end|>"], chat_template=CHATML)
+    code, out, _ = run_cli("check", tmp_path, "--format", "json")
+    assert code == 1
+    data = json.loads(out)
+    assert data["exit_code"] == 1 and data["summary"]["error"] >= 2
+    assert {f["code"] for f in data["findings"]} >= {"HVA101", "HVA102", "HVA206"}
+
+
+def test_fail_on_and_select_ignore(tmp_path, run_cli):
+    checkpoint(tmp_path, "llama", 104, added_special=["<|im_start|>", "<|im_end|>"], chat_template=CHATML)
+    assert run_cli("check", tmp_path, "--fail-on", "never")[0] == 0
+    assert run_cli("check", tmp_path, "--ignore", "HVA1", "--ignore", "HVA206")[0] == 0
+    code, out, _ = run_cli("check", tmp_path, "--select", "HVA101", "--format", "json")
+    assert code == 1 and {f["code"] for f in json.loads(out)["findings"]} == {"HVA101"}
+
+
+def test_unknown_selector_exits_2(tmp_path, run_cli):
+    code, _, err = run_cli("check", checkpoint(tmp_path, "llama", 104), "--select", "HVA999")
+    assert code == 2 and "unknown rule code or name: HVA999" in err
+
+
+def test_output_file(tmp_path, run_cli):
+    out_file = tmp_path / "r.json"
+    code, out, _ = run_cli("check", checkpoint(tmp_path / "m", "llama", 104), "--format", "json",
+                           "--output-file", out_file)
+    assert code == 0 and out == "" and json.loads(out_file.read_text())["summary"]["error"] == 0
+
+
+def _truncated_header(d):
+    (d / "model.safetensors").write_bytes(struct.pack("<Q", 500) + b'{"a":')
+
+
+def _header_larger_than_file(d):
+    (d / "model.safetensors").write_bytes(struct.pack("<Q", 10**9) + b"{}")
+
+
+MALFORMED = {
+    "missing config": (lambda d: (d / "config.json").unlink(), "config.json: missing"),
+    "corrupt config": (lambda d: (d / "config.json").write_text("{not json"), "config.json: is not valid JSON"),
+    "vocab_size string": (lambda d: edit_json(d / "config.json", vocab_size="32000"),
+                          "config.json: \"vocab_size\" must be an integer, not str '32000'"),
+    "truncated header": (_truncated_header, "model.safetensors: safetensors header length 500 is larger"),
+    "header larger than file": (_header_larger_than_file, "safetensors header length 1000000000 is larger than"),
+    "tokenizer not a tokenizer": (lambda d: (d / "tokenizer.json").write_text('{"hello": 1}'),
+                                  "tokenizer.json: is not a tokenizer the tokenizers library can load"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_input_exits_2_with_one_line(tmp_path, run_cli, case):
+    break_it, expected = MALFORMED[case]
+    checkpoint(tmp_path, "llama", 104)
+    break_it(tmp_path)
+    code, out, err = run_cli("check", tmp_path)
+    assert code == 2
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hf-vocab-audit: error: ")
+    assert expected in lines[0]
+    assert "Traceback" not in err
+
+
+def test_missing_folder_and_file_instead_of_folder(tmp_path, run_cli):
+    code, _, err = run_cli("check", tmp_path / "nope")
+    assert code == 2 and "model folder does not exist" in err
+    (tmp_path / "file").write_text("x")
+    code, _, err = run_cli("check", tmp_path / "file")
+    assert code == 2 and "must be a folder, not a file" in err
+
+
+def test_rules_and_explain(run_cli):
+    code, out, _ = run_cli("rules")
+    assert code == 0 and "HVA101  token-id-beyond-embedding" in out
+    data = json.loads(run_cli("rules", "--format", "json")[1])
+    assert all(r["code"].startswith("HVA") and r["severity"] in ("error", "warning", "info") for r in data)
+    code, out, _ = run_cli("explain", "HVA105")
+    assert code == 0 and "Why it matters:" in out and "How to fix:" in out and "padding" in out
+    assert run_cli("explain", "padded-embedding-rows")[1] == out
+    assert run_cli("explain", "HVA999")[0] == 2
+
+
+def test_demo_runs_offline_and_shows_the_finding():
+    result = subprocess.run([sys.executable, "-m", "hf_vocab_audit", "demo"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "HVA101 token-id-beyond-embedding" in result.stdout
+    assert "resize_token_embeddings" in result.stdout
+    assert "torch" not in result.stderr
+
+
+def test_static_check_does_not_import_torch_or_transformers(tmp_path):
+    checkpoint(tmp_path, "llama", 104)
+    code = (
+        "import sys; from hf_vocab_audit.cli import main; sys.argv=['x','check',sys.argv[1]]\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
+        "bad = [m for m in ('torch', 'transformers') if m in sys.modules]\nassert not bad, bad\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
