@@ -1001,3 +1001,69 @@ def run_cli(args: list[str], *, env: dict[str, str] | None = None, timeout: floa
         time.perf_counter() - start,
         usage.ru_maxrss / 1024,
     )
+
+
+class _CaseTimeout(BaseException):
+    """Raised by SIGALRM inside a batch child; a BaseException so the CLI's ``except Exception`` misses it."""
+
+
+def run_batch(items: list[tuple[str, list[str]]], *, timeout: float = TIME_LIMIT,
+              memory: int = MEMORY_LIMIT) -> dict[str, Outcome]:
+    """Many ``check`` invocations in ONE child process (limits as :func:`run_cli`), through typer's CliRunner.
+
+    Interpreter and torch start-up are paid once; each case still has its own SIGALRM time limit. An
+    exception that escapes the CLI is reported as exit code 99 with its traceback in ``stderr``.
+    """
+    import resource
+    import subprocess
+    import sys
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    root = Path(__file__).resolve().parent
+    env = dict(os.environ, PYTHONPATH=f"{root.parent}{os.pathsep}{root}", HF_HUB_OFFLINE="1")
+    code = f"import malformed; malformed._batch_child({timeout!r})"
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=json.dumps(items).encode(), capture_output=True, env=env,
+        preexec_fn=limit, timeout=timeout * len(items) + 60, check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"batch child failed ({done.returncode}): {done.stderr.decode()[-3000:]}")
+    return {name: Outcome(**fields) for name, fields in json.loads(done.stdout)}
+
+
+def _batch_child(timeout: float) -> None:
+    import resource
+    import signal
+    import sys
+    import time
+    import traceback
+
+    from typer.testing import CliRunner
+
+    from hf_vocab_audit.cli import app
+
+    def alarm(*_: object) -> None:
+        raise _CaseTimeout
+
+    signal.signal(signal.SIGALRM, alarm)
+    results = []
+    for name, args in json.loads(sys.stdin.read()):
+        start = time.perf_counter()
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            result = CliRunner().invoke(app, ["check", *args])
+            code, out, err = result.exit_code, result.stdout, result.stderr
+            if result.exception is not None and not isinstance(result.exception, SystemExit):
+                code = 99
+                err += "".join(traceback.format_exception(result.exception))
+        except _CaseTimeout:
+            code, out, err = 124, "", ""
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        results.append((name, dict(exit_code=code, stdout=out, stderr=err,
+                                   seconds=time.perf_counter() - start, max_rss_mb=rss)))
+    sys.stdout.write(json.dumps(results))
