@@ -136,7 +136,7 @@ def _refusal(exc: Exception) -> str:
     import re
 
     text = str(exc)
-    found = re.search(r"Unsupported global: GLOBAL ([\w.]+)", text)
+    found = re.search(r"(?:Unsupported global: GLOBAL|unsupported GLOBAL) ([\w.]+)", text)
     if found:
         return f"the pickle imports {found.group(1)}, so loading it with weights_only=False would run code"
     found = re.search(r"WeightsUnpickler error: *\n?\s*([^\n]+)", text)
