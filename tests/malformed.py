@@ -507,6 +507,11 @@ def eos_token_id_nested_list(folder: Path) -> None:
     _config(folder, eos_token_id=[[2]])
 
 
+@case("config", "config.json")
+def eos_token_id_list_with_null(folder: Path) -> None:
+    _config(folder, eos_token_id=[2, None])
+
+
 @case("config", exit_codes=(0, 1))
 def eos_token_id_huge(folder: Path) -> None:
     _config(folder, eos_token_id=2**70)

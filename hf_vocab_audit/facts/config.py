@@ -30,6 +30,8 @@ def _ids(path: Path, key: str, value: Any) -> tuple[int, ...] | None:
     if isinstance(value, list):
         if not value:
             return None
+        if any(v is None for v in value):
+            raise AuditError(path, f'"{key}" must be an integer or a list of integers, not {value!r}'[:300])
         return tuple(_int(path, key, v, minimum=None) for v in value)  # type: ignore[misc]
     return (_int(path, key, value, minimum=None),)  # type: ignore[return-value]
 
