@@ -115,9 +115,14 @@ def _write_utf8(text: str) -> None:
     if buffer is None:
         sys.stdout.write(text)
         return
-    sys.stdout.flush()
-    buffer.write(text.encode("utf-8", "backslashreplace"))
-    buffer.flush()
+    try:
+        sys.stdout.flush()
+        buffer.write(text.encode("utf-8", "backslashreplace"))
+        buffer.flush()
+    except BrokenPipeError:  # `hf-vocab-audit check m | head`: the reader left; keep the exit code, no traceback
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 @app.command("rules")

@@ -110,3 +110,20 @@ def test_debug_shows_the_traceback(tmp_path):
     outcome = run_cli([*args, "--debug"])
     assert outcome.exit_code == 1  # an uncaught exception under --debug
     assert "Traceback" in outcome.stderr and "AuditError" in outcome.stderr
+
+
+def test_closed_stdout_is_not_a_traceback(tmp_path):
+    """`hf-vocab-audit check DIR | head -1`: the reader leaves early; the exit code stays the audit's."""
+    import subprocess
+    import sys
+
+    from malformed import tiny_checkpoint
+
+    folder = tiny_checkpoint(tmp_path / "ckpt")
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.Popen([sys.executable, "-m", "hf_vocab_audit", "check", str(folder), "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(root)})
+    proc.stdout.close()  # type: ignore[union-attr]
+    err = proc.stderr.read().decode()  # type: ignore[union-attr]
+    assert proc.wait(timeout=120) == 0  # the healthy audit's code (click alone would exit 1)
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
