@@ -104,3 +104,4 @@ def test_concurrent_audits_agree(tmp_path):
         results = list(pool.map(lambda _: [f.to_dict() for f in audit(folder).findings], range(8)))
     assert all(r == expected for r in results)
 
+

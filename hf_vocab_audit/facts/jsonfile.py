@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,12 +45,22 @@ def short_integers() -> Iterator[None]:
     Converting a long digit string is quadratic: 20,000 integers of 4,000 digits take seconds, while no
     real config or header holds an integer over 20 digits.
     """
-    previous = sys.get_int_max_str_digits()
-    sys.set_int_max_str_digits(640)
+    with _DIGITS_LOCK:  # process-wide setting: the first entrant lowers it, the last one restores it
+        if not _DIGITS_USERS:
+            _DIGITS_USERS.append(sys.get_int_max_str_digits())
+            sys.set_int_max_str_digits(640)
+        _DIGITS_USERS.append(0)
     try:
         yield
     finally:
-        sys.set_int_max_str_digits(previous)
+        with _DIGITS_LOCK:
+            _DIGITS_USERS.pop()
+            if len(_DIGITS_USERS) == 1:
+                sys.set_int_max_str_digits(_DIGITS_USERS.pop())
+
+
+_DIGITS_LOCK = threading.Lock()
+_DIGITS_USERS: list[int] = []  # [saved limit, one entry per active user]
 
 
 def loads(text: str | bytes) -> Any:
