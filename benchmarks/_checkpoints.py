@@ -18,6 +18,7 @@ import numpy as np
 CACHE = Path(__file__).resolve().parent.parent / ".bench-cache"
 VOCAB = 128256
 BASE_VOCAB = 128000
+HIDDEN = 2048
 
 
 def _layer_shapes(prefix: str, hidden: int, inter: int, heads: int, kv_heads: int) -> dict[str, tuple[int, ...]]:
@@ -150,8 +151,7 @@ def _config(folder: Path, **shape: int) -> None:
         {"bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009]}, indent=2))
 
 
-def _build(name: str, shape: dict[str, int], shards: int, sparse: bool) -> Path:
-    folder = CACHE / name
+def _build(folder: Path, shape: dict[str, int], shards: int, sparse: bool) -> Path:
     if (folder / "DONE").exists():
         return folder
     folder.mkdir(parents=True, exist_ok=True)
@@ -162,13 +162,14 @@ def _build(name: str, shape: dict[str, int], shards: int, sparse: bool) -> Path:
     return folder
 
 
-LLAMA_1B = dict(hidden=2048, inter=5632, layers=16, heads=32, kv_heads=4)
+LLAMA_1B = dict(hidden=HIDDEN, inter=5632, layers=16, heads=32, kv_heads=4)
 LLAMA_405B = dict(hidden=16384, inter=53248, layers=126, heads=128, kv_heads=8)
 
 
-def llama_1b() -> Path:
-    return _build("llama-1.2b-bf16", LLAMA_1B, 3, sparse=False)
+def llama_1b(folder: Path | None = None) -> Path:
+    """The 1.2 B checkpoint (default: cached in .bench-cache/); reused when already complete."""
+    return _build(Path(folder) if folder else CACHE / "llama-1.2b-bf16", LLAMA_1B, 3, sparse=False)
 
 
-def llama_405b_headers() -> Path:
-    return _build("llama-405b-headers", LLAMA_405B, 191, sparse=True)
+def llama_405b_headers(folder: Path | None = None) -> Path:
+    return _build(Path(folder) if folder else CACHE / "llama-405b-headers", LLAMA_405B, 191, sparse=True)

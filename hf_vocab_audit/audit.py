@@ -35,14 +35,46 @@ def audit(
     tokenizer: str | Path | None = None,
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
+    weights: bool = False,
+    datasets: Iterable[str] | None = None,
+    dataset_config: str | None = None,
+    splits: Iterable[str] | None = None,
+    text_columns: Iterable[str] | None = None,
+    label_columns: Iterable[str] | None = None,
+    max_rows: int | None = None,
+    batch_size: int = 1000,
+    num_proc: int = 1,
+    progress: bool = False,
 ) -> Report:
     """Audit a local checkpoint folder from its files alone (no weights are loaded).
 
-    Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run (missing or malformed files).
+    ``weights=True`` also reads the embedding matrices (only them) to find untrained token rows (HVA6xx).
+    With ``datasets`` (SPECs: data files, globs, folders, ``save_to_disk`` folders, Hub ids), every
+    selected split is also streamed against the model (HVA5xx); ``Report.extra["dataset"]`` holds
+    per-column stats. Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run.
     """
     start = time.perf_counter()
     facts = gather(model_dir, tokenizer)
-    findings, skipped, ran = run_rules(facts, selected(select, ignore))
+    rules = selected(select, ignore)
+    findings, skipped, ran = run_rules(facts, rules)
+    extra: dict = {}
+    if weights:
+        from .weights import run_weight_rules
+
+        w_findings, w_skipped, w_ran, section = run_weight_rules(facts, rules)
+        findings, skipped, ran = findings + w_findings, skipped + w_skipped, ran + w_ran
+        if section is not None:
+            extra["weights"] = section
+    if datasets:
+        from .dataset.report import dataset_section, run_dataset_rules
+        from .dataset.scan import Options, scan
+
+        specs = tuple(str(d) for d in datasets)
+        df = scan(facts, Options(specs, dataset_config, tuple(splits or ()), tuple(text_columns or ()),
+                                 tuple(label_columns or ()), max_rows, batch_size, num_proc, progress))
+        more, more_skipped, more_ran = run_dataset_rules(df, rules)
+        findings, skipped, ran = findings + more, skipped + more_skipped, ran + more_ran
+        extra["dataset"] = dataset_section(df, specs)
     return Report(
         target=str(model_dir),
         tool_version=__version__,
@@ -51,4 +83,5 @@ def audit(
         facts=facts.summary(),
         rules_run=tuple(ran),
         duration_s=time.perf_counter() - start,
+        extra=extra,
     )

@@ -27,6 +27,22 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 class Format(str, enum.Enum):
     text = "text"
     json = "json"
+    markdown = "markdown"
+    sarif = "sarif"
+    junit = "junit"
+    github = "github"
+    html = "html"
+
+
+class Method(str, enum.Enum):
+    surgical = "surgical"
+    transformers = "transformers"
+
+
+class VerifyLoad(str, enum.Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
 
 
 class FailOn(str, enum.Enum):
@@ -60,14 +76,22 @@ def _main(
 
 @app.command()
 def check(
-    model_dir: Annotated[Path, typer.Argument(help="Checkpoint folder (config.json, tokenizer, weights).")],
+    target: Annotated[
+        str, typer.Argument(help="Checkpoint folder (config.json, tokenizer, weights), or org/name (org/name@revision) on the Hub.")
+    ],
     tokenizer: Annotated[
-        Optional[Path], typer.Option("--tokenizer", help="Tokenizer folder, when not in MODEL_DIR.")
+        Optional[Path], typer.Option("--tokenizer", help="Tokenizer folder, when not in the checkpoint.")
     ] = None,
-    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
+    fmt: Annotated[
+        Optional[list[Format]], typer.Option("--format", help="Output format (repeatable; default text).")
+    ] = None,
     fail_on: Annotated[
-        FailOn, typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity.")
-    ] = FailOn.error,
+        Optional[FailOn],
+        typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity (default: error)."),
+    ] = None,
+    exit_zero: Annotated[
+        Optional[bool], typer.Option("--exit-zero/--no-exit-zero", help="Exit 0 even when findings fail the gate.")
+    ] = None,
     select: Annotated[
         Optional[list[str]], typer.Option("--select", help="Only these rules (code, prefix or name; repeatable).")
     ] = None,
@@ -75,54 +99,110 @@ def check(
         Optional[list[str]], typer.Option("--ignore", help="Skip these rules (code, prefix or name; repeatable).")
     ] = None,
     output_file: Annotated[
-        Optional[Path], typer.Option("--output-file", help="Write the report here instead of standard output.")
+        Optional[list[Path]],
+        typer.Option("--output-file", help="Write a format here (repeatable; pairs with --format in order, "
+                     "the first format goes to standard output when there is one file fewer)."),
     ] = None,
+    config: Annotated[
+        Optional[Path], typer.Option("--config", help="Settings file to use instead of the model's hf-vocab-audit.toml.")
+    ] = None,
+    weights: Annotated[
+        bool, typer.Option("--weights", help="Also read the embedding matrices to find untrained token rows.")
+    ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Write a repaired copy of MODEL_DIR (see --output); audit the copy.")
+    ] = False,
+    output: Annotated[
+        Optional[Path], typer.Option("--output", help="Folder for --fix (default: MODEL_DIR-fixed).")
+    ] = None,
+    pad_to_multiple_of: Annotated[
+        Optional[int], typer.Option("--pad-to-multiple-of", min=1, help="--fix: round grown rows up to this.")
+    ] = None,
+    unsafe_fixes: Annotated[
+        bool, typer.Option("--unsafe-fixes", help="--fix: also apply fixes that change behaviour (special ids, pad).")
+    ] = False,
+    force: Annotated[bool, typer.Option("--force", help="--fix: replace a non-empty --output folder.")] = False,
+    method: Annotated[
+        Method, typer.Option("--method", help="--fix: rewrite only the changed tensors, or load with transformers.")
+    ] = Method.surgical,
+    verify_load: Annotated[
+        VerifyLoad, typer.Option("--verify-load", help="--fix: load the result with transformers (auto: if small).")
+    ] = VerifyLoad.auto,
+    dataset: Annotated[
+        Optional[list[str]],
+        typer.Option("--dataset", help="Also stream this dataset (data file, glob, folder, save_to_disk folder "
+                     "or Hub id; repeatable).", rich_help_panel="Dataset audit"),
+    ] = None,
+    dataset_config: Annotated[
+        Optional[str], typer.Option("--dataset-config", help="Dataset configuration name (Hub datasets).",
+                                    rich_help_panel="Dataset audit")
+    ] = None,
+    split: Annotated[
+        Optional[list[str]], typer.Option("--split", help="Only this split (repeatable; default all).",
+                                          rich_help_panel="Dataset audit")
+    ] = None,
+    text_column: Annotated[
+        Optional[list[str]], typer.Option("--text-column", help="Tokenize this column (repeatable; "
+                                          "overrides detection).", rich_help_panel="Dataset audit")
+    ] = None,
+    label_column: Annotated[
+        Optional[list[str]], typer.Option("--label-column", help="Check this column as labels (repeatable; "
+                                          "overrides detection).", rich_help_panel="Dataset audit")
+    ] = None,
+    max_rows: Annotated[
+        Optional[int], typer.Option("--max-rows", min=1, help="Scan at most N rows per split.",
+                                    rich_help_panel="Dataset audit")
+    ] = None,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", min=1, help="Rows per scanned batch.", rich_help_panel="Dataset audit")
+    ] = 1000,
+    num_proc: Annotated[
+        int, typer.Option("--num-proc", min=1, help="Scan up to N splits in parallel processes.",
+                          rich_help_panel="Dataset audit")
+    ] = 1,
 ) -> None:
-    """Audit MODEL_DIR from its files alone: no weights are loaded, no code is executed.
+    """Audit TARGET from its files alone: no weights are loaded, no code is executed.
 
-    Exit codes: 0 no finding at or above --fail-on; 1 at least one; 2 the audit could not run.
+    Settings come from the tool.hf-vocab-audit table of pyproject.toml and hf-vocab-audit.toml next to the model;
+    flags win. Exit codes: 0 no finding at or above --fail-on (or --exit-zero); 1 at least one; 2 the audit
+    could not run.
+    With --dataset, also stream the dataset and find every out-of-range id and label (HVA5xx).
+    With --fix, write a repaired copy (see --output) and report the audit of that copy.
     """
-    from .audit import audit
-    from .formats import render
+    from .formats.outputs import pair_outputs, write_outputs
+    from .gate import run_gate
     from .rules.registry import validate_selectors
 
     unknown = validate_selectors([*(select or []), *(ignore or [])])
     if unknown:
         _fail(f"unknown rule code or name: {', '.join(unknown)} (see `hf-vocab-audit rules`)", False)
     try:
-        report = audit(model_dir, tokenizer=tokenizer, select=select, ignore=ignore)
-        text = render(report, fmt.value, fail_on.value)
+        pairs = pair_outputs([f.value for f in fmt or []], list(output_file or []))
+        outcome = run_gate(
+            target, tokenizer=tokenizer, config=config, select=select, ignore=ignore,
+            fail_on=fail_on.value if fail_on else None, exit_zero=exit_zero,
+            audit_options=dict(
+                weights=weights, datasets=dataset, dataset_config=dataset_config, splits=split,
+                text_columns=text_column, label_columns=label_column, max_rows=max_rows, batch_size=batch_size,
+                num_proc=num_proc,
+                progress=all(f is Format.text for f in fmt or []) and not output_file and sys.stderr.isatty(),
+            ),
+            fix_options=dict(
+                output=output, unsafe_fixes=unsafe_fixes, pad_to_multiple_of=pad_to_multiple_of, force=force,
+                method=method.value, verify_load=verify_load.value,
+            ) if fix else None,
+        )
+        for entry in outcome.unused_allow:
+            typer.echo(f"hf-vocab-audit: warning: {entry.where} ({entry.code}) matched no finding", err=True)
+        write_outputs(outcome.report, pairs, outcome.settings.fail_on)
     except AuditError as exc:
         _fail(str(exc), debug)
     except RecursionError:
-        _fail(f"{model_dir}: input nested too deeply to audit", debug)
+        _fail(f"{target}: input nested too deeply to audit", debug)
     except Exception as exc:  # noqa: BLE001 - never a traceback without --debug
-        _fail(f"{model_dir}: unexpected {exc.__class__.__name__}: {exc}", debug)
-    if output_file is not None:
-        try:
-            output_file.write_text(text, encoding="utf-8", errors="backslashreplace")
-        except OSError as exc:
-            _fail(f"{output_file}: cannot write the report: {exc.strerror}", debug)
-    else:
-        _write_utf8(text)
-    raise typer.Exit(report.exit_code(fail_on.value))
-
-
-def _write_utf8(text: str) -> None:
-    """Reports are UTF-8 whatever the locale (LC_ALL=C must not turn a token into an encoding error)."""
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:
-        sys.stdout.write(text)
-        return
-    try:
-        sys.stdout.flush()
-        buffer.write(text.encode("utf-8", "backslashreplace"))
-        buffer.flush()
-    except BrokenPipeError:  # `hf-vocab-audit check m | head`: the reader left; keep the exit code, no traceback
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _fail(f"{target}: unexpected {exc.__class__.__name__}: {exc}", debug)
+    raise typer.Exit(outcome.exit_code)
 
 
 @app.command("rules")

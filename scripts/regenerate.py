@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Regenerate every generated file: the transformers table, the example reports, the CLI reference.
+"""Regenerate every generated file: the transformers table, the example reports, the format goldens,
+the CLI reference.
 
     python scripts/regenerate.py          # write them
     python scripts/regenerate.py --check  # exit 1 if any is stale
@@ -58,15 +59,54 @@ def cli_reference() -> str:
     return note + result.stdout.rstrip() + "\n"
 
 
+def readme() -> str:
+    """README.md with its rule table rebuilt from the registry."""
+    from hf_vocab_audit.rules import all_rules
+
+    path = ROOT / "README.md"
+    text = path.read_text(encoding="utf-8")
+    start = text.index("<!-- rules:start")
+    start = text.index("\n", start) + 1
+    end = text.index("<!-- rules:end -->")
+    rows = ["| code | name | severity | what it finds |", "| --- | --- | --- | --- |"]
+    pipe = "\\|"
+    rows += [f"| {r.code} | {r.name} | {r.severity.value} | {r.summary.replace('|', pipe)} |" for r in all_rules()]
+    return text[:start] + "\n".join(rows) + "\n" + text[end:]
+
+
 def generated() -> dict[Path, str]:
     from hf_vocab_audit.facts import transformers_tables
 
     files = {
         transformers_tables.TABLE_PATH: json.dumps(transformers_tables.generate(), indent=1, sort_keys=True) + "\n",
         ROOT / "cli" / "reference.md": cli_reference(),
+        ROOT / "README.md": readme(),
     }
     files.update(example_reports())
+    files.update(format_goldens())
+    files[ROOT / "reports" / "example-report.html"] = html_example()
     return files
+
+
+def html_example() -> str:
+    """The --weights HTML report of a broken chat checkpoint (reports/make_example.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_example", ROOT / "reports" / "make_example.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    with tempfile.TemporaryDirectory() as tmp:
+        return module.regenerate(Path(tmp) / "report.html").read_text(encoding="utf-8")
+
+
+def format_goldens() -> dict[Path, str]:
+    """Every output format of the demo's broken checkpoint (scripts/regenerate_formats.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("regenerate_formats", ROOT / "scripts" / "regenerate_formats.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return {ROOT / "reports" / "formats" / name: text for name, text in module.golden_outputs().items()}
 
 
 def main(argv: list[str]) -> int:

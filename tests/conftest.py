@@ -11,6 +11,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import pytest  # noqa: E402
 
+pytest_plugins = ["dataset_builders"]  # dataset fixtures: bert_cls, llama_lm, llama_pad_eos, minilm_cls
+
 
 @pytest.fixture(scope="session")
 def minilm_dir() -> Path:

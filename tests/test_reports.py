@@ -48,6 +48,15 @@ def test_cli_reference_is_current():
     )
 
 
+def test_readme_rule_table_is_current():
+    from hf_vocab_audit.rules import all_rules
+
+    text = (ROOT / "README.md").read_text()
+    assert text == _regenerate_module().readme(), "stale README rule table: run `python scripts/regenerate.py`"
+    for r in all_rules():
+        assert f"| {r.code} | {r.name} | {r.severity.value} |" in text
+
+
 def test_live_reports_match_schema(tmp_path):
     checkpoint(tmp_path / "a", "llama", 104, added_special=["<|im_start|>"], chat_template=CHATML)
     checkpoint(tmp_path / "b", "bert-cls", 104)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +47,7 @@ class Facts:
             "tied_embeddings": emb.tied if emb else None,
             "max_position_embeddings": cfg.max_position_embeddings,
             "model_max_length": tok.model_max_length if tok else None,
+            "special_token_ids": {role: i for role, (_c, i) in sorted(tok.special_tokens.items())} if tok else {},
         }
 
 
@@ -63,8 +65,16 @@ def _folder(path: Path, what: str) -> Path:
     return path
 
 
-def gather(model_dir: str | Path, tokenizer_dir: str | Path | None = None) -> Facts:
-    """Read every fact the static rules need from ``model_dir`` (and a separate tokenizer folder)."""
+def gather(
+    model_dir: str | Path,
+    tokenizer_dir: str | Path | None = None,
+    *,
+    tensors_from: Callable[[Path], CheckpointTensors | None] = load_tensors,
+) -> Facts:
+    """Read every fact the static rules need from ``model_dir`` (and a separate tokenizer folder).
+
+    ``tensors_from`` supplies the tensor headers (the Hub source reads them remotely).
+    """
     folder = _folder(Path(model_dir), "model folder")
     config_path = folder / "config.json"
     if not config_path.exists():
@@ -85,7 +95,7 @@ def gather(model_dir: str | Path, tokenizer_dir: str | Path | None = None) -> Fa
     else:
         missing["tokenizer"] = f"no tokenizer files in {folder} (pass --tokenizer DIR)"
 
-    tensors = load_tensors(folder)
+    tensors = tensors_from(folder)
     embeddings = None
     if tensors is None:
         missing["tensors"] = "no model.safetensors, sharded index or pytorch_model.bin"

@@ -5,13 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..report import Report
-from . import json_format, text
+from . import github, html, json_format, junit, markdown, sarif, text
 
 Renderer = Callable[[Report, str], str]
 
 RENDERERS: dict[str, Renderer] = {
     "text": text.render,
     "json": json_format.render,
+    "markdown": markdown.render,
+    "sarif": sarif.render,
+    "junit": junit.render,
+    "github": github.render,
+    "html": html.render,
 }
 
 

@@ -32,6 +32,22 @@ def _facts_lines(report: Report) -> list[str]:
     return lines
 
 
+def _fix_lines(console: Console, report: Report) -> None:
+    """The --fix section: where it wrote, findings left unfixed and why, notes."""
+    fix = report.extra.get("fix")
+    if not fix:
+        return
+    console.print(f"  written to {escape(fix['output'])} ({escape(fix['method'])})", style="dim")
+    if fix["unfixed"]:
+        console.print()
+        console.print(f"[bold]NOT FIXED ({len(fix['unfixed'])})[/]")
+        for u in fix["unfixed"]:
+            console.print(f"  {u['code']} {escape(u['message'])}")
+            console.print(f"    why: {escape(u['reason'])}", style="dim")
+    for note in fix["notes"]:
+        console.print(f"  note: {escape(note)}", style="dim")
+
+
 def render(report: Report, fail_on: str = "error", *, color: bool | None = None) -> str:
     buf = io.StringIO()
     terminal = sys.stdout.isatty() if color is None else color
@@ -62,6 +78,7 @@ def render(report: Report, fail_on: str = "error", *, color: bool | None = None)
         console.print("[bold green]FIXES APPLIED[/]")
         for fx in report.fixes:
             console.print(f"  {fx.code} {escape(fx.description)} ({fx.applicability.value})")
+    _fix_lines(console, report)
     if report.skipped:
         console.print()
         console.print(f"[dim]SKIPPED ({len(report.skipped)})[/]")

@@ -1,0 +1,22 @@
+"""Names shared by the kernel and the rules: column roles and check names (no heavy imports)."""
+
+IGNORE_INDEX = -100  # the label value cross entropy skips
+
+# Column roles (see roles.py).
+INPUT_IDS, TOKEN_TYPE_IDS, ATTENTION_MASK, POSITION_IDS = "input_ids", "token_type_ids", "attention_mask", "position_ids"
+TEXT, CLASS_LABEL, LM_LABELS = "text", "class_label", "lm_labels"
+ID_ROLES = (INPUT_IDS, TOKEN_TYPE_IDS, ATTENTION_MASK, POSITION_IDS)
+
+# Check names (the keys of Summary.violations; rules in rules/dataset.py read them).
+ID_TOO_LARGE = "id-too-large"  # token id >= input-embedding rows
+NEGATIVE = "negative"  # negative value in a non-label id column
+TYPE_TOO_LARGE = "type-too-large"  # token_type_id >= type_vocab_size
+TOO_LONG = "too-long"  # sequence longer than the usable absolute positions
+BEYOND_ROTARY = "beyond-rotary"  # sequence longer than max_position_embeddings of a rotary model
+POSITION_TOO_LARGE = "position-too-large"  # position_ids value >= usable positions
+LABEL_OUT_OF_RANGE = "label-out-of-range"  # class label outside 0..num_labels-1 (not -100, not -1)
+LABEL_MINUS_ONE = "label-minus-one"  # class label -1 (a common "unknown" marker cross entropy rejects)
+LM_LABEL_TOO_LARGE = "lm-label-too-large"  # LM label id >= lm_head rows, or negative other than -100
+ALL_MASKED = "all-masked"  # a row whose labels are all -100
+EOS_MASKED = "eos-masked"  # eos in input_ids whose label is -100 (or masked by the collator) when pad == eos
+NULL = "null"  # a missing value in a checked column

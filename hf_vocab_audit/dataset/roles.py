@@ -1,0 +1,161 @@
+"""Column roles: which columns hold token ids, text, class labels or language-model labels.
+
+Detected from column names, Arrow types and ``ClassLabel`` features, decided for labels by the
+model's architecture; ``--text-column`` / ``--label-column`` override detection for their role.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from .kernel import (
+    ATTENTION_MASK,
+    CLASS_LABEL,
+    INPUT_IDS,
+    LM_LABELS,
+    POSITION_IDS,
+    TEXT,
+    TOKEN_TYPE_IDS,
+    ColumnPlan,
+    is_integer_like,
+    is_list,
+)
+
+LABEL_NAMES = ("label", "labels", "label_ids", "ner_tags", "pos_tags", "chunk_tags")
+TEXT_NAMES = (
+    "text", "sentence", "sentence1", "sentence2", "content", "document", "review", "prompt", "completion",
+    "question", "context", "premise", "hypothesis", "source", "target", "input", "output", "query", "response",
+)  # fmt: skip
+CLASSIFICATION_HEADS = ("ForSequenceClassification", "ForTokenClassification", "ForMultipleChoice")
+LM_HEADS = ("ForCausalLM", "LMHeadModel", "ForMaskedLM", "ForConditionalGeneration", "ForSeq2SeqLM",
+            "ForPreTraining", "WithLMHead")
+
+
+@dataclass(frozen=True)
+class Unchecked:
+    """A column that has a role but cannot be checked (wrong type, nested, mixed types)."""
+
+    column: str
+    role: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    columns: tuple[ColumnPlan, ...]
+    unchecked: tuple[Unchecked, ...]  # reported as findings (HVA530)
+    skipped: tuple[tuple[str, str], ...]  # (column, reason): columns with no role
+
+
+def head_kind(architectures: tuple[str, ...]) -> str | None:
+    """"classification", "lm" or None (a base model: labels decided by column type alone)."""
+    names = " ".join(architectures)
+    if any(h in names for h in CLASSIFICATION_HEADS):
+        return "classification"
+    if any(h in names for h in LM_HEADS):
+        return "lm"
+    return None
+
+
+def id_role(name: str) -> str | None:
+    if name == "input_ids" or name.endswith("_input_ids"):
+        return INPUT_IDS
+    if name == "token_type_ids" or name.endswith("_token_type_ids"):
+        return TOKEN_TYPE_IDS
+    if name == "attention_mask" or name.endswith("_attention_mask"):
+        return ATTENTION_MASK
+    if name == "position_ids" or name.endswith("_position_ids"):
+        return POSITION_IDS
+    return None
+
+
+def _is_string(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def _describe(t: pa.DataType) -> str:
+    if str(t).startswith("extension<arrow.json"):
+        return "mixed value types (numbers and strings in one column)"
+    return f"type {t}"
+
+
+def _int_list(t: pa.DataType) -> bool:
+    return is_list(t) and is_integer_like(t.value_type)
+
+
+def _class_names(feature: Any) -> tuple[str, ...] | None:
+    """Names of a ClassLabel feature, or of a sequence of ClassLabel (token classification)."""
+    for candidate in (feature, getattr(feature, "feature", None)):
+        names = getattr(candidate, "names", None)
+        if type(candidate).__name__ == "ClassLabel" and names:
+            return tuple(names)
+    return None
+
+
+def _label_plan(name: str, t: pa.DataType, head: str | None, names: tuple[str, ...] | None,
+                input_ids: str | None) -> ColumnPlan | Unchecked:
+    if names is not None:
+        return ColumnPlan(name, CLASS_LABEL, names)
+    if _int_list(t):
+        if head == "classification" or name in ("ner_tags", "pos_tags", "chunk_tags"):
+            return ColumnPlan(name, CLASS_LABEL)  # token classification: one class per token
+        return ColumnPlan(name, LM_LABELS, input_ids_column=input_ids)
+    if is_list(t):
+        return Unchecked(name, "labels", f"{_describe(t)}: expected one integer per row or a list of integers")
+    if is_integer_like(t) or _is_string(t):
+        return ColumnPlan(name, CLASS_LABEL)
+    if pa.types.is_floating(t):
+        return Unchecked(name, "labels", "float labels (regression or multi-label targets are not range-checked)")
+    return Unchecked(name, "labels", f"{_describe(t)}: expected integers or strings")
+
+
+def plan_columns(
+    schema: pa.Schema,
+    features: Any,
+    architectures: tuple[str, ...],
+    *,
+    text_columns: tuple[str, ...] = (),
+    label_columns: tuple[str, ...] = (),
+) -> Plan:
+    """Roles for the columns of one split (flags already checked to exist somewhere)."""
+    head = head_kind(architectures)
+    plans: list[ColumnPlan] = []
+    unchecked: list[Unchecked] = []
+    skipped: list[tuple[str, str]] = []
+    columns = {f.name: f.type for f in schema}
+    has_ids = "input_ids" in columns
+    input_ids = "input_ids" if has_ids else None
+    for name, t in columns.items():
+        feature = features.get(name) if features is not None and hasattr(features, "get") else None
+        names = _class_names(feature)
+        role = id_role(name)
+        if name in text_columns:
+            if _is_string(t):
+                plans.append(ColumnPlan(name, TEXT))
+            else:
+                unchecked.append(Unchecked(name, "text", f"{_describe(t)}: --text-column needs strings"))
+        elif name in label_columns or (not label_columns and (name in LABEL_NAMES or names is not None)):
+            result = _label_plan(name, t, head, names, input_ids)
+            (plans if isinstance(result, ColumnPlan) else unchecked).append(result)  # type: ignore[arg-type]
+        elif role is not None:
+            if _int_list(t) or is_integer_like(t):
+                plans.append(ColumnPlan(name, role))
+            elif is_list(t) and is_list(t.value_type):
+                unchecked.append(Unchecked(name, role, f"nested lists ({t}): expected one list of ids per row"))
+            else:
+                unchecked.append(Unchecked(name, role, f"{_describe(t)}: expected a list of integer ids per row"))
+        elif _is_string(t):
+            if text_columns:
+                skipped.append((name, "string column not named by --text-column"))
+            elif has_ids:
+                skipped.append((name, "text not tokenized: the split already has input_ids"))
+            elif name in TEXT_NAMES:
+                plans.append(ColumnPlan(name, TEXT))
+            else:
+                skipped.append((name, "string column with no known role (pass --text-column to tokenize it)"))
+        else:
+            skipped.append((name, f"no role for a column of {_describe(t)}"))
+    return Plan(tuple(plans), tuple(unchecked), tuple(skipped))

@@ -1,0 +1,291 @@
+"""Stream every split of the given datasets through the kernel and merge the batch summaries."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from ..errors import AuditError
+from ..facts import Facts
+from ..rules.positions import usable_positions
+from .kernel import ColumnPlan, Limits, ScanContext, Summary, merge, summarize
+from .roles import Plan, Unchecked, head_kind, plan_columns
+from .spec import Split, open_spec
+
+DEFAULT_BATCH_SIZE = 1000
+
+
+@dataclass(frozen=True)
+class Options:
+    specs: tuple[str, ...]
+    config: str | None = None
+    splits: tuple[str, ...] = ()
+    text_columns: tuple[str, ...] = ()
+    label_columns: tuple[str, ...] = ()
+    max_rows: int | None = None
+    batch_size: int = DEFAULT_BATCH_SIZE
+    num_proc: int = 1
+    progress: bool = False
+
+
+@dataclass(frozen=True)
+class SplitScan:
+    source: str
+    split: str
+    rows: int
+    columns: tuple[ColumnPlan, ...]
+    unchecked: tuple[Unchecked, ...]
+    skipped: tuple[tuple[str, str], ...]
+    truncated: bool  # stopped at --max-rows
+
+
+@dataclass(frozen=True)
+class DatasetFacts:
+    """What the dataset rules read: the model's facts, its limits, and the merged scan summary."""
+
+    model: Facts
+    limits: Limits
+    head: str | None  # "classification", "lm" or None
+    num_labels_source: str | None
+    splits: tuple[SplitScan, ...]
+    summary: Summary
+    seconds: float = 0.0
+    missing: dict[str, str] = field(default_factory=dict)  # limit -> why it is unknown
+
+
+def _num_labels(facts: Facts, head: str | None) -> tuple[int | None, str | None]:
+    cfg = facts.config
+    clf = facts.embeddings.classifier if facts.embeddings else None
+    if clf is not None and head == "classification" and "MultipleChoice" not in " ".join(cfg.architectures):
+        return clf.rows, f"{clf.name} has {clf.rows} rows"
+    if cfg.id2label:
+        return len(cfg.id2label), f"config.json id2label has {len(cfg.id2label)} labels"
+    if cfg.num_labels is not None:
+        return cfg.num_labels, f"config.json num_labels is {cfg.num_labels}"
+    if head == "classification":
+        return 2, "transformers' default num_labels (2)"
+    return None, None
+
+
+def limits_for(facts: Facts) -> tuple[Limits, str | None, str | None, dict[str, str]]:
+    """The model's limits for the kernel, its head kind, where num_labels came from, and what is unknown."""
+    cfg, emb, tok = facts.config, facts.embeddings, facts.tokenizer
+    head = head_kind(cfg.architectures)
+    missing: dict[str, str] = {}
+    input_rows = emb.input_rows if emb and emb.input_rows else cfg.vocab_size
+    output_rows = emb.output_rows if emb and emb.output_rows else input_rows
+    if input_rows is None:
+        missing["input_rows"] = facts.missing.get("input_embedding", "no embeddings and no config vocab_size")
+    type_rows = emb.token_type.rows if emb and emb.token_type else cfg.type_vocab_size
+    usable = usable_positions(facts)
+    rotary = cfg.max_position_embeddings if usable is None and cfg.has_rotary else None
+    num_labels, source = _num_labels(facts, head)
+    eos = pad = None
+    if tok is not None:
+        eos, pad = tok.special_tokens.get("eos", (None, None))[1], tok.special_tokens.get("pad", (None, None))[1]
+    ids = cfg.special.ids
+    eos = eos if eos is not None else (ids.get("eos_token_id") or (None,))[0]
+    pad = pad if pad is not None else (ids.get("pad_token_id") or (None,))[0]
+    limits = Limits(
+        input_rows=input_rows,
+        output_rows=output_rows,
+        type_vocab_size=type_rows,
+        positions=usable[0] if usable else None,
+        rotary_positions=rotary,
+        num_labels=num_labels,
+        tokenizer_max_id=tok.max_id if tok else None,
+        eos_id=eos if eos is not None and eos == pad else None,
+    )
+    return limits, head, source, missing
+
+
+def _causal(facts: Facts) -> bool:
+    names = " ".join(facts.config.architectures)
+    return ("ForCausalLM" in names or "LMHeadModel" in names) and not facts.config.is_encoder_decoder
+
+
+def _tokenizer(facts: Facts) -> Any:
+    if facts.tokenizer is None:
+        return None
+    backend = facts.tokenizer.backend
+    backend.no_padding()  # a training script's default call: no padding, no truncation
+    backend.no_truncation()
+    return backend
+
+
+@dataclass
+class _Opened:
+    split: Split
+    first: pa.Table | None
+    rest: Iterator[pa.Table]
+    plan: Plan | None = None
+
+
+def _peek(split: Split, batch_size: int) -> _Opened:
+    it = _guard(split, split.batches(batch_size), 0)
+    first = next(it, None)
+    return _Opened(split, first, it)
+
+
+def _guard(split: Split, batches: Iterator[pa.Table], start: int) -> Iterator[pa.Table]:
+    """Turn read errors into one-line AuditErrors naming the dataset, split and row."""
+    row = start
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except AuditError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - readers raise many kinds for bad data
+            text = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0][:300]
+            raise AuditError(split.source, f"split {split.name!r}: cannot read rows after {row}: {text}") from None
+        row += batch.num_rows
+        yield batch
+
+
+def _check_flags(opened: list[_Opened], opts: Options) -> None:
+    present: set[str] = set()
+    for o in opened:
+        if o.first is not None:
+            present.update(o.first.column_names)
+    for flag, names in (("--text-column", opts.text_columns), ("--label-column", opts.label_columns)):
+        for name in names:
+            if name not in present:
+                listing = ", ".join(sorted(present)) or "none"
+                raise AuditError(", ".join(opts.specs), f"{flag} {name!r}: no split has that column "
+                                                        f"(columns: {listing})")
+
+
+def _open_all(opts: Options, facts: Facts) -> list[_Opened]:
+    splits: list[Split] = []
+    for spec in opts.specs:
+        splits.extend(open_spec(spec, opts.config))
+    if opts.splits:
+        names = {s.name for s in splits}
+        unknown = [s for s in opts.splits if s not in names]
+        if unknown:
+            raise AuditError(", ".join(opts.specs), f"no split named {', '.join(map(repr, unknown))} "
+                                                    f"(splits: {', '.join(sorted(names))})")
+        splits = [s for s in splits if s.name in opts.splits]
+    opened = [_peek(s, opts.batch_size) for s in splits]
+    _check_flags(opened, opts)
+    for o in opened:
+        schema = o.first.schema if o.first is not None else pa.schema([])
+        o.plan = plan_columns(schema, o.split.features, facts.config.architectures,
+                              text_columns=opts.text_columns, label_columns=opts.label_columns)
+    return opened
+
+
+def _scan_one(o: _Opened, ctx: ScanContext, opts: Options, bar: Any) -> tuple[Summary, int, bool]:
+    summary = Summary()
+    rows = 0
+    truncated = False
+    batches = itertools.chain([o.first] if o.first is not None else [], o.rest)
+    for batch in batches:
+        if opts.max_rows is not None and rows + batch.num_rows >= opts.max_rows:
+            truncated = rows + batch.num_rows > opts.max_rows
+            batch = batch.slice(0, opts.max_rows - rows)
+        summary = merge(summary, summarize(batch, rows, ctx))
+        rows += batch.num_rows
+        if bar is not None:
+            bar.advance(batch.num_rows, summary)
+        if opts.max_rows is not None and rows >= opts.max_rows:
+            truncated = truncated or next(batches, None) is not None
+            break
+    return summary, rows, truncated
+
+
+def _worker(spec: str, config: str | None, split_name: str, ctx: ScanContext, opts: Options,
+            plan: Plan) -> tuple[Summary, int, bool]:
+    """Scan one split in a worker process (it reopens the dataset: open splits cannot be pickled)."""
+    split = next(s for s in open_spec(spec, config) if s.name == split_name)
+    o = _peek(split, opts.batch_size)
+    o.plan = plan
+    return _scan_one(o, ctx, opts, None)
+
+
+class _Bar:
+    """A rich progress line on standard error: rows, rows/s and tokens/s."""
+
+    def __init__(self, label: str, total: int | None):
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[info]}"),
+                                 TimeElapsedColumn(), transient=True, console=_stderr_console())
+        self.task = self.progress.add_task(label, total=total, info="")
+        self.start = time.perf_counter()
+        self.rows = 0
+
+    def advance(self, n: int, summary: Summary) -> None:
+        self.rows += n
+        tokens = sum(s.tokens + (s.values if s.max_length is not None else 0) for s in summary.stats.values())
+        dt = max(time.perf_counter() - self.start, 1e-9)
+        self.progress.update(self.task, advance=n,
+                             info=f"{self.rows:,} rows  {self.rows / dt:,.0f} rows/s  {tokens / dt:,.0f} tokens/s")
+
+    def __enter__(self) -> _Bar:  # noqa: PYI034
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(file=sys.stderr)
+
+
+def scan(facts: Facts, opts: Options) -> DatasetFacts:
+    """Scan every selected split of ``opts.specs`` against ``facts``' model."""
+    start = time.perf_counter()
+    if opts.batch_size < 1:
+        raise AuditError(None, f"--batch-size must be >= 1, not {opts.batch_size}")
+    if opts.max_rows is not None and opts.max_rows < 1:
+        raise AuditError(None, f"--max-rows must be >= 1, not {opts.max_rows}")
+    limits, head, num_labels_source, missing = limits_for(facts)
+    opened = _open_all(opts, facts)
+    tokenizer = _tokenizer(facts)
+    if tokenizer is None and any(p.role == "text" for o in opened for p in o.plan.columns):  # type: ignore[union-attr]
+        raise AuditError(facts.model_dir, "text columns need a tokenizer: pass --tokenizer DIR")
+    contexts = [ScanContext(o.split.source, o.split.name, o.plan.columns, limits, tokenizer,  # type: ignore[union-attr]
+                            causal_lm=_causal(facts)) for o in opened]
+    results: list[tuple[Summary, int, bool]]
+    if opts.num_proc > 1 and len(opened) > 1:
+        import multiprocessing
+
+        spawn = multiprocessing.get_context("spawn")  # no fork after the tokenizer's threads started
+        with ProcessPoolExecutor(max_workers=min(opts.num_proc, len(opened)), mp_context=spawn) as pool:
+            futures = [pool.submit(_worker, o.split.source, opts.config, o.split.name, ctx, opts, o.plan)
+                       for o, ctx in zip(opened, contexts)]
+            results = [f.result() for f in futures]
+    else:
+        results = []
+        for o, ctx in zip(opened, contexts):
+            if opts.progress:
+                with _Bar(f"{o.split.name}", o.split.num_rows) as bar:
+                    results.append(_scan_one(o, ctx, opts, bar))
+            else:
+                results.append(_scan_one(o, ctx, opts, None))
+    summary = Summary()
+    splits = []
+    for o, (s, rows, truncated) in zip(opened, results):
+        summary = merge(summary, s)
+        plan: Plan = o.plan  # type: ignore[assignment]
+        splits.append(SplitScan(o.split.source, o.split.name, rows, plan.columns, plan.unchecked, plan.skipped,
+                                truncated))
+    return DatasetFacts(facts, limits, head, num_labels_source, tuple(splits), summary,
+                        time.perf_counter() - start, missing)
+
+
+def scan_specs(facts: Facts, specs: Sequence[str], **kwargs: Any) -> DatasetFacts:
+    return scan(facts, Options(tuple(specs), **kwargs))

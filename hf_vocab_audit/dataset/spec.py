@@ -1,0 +1,209 @@
+"""Open a dataset SPEC as named splits that stream Arrow batches.
+
+SPEC: a data file or glob (``.jsonl``, ``.json``, ``.csv``, ``.parquet``, ``.txt``, ``.arrow``), a folder
+of data files whose names give the splits (as ``load_dataset`` infers them), a ``save_to_disk`` folder
+(Dataset or DatasetDict), or a Hub dataset id (the local cache when offline). Local data is read in
+streaming mode, so memory stays flat however large the files are.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from ..errors import AuditError
+
+BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet",
+            ".txt": "text", ".arrow": "arrow"}  # fmt: skip
+GLOB_CHARS = "*?["
+
+
+@dataclass(frozen=True)
+class Split:
+    """One split of one dataset: its name, declared features and a batch iterator factory."""
+
+    source: str
+    name: str
+    features: Any  # datasets.Features or None
+    num_rows: int | None
+    batches: Callable[[int], Iterator[pa.Table]] = field(repr=False, compare=False)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else exc.__class__.__name__)[:300]
+
+
+def _quiet() -> None:
+    import datasets
+
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL)  # read errors become one-line AuditErrors
+    datasets.disable_progress_bars()
+
+
+def _iterable_batches(ds: Any) -> Callable[[int], Iterator[pa.Table]]:
+    def batches(batch_size: int) -> Iterator[pa.Table]:
+        yield from ds.with_format("arrow").iter(batch_size=batch_size)
+
+    return batches
+
+
+def _arrow_file_batches(files: list[Path]) -> Callable[[int], Iterator[pa.Table]]:
+    """Batches of ``save_to_disk`` Arrow stream files, read sequentially (no memory map)."""
+
+    def batches(batch_size: int) -> Iterator[pa.Table]:
+        for path in files:
+            with pa.OSFile(str(path)) as source:
+                try:
+                    reader = pa.ipc.open_stream(source)
+                except pa.ArrowInvalid:
+                    reader = pa.ipc.open_file(source)  # type: ignore[assignment]
+                    for i in range(reader.num_record_batches):  # type: ignore[attr-defined]
+                        yield from _rechunk(reader.get_batch(i), batch_size)  # type: ignore[attr-defined]
+                    continue
+                for record_batch in reader:
+                    yield from _rechunk(record_batch, batch_size)
+
+    return batches
+
+
+def _rechunk(record_batch: pa.RecordBatch, batch_size: int) -> Iterator[pa.Table]:
+    for start in range(0, record_batch.num_rows, batch_size):
+        yield pa.Table.from_batches([record_batch.slice(start, batch_size)])
+
+
+def _parquet(files: list[Path], source: str) -> list[Split]:
+    """Local parquet files read row group by row group with pyarrow (bounded memory, no copy)."""
+    import pyarrow.parquet as pq
+    from datasets import Features
+
+    try:
+        first = pq.ParquetFile(str(files[0]))
+        features = Features.from_arrow_schema(first.schema_arrow)
+        rows = sum(pq.ParquetFile(str(f)).metadata.num_rows for f in files)
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds for a bad file
+        raise AuditError(source, f"cannot read parquet: {_first_line(exc)}") from None
+
+    def batches(batch_size: int) -> Iterator[pa.Table]:
+        for path in files:  # one row group at a time: iter_batches' read-ahead grows with the file
+            reader = pq.ParquetFile(str(path), pre_buffer=False)
+            for i in range(reader.num_row_groups):
+                group = reader.read_row_group(i)
+                for start in range(0, group.num_rows, batch_size):
+                    yield group.slice(start, batch_size)
+
+    return [Split(source, "train", features, rows, batches)]
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise AuditError(path, f"cannot read: {_first_line(exc)}") from None
+    if not isinstance(data, dict):
+        raise AuditError(path, "must be a JSON object")
+    return data
+
+
+def _saved_split(folder: Path, source: str, name: str) -> Split:
+    """One folder written by ``Dataset.save_to_disk``."""
+    from datasets import Features
+
+    state = _read_json(folder / "state.json")
+    info = _read_json(folder / "dataset_info.json") if (folder / "dataset_info.json").exists() else {}
+    files = []
+    for entry in state.get("_data_files") or []:
+        filename = entry.get("filename") if isinstance(entry, dict) else None
+        if not isinstance(filename, str) or "/" in filename or "\\" in filename:
+            raise AuditError(folder / "state.json", f"bad _data_files entry {entry!r}"[:200])
+        path = folder / filename
+        if not path.is_file():
+            raise AuditError(path, "is listed in state.json but missing")
+        files.append(path)
+    features = None
+    if isinstance(info.get("features"), dict):
+        try:
+            features = Features.from_dict(info["features"])
+        except Exception as exc:  # noqa: BLE001 - a malformed features block
+            raise AuditError(folder / "dataset_info.json", f"bad features: {_first_line(exc)}") from None
+    rows = None
+    splits = info.get("splits")
+    if isinstance(splits, dict):
+        entry = splits.get(name) or next(iter(splits.values()), None)
+        rows = entry.get("num_examples") if isinstance(entry, dict) else None
+    return Split(source, name, features, rows if isinstance(rows, int) else None, _arrow_file_batches(files))
+
+
+def _saved(path: Path, source: str) -> list[Split]:
+    if (path / "dataset_dict.json").exists():
+        names = _read_json(path / "dataset_dict.json").get("splits")
+        if not isinstance(names, list) or not all(isinstance(n, str) and "/" not in n for n in names):
+            raise AuditError(path / "dataset_dict.json", '"splits" must be a list of split names')
+        return [_saved_split(path / n, source, n) for n in names]
+    state = _read_json(path / "state.json")
+    name = state.get("_split") if isinstance(state.get("_split"), str) else "train"
+    return [_saved_split(path, source, name)]
+
+
+def _load(source: str, *args: Any, **kwargs: Any) -> list[Split]:
+    import datasets
+
+    _quiet()
+    try:
+        loaded = datasets.load_dataset(*args, **kwargs)
+    except (FileNotFoundError, datasets.exceptions.DatasetNotFoundError) as exc:
+        raise AuditError(source, f"cannot open the dataset: {_first_line(exc)}") from None
+    except ConnectionError as exc:
+        raise AuditError(source, f"cannot reach the Hugging Face Hub and the dataset is not cached "
+                                 f"({_first_line(exc)})") from None
+    except Exception as exc:  # noqa: BLE001 - datasets raises many kinds for unreadable input
+        raise AuditError(source, f"cannot open the dataset: {exc.__class__.__name__}: {_first_line(exc)}") from None
+    out = []
+    for name, ds in loaded.items():
+        rows = getattr(ds, "num_rows", None)
+        out.append(Split(source, str(name), ds.features, rows if isinstance(rows, int) else None,
+                         _iterable_batches(ds)))
+    return out
+
+
+def _builder_for(path: str) -> str:
+    lower = path.lower()
+    for ext, builder in BUILDERS.items():
+        if lower.endswith((ext, ext + ".gz")):
+            return builder
+    raise AuditError(path, f"unknown data file type; use one of {', '.join(sorted(BUILDERS))}")
+
+
+def open_spec(spec: str, config: str | None = None) -> list[Split]:
+    """The splits of ``spec``, each able to stream Arrow batches."""
+    path = Path(os.path.expanduser(spec))
+    if any(c in spec for c in GLOB_CHARS):
+        builder = _builder_for(spec)
+        if builder == "parquet" and not spec.lower().endswith(".gz"):
+            import glob
+
+            files = sorted(Path(p) for p in glob.glob(os.path.expanduser(spec), recursive=True))
+            if not files:
+                raise AuditError(spec, "matches no file")
+            return _parquet(files, spec)
+        return _load(spec, builder, data_files={"train": os.path.expanduser(spec)}, streaming=True)
+    if path.is_dir():
+        if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
+            return _saved(path, spec)
+        return _load(spec, str(path), config, streaming=True)
+    if path.is_file():
+        if not os.access(path, os.R_OK):
+            raise AuditError(path, "is not readable")
+        if _builder_for(spec) == "parquet" and path.suffix.lower() == ".parquet":
+            return _parquet([path], spec)
+        return _load(spec, _builder_for(spec), data_files={"train": str(path)}, streaming=True)
+    looks_local = spec.startswith((".", "/", "~")) or spec.count("/") > 1 or Path(spec).suffix.lower() in BUILDERS
+    if looks_local:
+        raise AuditError(spec, "does not exist")
+    return _load(spec, spec, config)  # a Hub id: the cache when offline

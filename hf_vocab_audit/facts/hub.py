@@ -1,0 +1,209 @@
+"""Facts source for a Hub model (``org/name[@revision]``): small files through the cache, shapes from headers.
+
+Config, generation config, tokenizer files and ``hf-vocab-audit.toml`` are fetched with
+``hf_hub_download`` (so ``HF_TOKEN``, ``HF_ENDPOINT``, ``HF_HUB_OFFLINE`` and the cache behave as
+everywhere else); tensor shapes come from ``HfApi.parse_safetensors_file_metadata`` (HTTP range requests
+for the headers: no weights are downloaded). The headers are kept in huggingface_hub's assets cache
+per commit, so an offline run (``HF_HUB_OFFLINE=1``) of a revision audited before needs no network.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import Any
+
+from ..errors import AuditError
+from .safetensors_header import TensorInfo, _tensor
+from .tensors import SAFETENSORS, SAFETENSORS_INDEX, CheckpointTensors
+
+HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[^\s@]+))?$")
+SMALL_FILES = (
+    "config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+    "special_tokens_map.json", "added_tokens.json", "chat_template.jinja", "chat_template.json",
+    "vocab.txt", "vocab.json", "merges.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model",
+    "hf-vocab-audit.toml",
+)  # fmt: skip
+MANIFEST_VERSION = 1
+
+
+@dataclass(frozen=True)
+class HubRef:
+    repo_id: str
+    revision: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.repo_id}@{self.revision}" if self.revision else self.repo_id
+
+
+def parse_hub_ref(target: str) -> HubRef | None:
+    """``org/name[@revision]`` as a :class:`HubRef`, or None when ``target`` is not shaped like one."""
+    m = HUB_ID.match(target)
+    if not m or ".." in m["repo"]:
+        return None
+    return HubRef(m["repo"], m["revision"])
+
+
+@dataclass(frozen=True)
+class HubCheckout:
+    """The small files of one Hub commit copied into a local folder, and the tensors read from its headers."""
+
+    ref: HubRef
+    commit: str
+    folder: Path
+    tensors: CheckpointTensors | None
+    tensors_missing: str | None  # why there are no tensors
+
+
+def _offline() -> bool:
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
+def _hub_error(ref: HubRef, exc: Exception) -> AuditError:
+    from huggingface_hub import constants
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    if isinstance(exc, GatedRepoError):
+        return AuditError(str(ref), "is a gated repository: accept its terms on the Hub and set HF_TOKEN")
+    if isinstance(exc, RepositoryNotFoundError):
+        return AuditError(str(ref), "no such local folder, and no model repository on the Hub that this token "
+                                    "can read (private? set HF_TOKEN)")
+    if isinstance(exc, RevisionNotFoundError):
+        return AuditError(str(ref), f"the Hub repository has no revision {ref.revision!r}")
+    if isinstance(exc, LocalEntryNotFoundError):
+        if _offline():
+            return AuditError(str(ref), "is not in the Hugging Face cache and HF_HUB_OFFLINE=1 forbids downloading")
+        return AuditError(str(ref), f"cannot reach the Hub at {constants.ENDPOINT} and it is not in the cache")
+    if isinstance(exc, HfHubHTTPError):
+        status = exc.response.status_code if exc.response is not None else "?"
+        return AuditError(str(ref), f"the Hub at {constants.ENDPOINT} answered HTTP {status}")
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return AuditError(str(ref), f"cannot reach the Hub at {constants.ENDPOINT}: {exc.__class__.__name__} {first}"[:400])
+
+
+def _manifest_path(repo_id: str, commit: str) -> Path:
+    from huggingface_hub import cached_assets_path
+
+    return cached_assets_path("hf-vocab-audit", namespace=repo_id.replace("/", "--"), subfolder="headers") / (
+        f"{commit}.json"
+    )
+
+
+def _tensors_from_headers(headers: dict[str, dict[str, Any]], index_file: str | None) -> CheckpointTensors:
+    """Validated tensor infos from each shard's header entries (dtype, shape, data_offsets)."""
+    tensors: dict[str, TensorInfo] = {}
+    for shard, entries in sorted(headers.items()):
+        data_len = max((e.get("data_offsets", [0, 0])[1] for e in entries.values() if isinstance(e, dict)), default=0)
+        for name, entry in entries.items():
+            info = _tensor(Path(shard), shard, name, entry, 0, data_len)
+            if name in tensors:
+                raise AuditError(shard, f"tensor {name!r} is also in {tensors[name].file}")
+            tensors[name] = TensorInfo(info.name, info.dtype, info.shape, shard)  # remote: no byte offsets
+    return CheckpointTensors("safetensors", tuple(sorted(headers)), index_file, tensors)
+
+
+def _fetch_online(ref: HubRef, dest: Path) -> tuple[str, list[str], dict[str, Any] | None, str | None]:
+    """Download the small files; returns (commit, files, headers or None, why no tensors)."""
+    from huggingface_hub import HfApi, hf_hub_download
+
+    api = HfApi()
+    info = api.model_info(ref.repo_id, revision=ref.revision)
+    commit = info.sha or ""
+    present = {s.rfilename for s in (info.siblings or [])}
+    if "config.json" not in present:
+        raise AuditError(str(ref), "has no config.json: not a transformers model repository")
+    files = [f for f in SMALL_FILES if f in present]
+    for name in files:
+        # revision=ref.revision records refs/<revision> in the cache, for later offline runs.
+        path = hf_hub_download(ref.repo_id, name, revision=ref.revision)
+        commit = Path(path).parent.name
+        shutil.copyfile(path, dest / name)
+    if SAFETENSORS_INDEX in present:
+        index_path = hf_hub_download(ref.repo_id, SAFETENSORS_INDEX, revision=commit)
+        try:
+            weight_map = json.loads(Path(index_path).read_text(encoding="utf-8")).get("weight_map", {})
+        except (ValueError, AttributeError):
+            raise AuditError(f"{ref}/{SAFETENSORS_INDEX}", "is not a valid safetensors index") from None
+        shards, index_file = sorted(set(weight_map.values())), SAFETENSORS_INDEX
+    elif SAFETENSORS in present:
+        shards, index_file = [SAFETENSORS], None
+    else:
+        why = "the Hub repository has no safetensors weights"
+        if any(p.startswith("pytorch_model") for p in present):
+            why += " (pytorch_model.bin cannot be read without downloading it)"
+        return commit, files, None, why
+    headers: dict[str, Any] = {}
+    for shard in shards:
+        meta = api.parse_safetensors_file_metadata(ref.repo_id, shard, revision=commit)
+        headers[shard] = {
+            name: {"dtype": t.dtype, "shape": list(t.shape), "data_offsets": list(t.data_offsets)}
+            for name, t in meta.tensors.items()
+        }
+    return commit, files, {"index_file": index_file, "shards": headers}, None
+
+
+def _fetch_offline(ref: HubRef, dest: Path) -> tuple[str, list[str], dict[str, Any] | None, str | None]:
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
+
+    config = hf_hub_download(ref.repo_id, "config.json", revision=ref.revision)
+    commit = Path(config).parent.name
+    manifest_path = _manifest_path(ref.repo_id, commit)
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else None
+    names = manifest["files"] if manifest else list(SMALL_FILES)
+    files = []
+    for name in names:
+        try:
+            path = hf_hub_download(ref.repo_id, name, revision=commit)
+        except (EntryNotFoundError, LocalEntryNotFoundError):
+            if manifest:
+                raise AuditError(str(ref), f"{name} of commit {commit} is missing from the cache") from None
+            continue
+        shutil.copyfile(path, dest / name)
+        files.append(name)
+    if manifest is None:
+        return commit, files, None, f"offline: the safetensors headers of commit {commit} are not in the cache"
+    return commit, files, manifest["weights"], manifest["weights_missing"]
+
+
+@contextmanager
+def checkout(ref: HubRef) -> Iterator[HubCheckout]:
+    """Fetch ``ref``'s small files into a temporary folder (removed afterwards) and read its tensor headers."""
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
+
+    with TemporaryDirectory(prefix="hf-vocab-audit-hub-") as tmp:
+        dest = Path(tmp) / ref.repo_id.split("/")[-1]
+        dest.mkdir()
+        try:
+            if _offline():
+                commit, files, weights, missing = _fetch_offline(ref, dest)
+            else:
+                commit, files, weights, missing = _fetch_online(ref, dest)
+                manifest = {"version": MANIFEST_VERSION, "repo_id": ref.repo_id, "commit": commit,
+                            "files": files, "weights": weights, "weights_missing": missing}
+                path = _manifest_path(ref.repo_id, commit)
+                path.write_text(json.dumps(manifest), encoding="utf-8")
+        except AuditError:
+            raise
+        except (HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled, OSError, ValueError) as exc:
+            raise _hub_error(ref, exc) from None
+        except Exception as exc:  # noqa: BLE001 - httpx connection errors and the like
+            raise _hub_error(ref, exc) from None
+        tensors = None
+        if weights is not None:
+            tensors = _tensors_from_headers(weights["shards"], weights["index_file"])
+        yield HubCheckout(ref, commit, dest, tensors, missing)

@@ -1,0 +1,181 @@
+"""``--fix``: repair a checkpoint into a new folder, never shrinking, never touching the input.
+
+    from hf_vocab_audit.fix import fix_checkpoint
+    report = fix_checkpoint("path/to/model", output="path/to/model-fixed")
+    report.fixes      # what was applied;  report.extra["fix"]["unfixed"]: what was not, and why
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..audit import run_rules
+from ..errors import AuditError
+from ..facts import gather
+from ..findings import Applicability, AppliedFix, Finding, Skipped
+from ..report import Report, sort_findings
+from ..rules import selected
+from .edits import apply_edits
+from .plan import RepairPlan, Unfixed, make_plan
+from .surgical import unsupported, write_surgical
+from .transformers_route import write_transformers
+from .verify import (
+    VerificationError,
+    check_fixed,
+    compare_safetensors,
+    compare_state_dicts,
+    load_check,
+    reread,
+)
+from .writer import atomic_folder, check_output, default_output
+
+__all__ = ["METHODS", "VERIFY_LOAD", "RepairPlan", "Unfixed", "fix_checkpoint", "make_plan"]
+
+METHODS = ("surgical", "transformers")
+VERIFY_LOAD = ("auto", "always", "never")
+
+
+def fix_checkpoint(
+    model_dir: str | Path,
+    *,
+    output: str | Path | None = None,
+    tokenizer: str | Path | None = None,
+    unsafe_fixes: bool = False,
+    pad_to_multiple_of: int | None = None,
+    force: bool = False,
+    method: str = "surgical",
+    verify_load: str = "auto",
+    mean_resizing: bool = True,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+) -> Report:
+    """Apply the fixes the audit offers to a copy of ``model_dir`` and return the audit of that copy.
+
+    The copy is written to a temporary sibling of ``output`` (default ``<model_dir>-fixed``), verified,
+    then renamed into place; ``Report.fixes`` lists what was applied and ``Report.extra["fix"]`` the
+    unfixed findings, notes and verification. Raises :class:`AuditError` on bad input or a failed check.
+    """
+    start = time.perf_counter()
+    if method not in METHODS:
+        raise AuditError(None, f"--method must be one of {', '.join(METHODS)}, not {method!r}")
+    if verify_load not in VERIFY_LOAD:
+        raise AuditError(None, f"--verify-load must be one of {', '.join(VERIFY_LOAD)}, not {verify_load!r}")
+    src = Path(model_dir)
+    facts = gather(src, tokenizer)
+    out_path = Path(output) if output is not None else default_output(src)
+    check_output(src, out_path, force)
+    if facts.tensors is not None and facts.tensors.refused:
+        refused = facts.tensors.refused[0]
+        raise AuditError(src / refused.file, f"refused to load ({refused.reason}); --fix cannot rewrite it")
+    rules = selected(select, ignore)
+    before, _skipped, _ran = run_rules(facts, rules)
+    tokenizer_editable = tokenizer is None or Path(tokenizer).resolve() == src.resolve()
+    plan = make_plan(facts, sorted(before, key=lambda f: f.code), unsafe=unsafe_fixes,
+                     pad_to_multiple_of=pad_to_multiple_of, tokenizer_editable=tokenizer_editable)
+    notes = list(plan.notes)
+    used = method
+    if plan.changes_weights and method == "surgical":
+        reason = unsupported(facts, plan)
+        if reason:
+            used = "transformers"
+            notes.append(f"used the transformers route: {reason}")
+    info: dict[str, Any] = {}
+    try:
+        after, skipped, ran, out_facts = _write(facts, src, out_path, plan, used, info, rules, before,
+                                                force=force, tokenizer=None if tokenizer_editable else tokenizer,
+                                                mean_resizing=mean_resizing, verify_load=verify_load)
+    except VerificationError as exc:
+        raise VerificationError(out_path, exc.problem) from None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise AuditError(out_path, f"cannot be written ({reason}); nothing was written there") from exc
+    fixes, unfixed = _settle(plan, before, after)
+    load_skip = (Skipped("--verify-load", info["load"]),) if info["load"].startswith("skipped") else ()
+    extra = {
+        "input": str(src),
+        "output": str(out_path),
+        "method": used if plan.changes_weights else "copy",
+        "rows_before": plan.rows_before,
+        "rows_after": plan.rows_after,
+        "unfixed": [u.to_dict() for u in unfixed],
+        "notes": notes,
+        "verification": info,
+    }
+    return Report(
+        target=str(out_path),
+        tool_version=__version__,
+        findings=sort_findings(after),
+        skipped=tuple(skipped) + load_skip,
+        facts=out_facts.summary() | {"weight_files": list(out_facts.tensors.files) if out_facts.tensors else []},
+        fixes=fixes,
+        rules_run=tuple(ran),
+        duration_s=time.perf_counter() - start,
+        extra={"fix": extra},
+    )
+
+
+def _write(facts: Any, src: Path, out_path: Path, plan: RepairPlan, used: str, info: dict[str, Any], rules: Any,
+           before: list[Finding], *, force: bool, tokenizer: str | Path | None, mean_resizing: bool,
+           verify_load: str) -> tuple[list[Finding], list[Skipped], list[str], Any]:
+    """Write the fixed checkpoint to a temporary folder, prove it, then rename it to ``out_path``."""
+    with atomic_folder(out_path, force) as tmp:
+        if used == "surgical" or not plan.changes_weights:
+            grown = write_surgical(facts, tmp, plan)
+            info["grown"] = [g.__dict__ for g in grown]
+        else:
+            info["transformers"] = write_transformers(facts, tmp, plan, mean_resizing=mean_resizing)
+        apply_edits(src, tmp, plan)
+        out_facts = reread(tmp, tokenizer)
+        if used == "surgical" or not plan.changes_weights:
+            if facts.tensors is None:
+                info["compared"] = {}
+            elif facts.tensors.format == "safetensors":
+                info["compared"] = compare_safetensors(facts, out_facts, plan, tmp)
+            else:
+                info["compared"] = _same_files(facts, tmp)
+        else:
+            info["compared"] = compare_state_dicts(facts, tmp, plan)
+        after, skipped, ran = run_rules(out_facts, rules)
+        check_fixed(before, after, plan.applied, tmp)
+        info["load"] = load_check(tmp, out_facts, verify_load) if facts.tensors else "skipped: no weights"
+    return after, skipped, ran, out_facts
+
+
+def _settle(plan: RepairPlan, before: list[Finding], after: list[Finding]) -> tuple[tuple[AppliedFix, ...], list[Unfixed]]:
+    """Findings without a fix of their own that the other fixes resolved count as fixed; the rest stay unfixed."""
+    remaining = {(f.code, f.message) for f in after}
+    keys = {(f.code, f.location.file, f.location.key, f.location.tensor, f.location.token) for f in after}
+    fixes = list(plan.applied)
+    unfixed = []
+    safe = any(a.applicability is Applicability.SAFE for a in plan.applied)
+    by_message = {(f.code, f.message): f for f in before}
+    for u in plan.unfixed:
+        f = by_message.get((u.code, u.message))
+        gone = f is not None and (f.code, f.location.file, f.location.key, f.location.tensor, f.location.token) \
+            not in keys and (u.code, u.message) not in remaining
+        if gone and plan.applied:
+            fixes.append(AppliedFix(u.code, "resolved", f"resolved by the fixes above: {u.message}",
+                                    Applicability.SAFE if safe else Applicability.UNSAFE))
+        else:
+            unfixed.append(u)
+    return tuple(sorted(fixes, key=lambda a: a.code)), unfixed
+
+
+def _same_files(facts: Any, tmp: Path) -> dict[str, int]:
+    """Weights that were only copied (.bin with no growth): compare them byte for byte."""
+    from .verify import _fail, same_bytes
+
+    n = 0
+    for file in facts.tensors.files:
+        a, b = facts.model_dir / file, tmp / file
+        size = a.stat().st_size
+        if b.stat().st_size != size or not same_bytes(a, 0, b, 0, size):
+            _fail(tmp, f"{file} differs from the input")
+        n += size
+    return {"files_compared": len(facts.tensors.files), "bytes_compared": n}
+
+

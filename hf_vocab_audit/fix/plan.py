@@ -1,0 +1,351 @@
+"""Turn a report's FixPlans into one deduplicated repair plan (what to grow, which JSON keys to set)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import AuditError
+from ..facts import Facts
+from ..facts.embeddings import OUTPUT_SUFFIXES, VOCAB_BIAS_SUFFIXES
+from ..facts.safetensors_header import TensorInfo
+from ..findings import Applicability, AppliedFix, Finding
+
+# Never-emitted tokens that may serve as pad, best first (matched on the lower-cased token text).
+PAD_NAMES = ("pad",)
+RESERVED_NAMES = ("reserved", "unused")
+NEW_PAD_CANDIDATES = ("<pad>", "<|pad|>", "[PAD]")
+ROLE_NAMES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")
+
+
+@dataclass(frozen=True)
+class JsonEdit:
+    """Set ``key`` (dotted path) in ``file``; ``include`` keeps a list and makes sure it holds ``value``."""
+
+    file: str
+    key: str
+    value: Any
+    include: bool = False
+
+    def apply(self, data: dict[str, Any]) -> None:
+        *parents, last = self.key.split(".")
+        node = data
+        for part in parents:
+            node = node.setdefault(part, {})
+        current = node.get(last)
+        if self.include and isinstance(current, list):
+            node[last] = [self.value] + [v for v in current if v != self.value]
+        else:
+            node[last] = self.value
+
+
+@dataclass(frozen=True)
+class Unfixed:
+    """A finding ``--fix`` leaves alone, and why."""
+
+    code: str
+    message: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class RepairPlan:
+    rows_before: int | None
+    rows_after: int | None
+    grow: dict[str, int]  # tensor name -> new size of its vocabulary dimension
+    trained_rows: int | None  # rows whose mean seeds the new rows (padding past the tokenizer excluded)
+    json_edits: tuple[JsonEdit, ...]
+    new_tokens: tuple[str, ...]  # special tokens to add to tokenizer.json
+    applied: tuple[AppliedFix, ...]
+    unfixed: tuple[Unfixed, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def changes_weights(self) -> bool:
+        return bool(self.grow)
+
+    @property
+    def edited_files(self) -> set[str]:
+        files = {e.file for e in self.json_edits}
+        if self.new_tokens:
+            files.add("tokenizer.json")
+        return files
+
+
+def vocab_tensors(facts: Facts) -> list[TensorInfo]:
+    """Every tensor whose vocabulary dimension must grow with the embeddings."""
+    emb, tensors = facts.embeddings, facts.tensors
+    if emb is None or emb.input is None or tensors is None:
+        return []
+    out = [emb.input]
+    if emb.output is not None:
+        out.append(emb.output)
+    else:  # tied, yet some checkpoints store the output matrix as well
+        for t in tensors.tensors.values():
+            if t.name != emb.input.name and len(t.shape) == 2 and t.shape[1:] == emb.input.shape[1:] and any(
+                t.name == s or t.name.endswith("." + s) for s in OUTPUT_SUFFIXES
+            ):
+                out.append(t)
+    out.extend(emb.vocab_sized)
+    return out
+
+
+def vocab_axis(t: TensorInfo) -> int:
+    """0 for embedding matrices (one row per token), -1 for vocabulary-sized biases such as (1, V)."""
+    is_bias = any(t.name == s or t.name.endswith("." + s) for s in VOCAB_BIAS_SUFFIXES)
+    return -1 if is_bias or len(t.shape) == 1 else 0
+
+
+def vocab_dim(t: TensorInfo) -> int:
+    return t.shape[vocab_axis(t)]
+
+
+def as_rows(t: TensorInfo) -> tuple[int, int]:
+    """(vocabulary entries, values per entry) of a growable tensor laid out row-major."""
+    if vocab_axis(t) == 0:
+        return t.shape[0], math.prod(t.shape[1:])
+    return t.shape[-1], 1
+
+
+def _round_up(n: int, multiple: int | None) -> int:
+    return n if not multiple else -(-n // multiple) * multiple
+
+
+class _Builder:
+    def __init__(self, facts: Facts, unsafe: bool, tokenizer_editable: bool):
+        self.facts, self.unsafe, self.tokenizer_editable = facts, unsafe, tokenizer_editable
+        self.edits: dict[tuple[str, str], JsonEdit] = {}
+        self.applied: dict[tuple[str, str, str], AppliedFix] = {}
+        self.unfixed: list[Unfixed] = []
+        self.notes: list[str] = []
+        self.want_rows = 0
+        self.grow_codes: list[Finding] = []
+        self.new_tokens: list[str] = []
+
+    def edit(self, edit: JsonEdit) -> None:
+        self.edits[(edit.file, edit.key)] = edit
+
+    def done(self, f: Finding, description: str | None = None) -> None:
+        fix = f.fix
+        assert fix is not None
+        desc = description or fix.description
+        self.applied[(f.code, fix.action, desc)] = AppliedFix(f.code, fix.action, desc, fix.applicability)
+
+    def skip(self, f: Finding, reason: str) -> None:
+        self.unfixed.append(Unfixed(f.code, f.message, reason))
+
+
+def make_plan(
+    facts: Facts,
+    findings: list[Finding],
+    *,
+    unsafe: bool = False,
+    pad_to_multiple_of: int | None = None,
+    tokenizer_editable: bool = True,
+) -> RepairPlan:
+    """One repair plan from the active findings; unsafe fixes only when ``unsafe``."""
+    if pad_to_multiple_of is not None and pad_to_multiple_of < 1:
+        raise AuditError(None, f"--pad-to-multiple-of must be >= 1, not {pad_to_multiple_of}")
+    b = _Builder(facts, unsafe, tokenizer_editable)
+    pad_findings: list[Finding] = []
+    for f in findings:
+        if f.allowed is not None:
+            continue
+        if f.fix is None:
+            b.skip(f, "no automatic fix: " + (f.hint or "see `hf-vocab-audit explain " + f.code + "`"))
+            continue
+        if f.fix.applicability is Applicability.UNSAFE and not unsafe:
+            b.skip(f, "its fix changes the model's behaviour: rerun with --unsafe-fixes to apply it")
+            continue
+        action, params = f.fix.action, f.fix.params
+        if action == "grow-embeddings":
+            b.want_rows = max(b.want_rows, int(params["rows"]))
+            b.grow_codes.append(f)
+        elif action == "set-config-vocab-size":
+            b.grow_codes.append(f)  # settled once the final row count is known
+        elif action == "set-model-max-length":
+            if not tokenizer_editable:
+                b.skip(f, "the tokenizer is outside MODEL_DIR (--tokenizer): --fix edits only MODEL_DIR")
+                continue
+            b.edit(JsonEdit("tokenizer_config.json", "model_max_length", int(params["value"])))
+            b.done(f)
+        elif action == "sync-special-token-id":
+            _sync_ids(b, f)
+        elif action == "set-pad-token":
+            pad_findings.append(f)
+        else:
+            b.skip(f, f"unknown fix action {action!r}")
+    if pad_findings:
+        _set_pad(b, pad_findings)
+    return _finish(b, pad_to_multiple_of)
+
+
+def _config_key(facts: Facts, file: str, id_key: str) -> str | None:
+    part = facts.config if file == "config.json" else facts.generation
+    if part is None:
+        return None
+    if id_key in part.special.keys:
+        return part.special.keys[id_key]
+    return (facts.config.text_prefix if file == "config.json" else "") + id_key
+
+
+def _sync_ids(b: _Builder, f: Finding) -> None:
+    params = f.fix.params  # type: ignore[union-attr]
+    value = int(params["value"])
+    if "file" in params:
+        if params["file"] not in ("config.json", "generation_config.json"):
+            b.skip(f, f"--fix does not edit {params['file']}")
+            return
+        b.edit(JsonEdit(params["file"], params["key"], value))
+    else:
+        role = params["role"]
+        for file in ("config.json", "generation_config.json"):
+            part = b.facts.config if file == "config.json" else b.facts.generation
+            id_key = f"{role}_token_id"
+            if part is not None and id_key in part.special.ids:
+                b.edit(JsonEdit(file, part.special.keys[id_key], value, include=role == "eos"))
+    b.done(f)
+
+
+def _pad_candidate(facts: Facts) -> tuple[str, int] | None:
+    """An existing special token no one uses that can serve as pad: a 'pad' name first, then 'reserved'."""
+    tok = facts.tokenizer
+    assert tok is not None
+    taken = {content for content, _ in tok.special_tokens.values()}  # bos, eos, unk...: in use
+    template = tok.chat_template or ""
+    rows = facts.input_rows
+    for names in (PAD_NAMES, RESERVED_NAMES):
+        found = [
+            (t.id, t.content)
+            for t in tok.added_tokens
+            if t.special and t.content not in taken and t.content not in template
+            and any(n in t.content.lower() for n in names)
+        ]
+        if names is PAD_NAMES:
+            for content in NEW_PAD_CANDIDATES:
+                token_id = tok.backend.token_to_id(content)
+                if token_id is not None and content not in taken:
+                    found.append((token_id, content))
+        if found:
+            inside = [c for c in found if rows is None or c[0] < rows]
+            token_id, content = min(inside or found)
+            return content, token_id
+    return None
+
+
+def _new_pad(facts: Facts) -> tuple[str, int] | str:
+    """(content, id) of a new pad token as the tokenizers library would add it, or why it cannot."""
+    from tokenizers import AddedToken, Tokenizer
+
+    tok = facts.tokenizer
+    assert tok is not None
+    path = tok.folder / "tokenizer.json"
+    if not path.exists():
+        return "the tokenizer has no tokenizer.json to add a <pad> token to"
+    content = next((c for c in NEW_PAD_CANDIDATES if tok.backend.token_to_id(c) is None), None)
+    if content is None:
+        return "no free name for a new pad token"
+    backend = Tokenizer.from_str(path.read_text(encoding="utf-8"))
+    if backend.get_vocab_size(with_added_tokens=True) != tok.length:
+        return "tokenizer_config.json declares tokens tokenizer.json lacks: re-save the tokenizer first"
+    backend.add_special_tokens([AddedToken(content, special=True, normalized=False)])
+    token_id = backend.token_to_id(content)
+    if token_id != tok.max_id + 1:
+        return f"the tokenizers library would put {content!r} at id {token_id}, not after the largest id"
+    return content, token_id
+
+
+def _set_pad(b: _Builder, findings: list[Finding]) -> None:
+    facts = b.facts
+    if not b.tokenizer_editable:
+        for f in findings:
+            b.skip(f, "the tokenizer is outside MODEL_DIR (--tokenizer): --fix edits only MODEL_DIR")
+        return
+    choice = _pad_candidate(facts)
+    added = False
+    if choice is None:
+        new = _new_pad(facts)
+        if isinstance(new, str):
+            for f in findings:
+                b.skip(f, new)
+            return
+        choice, added = new, True
+    content, token_id = choice
+    tok = facts.tokenizer
+    assert tok is not None
+    b.edit(JsonEdit("tokenizer_config.json", "pad_token", content))
+    if (tok.folder / "special_tokens_map.json").exists():
+        b.edit(JsonEdit("special_tokens_map.json", "pad_token", content))
+    if added:
+        b.new_tokens.append(content)
+        config = _tokenizer_config(facts)
+        if isinstance(config.get("added_tokens_decoder"), dict):
+            entry = {"content": content, "lstrip": False, "normalized": False, "rstrip": False,
+                     "single_word": False, "special": True}
+            b.edit(JsonEdit("tokenizer_config.json", f"added_tokens_decoder.{token_id}", entry))
+        b.want_rows = max(b.want_rows, token_id + 1)
+    for file in ("config.json", "generation_config.json"):
+        key = _config_key(facts, file, "pad_token_id")
+        if key is not None:
+            b.edit(JsonEdit(file, key, token_id))
+    how = f"a new special token {content!r} (id {token_id})" if added else f"{content!r} (id {token_id})"
+    for f in findings:
+        b.done(f, f"pad token set to {how}; config and generation_config pad_token_id follow")
+
+
+def _tokenizer_config(facts: Facts) -> dict[str, Any]:
+    path = facts.tokenizer.folder / "tokenizer_config.json"  # type: ignore[union-attr]
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def _finish(b: _Builder, pad_to_multiple_of: int | None) -> RepairPlan:
+    facts = b.facts
+    rows_before = facts.input_rows
+    tensors = vocab_tensors(facts)
+    grow: dict[str, int] = {}
+    rows_after = rows_before
+    tok = facts.tokenizer
+    trained = None
+    if rows_before is not None:
+        needed = max([b.want_rows, rows_before, *(vocab_dim(t) for t in tensors)])
+        if tok is not None and b.want_rows:
+            needed = max(needed, tok.max_id + 1 + len(b.new_tokens))
+        target = needed
+        if any(vocab_dim(t) < needed for t in tensors):
+            target = _round_up(needed, pad_to_multiple_of)
+            grow = {t.name: target for t in tensors if vocab_dim(t) < target}
+        rows_after = target
+        used = (tok.max_id + 1) if tok is not None else rows_before
+        trained = max(1, min(rows_before, used))
+    for f in b.grow_codes:
+        if f.fix.action == "set-config-vocab-size":  # type: ignore[union-attr]
+            b.done(f, f"set {f.fix.params['key']} to {rows_after}")  # type: ignore[union-attr]
+        elif grow:
+            b.done(f, f"grew {', '.join(sorted(grow))} from {rows_before} to {rows_after} rows "
+                      f"(old rows kept; new rows = mean of the {trained} trained rows)")
+        else:
+            b.skip(f, "no tensor needs to grow")
+    if facts.config.vocab_size is not None and rows_after is not None and (
+        grow or any(f.fix.action == "set-config-vocab-size" for f in b.grow_codes)  # type: ignore[union-attr]
+    ) and facts.config.vocab_size != rows_after:
+        b.edit(JsonEdit("config.json", facts.config.text_prefix + "vocab_size", rows_after))
+    if tok is not None and rows_before is not None and not grow and tok.max_id + 1 + len(b.new_tokens) <= rows_before:
+        spare = rows_before - tok.max_id - 1
+        b.notes.append(f"the {rows_before} embedding rows already cover every token id (up to {tok.max_id}"
+                       f"{f', {spare} padding rows spare' if spare else ''}): no resize needed")
+    return RepairPlan(
+        rows_before=rows_before,
+        rows_after=rows_after,
+        grow=grow,
+        trained_rows=trained,
+        json_edits=tuple(b.edits.values()),
+        new_tokens=tuple(b.new_tokens),
+        applied=tuple(b.applied.values()),
+        unfixed=tuple(b.unfixed),
+        notes=tuple(b.notes),
+    )

@@ -1,0 +1,240 @@
+"""Grow the vocabulary tensors of a safetensors checkpoint in place of a full load.
+
+Only the shards holding a tensor that grows are rewritten, and even those stream: every tensor's
+bytes are copied from the input by offset (``os.copy_file_range`` where the kernel has it), and the
+grown tensors get their new rows appended. The mean row is accumulated over row blocks of a memmap,
+so peak memory stays far below the size of one embedding matrix.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import AuditError
+from ..facts import Facts
+from ..facts.safetensors_header import TensorInfo
+from ..facts.tensors import SAFETENSORS_INDEX
+from .plan import RepairPlan, as_rows, vocab_axis, vocab_dim, vocab_tensors
+
+FLOAT_DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "BF16": np.uint16}
+CHUNK_BYTES = 64 * 1024 * 1024  # streaming copies
+MEAN_CHUNK_BYTES = 16 * 1024 * 1024  # rows read at a time for the mean (x4 in float32/float64 buffers)
+ZERO_FILL_SUFFIXES = ("final_logits_bias",)  # transformers pads these with zeros, not the mean
+
+
+@dataclass(frozen=True)
+class GrownTensor:
+    name: str
+    file: str
+    old: int
+    new: int
+    fill: str  # "mean" or "zeros"
+
+
+def unsupported(facts: Facts, plan: RepairPlan) -> str | None:
+    """Why the surgical path cannot carry out ``plan`` on this checkpoint (then use transformers), or None."""
+    tensors = facts.tensors
+    if tensors is None or tensors.format != "safetensors":
+        return "the weights are not safetensors"
+    grown = [t for t in vocab_tensors(facts) if t.name in plan.grow]
+    for t in grown:
+        if t.dtype not in FLOAT_DTYPES:
+            return f"{t.name} is {t.dtype}, which the surgical path does not grow"
+        if (len(t.shape) != 2) if vocab_axis(t) == 0 else (math.prod(t.shape[:-1]) != 1):
+            return f"{t.name} has shape {list(t.shape)}, which the surgical path does not grow"
+    known = {t.name for t in vocab_tensors(facts)}
+    rows = plan.rows_before
+    others = _config_dims(facts)
+    if rows is not None and rows not in others:
+        for t in tensors.tensors.values():
+            if t.name not in known and rows in t.shape:
+                return f"{t.name} {list(t.shape)} has a vocabulary-sized dimension the surgical path cannot place"
+    return None
+
+
+def _config_dims(facts: Facts) -> set[int]:
+    text = facts.config.text
+    return {v for k, v in text.items() if isinstance(v, int) and not isinstance(v, bool) and k != "vocab_size"}
+
+
+# ---- dtype conversions (bf16 is stored as raw uint16) ----------------------------------------
+
+
+def to_float32(block: np.ndarray, dtype: str) -> np.ndarray:
+    if dtype == "BF16":
+        return (block.astype(np.uint32) << 16).view(np.float32)
+    return block.astype(np.float32)
+
+
+def from_float32(values: np.ndarray, dtype: str) -> np.ndarray:
+    """float32 -> the checkpoint dtype, rounding to nearest even (as torch does)."""
+    values = np.ascontiguousarray(values, dtype=np.float32)
+    if dtype != "BF16":
+        return values.astype(FLOAT_DTYPES[dtype])
+    bits = values.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    rounded[np.isnan(values)] = 0x7FC0
+    return rounded
+
+
+def mean_row(path: Path, t: TensorInfo, trained: int) -> np.ndarray:
+    """float32 mean of the first ``trained`` rows (or entries) of ``t``, read in blocks of rows."""
+    rows, width = as_rows(t)
+    storage = np.dtype(FLOAT_DTYPES[t.dtype])
+    row_bytes = width * storage.itemsize
+    step = max(1, MEAN_CHUNK_BYTES // max(row_bytes, 1))
+    total = np.zeros(width, dtype=np.float64)
+    n = min(trained, rows)
+    buf = np.empty(step * width, dtype=storage)
+    wide = np.empty(step * width, dtype=np.uint32) if t.dtype == "BF16" else None
+    with open(path, "rb", buffering=0) as fh:
+        fh.seek(t.begin)  # type: ignore[arg-type]
+        for start in range(0, n, step):
+            count = min(n, start + step) - start
+            view = buf[: count * width]
+            if fh.readinto(memoryview(view).cast("B")) != view.nbytes:
+                raise AuditError(path, f"tensor {t.name} ends early")
+            if wide is not None:  # bf16 -> float32 in place: the 16 stored bits become the high half
+                block32 = wide[: count * width]
+                block32[...] = view
+                block32 <<= 16
+                block = block32.view(np.float32)
+            else:
+                block = view.astype(np.float32) if t.dtype != "F64" else view
+            # Rows are summed in float32 within a block (vectorised over the row), blocks in float64.
+            total += np.add.reduce(block.reshape(count, width), axis=0)
+    return (total / max(n, 1)).astype(np.float32)
+
+
+def new_rows_bytes(path: Path, t: TensorInfo, new: int, trained: int) -> tuple[bytes, str]:
+    old = vocab_dim(t)
+    if vocab_axis(t) == -1 and any(t.name.endswith(s) for s in ZERO_FILL_SUFFIXES):
+        row, fill = np.zeros(1, dtype=np.float32), "zeros"
+    else:
+        row, fill = mean_row(path, t, trained), "mean"
+    block = np.broadcast_to(from_float32(row, t.dtype), (new - old, row.shape[0]))
+    return np.ascontiguousarray(block).tobytes(), fill
+
+
+# ---- streaming copy -------------------------------------------------------------------------
+
+
+def write_all(dst, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[dst.write(view) :]
+
+
+def copy_range(src, dst, offset: int, length: int) -> None:
+    """Copy ``length`` bytes at ``offset`` of ``src`` to the end of ``dst`` (an unbuffered file)."""
+    out = dst.fileno()
+    done = 0
+    if hasattr(os, "copy_file_range"):
+        try:
+            while done < length:
+                n = os.copy_file_range(src.fileno(), out, length - done, offset + done)
+                if n == 0:
+                    break
+                done += n
+        except OSError as exc:
+            if done or exc.errno not in (18, 22, 38, 95):  # EXDEV, EINVAL, ENOSYS, EOPNOTSUPP: fall back
+                raise
+    os.lseek(out, 0, os.SEEK_END)
+    src.seek(offset + done)
+    while done < length:
+        chunk = src.read(min(CHUNK_BYTES, length - done))
+        if not chunk:
+            raise AuditError(src.name, f"ended {length - done} bytes early while copying")
+        write_all(dst, chunk)
+        done += len(chunk)
+
+
+def copy_file(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dst)
+
+
+def header_bytes(header: dict) -> bytes:
+    raw = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    raw += b" " * (-len(raw) % 8)
+    return struct.pack("<Q", len(raw)) + raw
+
+
+def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: RepairPlan) -> list[GrownTensor]:
+    """Write ``shard`` to ``dst`` with its vocabulary tensors grown; every other byte copied."""
+    header = facts.tensors.headers[shard]  # type: ignore[union-attr]
+    src_path = header.path
+    entries = sorted(header.tensors, key=lambda t: (t.begin, t.end, t.name))
+    new_header: dict = {"__metadata__": header.metadata} if header.metadata else {}
+    extra: dict[str, bytes] = {}
+    grown: list[GrownTensor] = []
+    offset = 0
+    for t in entries:
+        size = t.end - t.begin  # type: ignore[operator]
+        shape = list(t.shape)
+        if t.name in plan.grow:
+            new = plan.grow[t.name]
+            data, fill = new_rows_bytes(src_path, t, new, plan.trained_rows or vocab_dim(t))
+            extra[t.name] = data
+            shape[vocab_axis(t)] = new
+            size += len(data)
+            grown.append(GrownTensor(t.name, shard, vocab_dim(t), new, fill))
+        new_header[t.name] = {"dtype": t.dtype, "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    with open(src_path, "rb") as src, open(dst, "wb", buffering=0) as out:
+        write_all(out, header_bytes(new_header))
+        for t in entries:
+            copy_range(src, out, t.begin, t.end - t.begin)  # type: ignore[arg-type,operator]
+            if t.name in extra:
+                write_all(out, extra[t.name])
+    return grown
+
+
+def write_surgical(facts: Facts, dst: Path, plan: RepairPlan) -> list[GrownTensor]:
+    """Write the whole checkpoint to ``dst``: rewritten shards, a fixed index, everything else copied."""
+    src = facts.model_dir
+    tensors = facts.tensors
+    shards_to_rewrite = {tensors.tensors[name].file for name in plan.grow} if tensors else set()  # type: ignore
+    skip = set(shards_to_rewrite) | plan.edited_files
+    if shards_to_rewrite and tensors and tensors.index_file:
+        skip.add(tensors.index_file)
+    copy_tree(src, dst, skip)
+    grown: list[GrownTensor] = []
+    for shard in sorted(shards_to_rewrite):
+        grown.extend(rewrite_shard(facts, shard, dst / shard, plan))
+    if shards_to_rewrite and tensors and tensors.index_file == SAFETENSORS_INDEX:
+        _rewrite_index(src / SAFETENSORS_INDEX, dst / SAFETENSORS_INDEX, facts, grown)
+    return grown
+
+
+def _rewrite_index(src: Path, dst: Path, facts: Facts, grown: list[GrownTensor]) -> None:
+    data = json.loads(src.read_text(encoding="utf-8"))
+    tensors = facts.tensors.tensors  # type: ignore[union-attr]
+    total = sum(t.nbytes for t in tensors.values())
+    for g in grown:
+        t = tensors[g.name]
+        total += (g.new - g.old) * (t.nbytes // max(vocab_dim(t), 1))
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    meta["total_size"] = total
+    data["metadata"] = meta
+    dst.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+
+
+def copy_tree(src: Path, dst: Path, skip: set[str]) -> None:
+    """Copy every file under ``src`` to ``dst`` byte for byte, except the relative paths in ``skip``."""
+    for root, dirs, files in os.walk(src):
+        dirs[:] = [d for d in dirs if d not in (".git", ".cache")]
+        for name in files:
+            path = Path(root) / name
+            rel = path.relative_to(src).as_posix()
+            if rel in skip:
+                continue
+            copy_file(path, dst / rel)

@@ -1,0 +1,179 @@
+"""Prove a written checkpoint before it is renamed into place.
+
+Every header is re-read and validated; every tensor of the input is compared with the output
+(bitwise: whole tensors, or the old rows of a grown one); the audit runs again on the output and no
+finding that was fixed may remain; and, when small enough, transformers loads it with no missing,
+unexpected or mismatched keys.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import AuditError
+from ..facts import Facts, gather
+from ..facts.safetensors_header import DTYPE_BITS, TensorInfo
+from ..findings import AppliedFix, Finding, Severity
+from .plan import RepairPlan, as_rows, vocab_axis, vocab_dim
+from .surgical import FLOAT_DTYPES, to_float32
+
+AUTO_LOAD_LIMIT = 512 * 1024 * 1024  # bytes of weights under which --verify-load auto loads the model
+BLOCK = 16 * 1024 * 1024
+
+
+class VerificationError(AuditError):
+    """The written checkpoint failed a check: it is discarded, the target is left untouched."""
+
+
+def _fail(output: Path, problem: str) -> None:
+    raise VerificationError(output, f"verification failed, nothing written: {problem}")
+
+
+def same_bytes(a: Path, a_off: int, b: Path, b_off: int, length: int) -> bool:
+    """Whether ``length`` bytes at ``a_off`` of ``a`` equal those at ``b_off`` of ``b`` (block by block)."""
+    buf_a, buf_b = np.empty(BLOCK, dtype=np.uint8), np.empty(BLOCK, dtype=np.uint8)
+    with open(a, "rb", buffering=0) as fa, open(b, "rb", buffering=0) as fb:
+        fa.seek(a_off)
+        fb.seek(b_off)
+        left = length
+        while left > 0:
+            n = min(BLOCK, left)
+            if fa.readinto(memoryview(buf_a)[:n]) != n or fb.readinto(memoryview(buf_b)[:n]) != n:
+                return False
+            if not np.array_equal(buf_a[:n], buf_b[:n]):
+                return False
+            left -= n
+    return True
+
+
+def _finite(path: Path, t: TensorInfo, start: int) -> bool:
+    shape = as_rows(t)
+    mm = np.memmap(path, dtype=FLOAT_DTYPES[t.dtype], mode="r", offset=t.begin, shape=shape)  # type: ignore[arg-type]
+    ok = bool(np.isfinite(to_float32(np.asarray(mm[start:]), t.dtype)).all())
+    del mm
+    return ok
+
+
+def compare_safetensors(src: Facts, out: Facts, plan: RepairPlan, output: Path) -> dict[str, int]:
+    """Bitwise comparison of every input tensor with the output (old rows only, for grown tensors)."""
+    before, after = src.tensors.tensors, out.tensors.tensors  # type: ignore[union-attr]
+    compared = nbytes = 0
+    for name, t in before.items():
+        o = after.get(name)
+        if o is None:
+            _fail(output, f"tensor {name} is missing from the output")
+        if o.dtype != t.dtype:  # type: ignore[union-attr]
+            _fail(output, f"tensor {name} changed dtype {t.dtype} -> {o.dtype}")  # type: ignore[union-attr]
+        expect = list(t.shape)
+        if name in plan.grow:
+            expect[vocab_axis(t)] = plan.grow[name]
+        if list(o.shape) != expect:  # type: ignore[union-attr]
+            _fail(output, f"tensor {name} has shape {list(o.shape)}, expected {expect}")  # type: ignore[union-attr]
+        length = t.end - t.begin  # type: ignore[operator]
+        if not same_bytes(src.model_dir / t.file, t.begin, output / o.file, o.begin, length):  # type: ignore
+            _fail(output, f"tensor {name}: bytes of the input differ in the output")
+        if name in plan.grow and not _finite(output / o.file, o, vocab_dim(t)):  # type: ignore[arg-type]
+            _fail(output, f"tensor {name}: the new rows are not finite")
+        compared += 1
+        nbytes += length
+    extra = sorted(set(after) - set(before))
+    if extra:
+        _fail(output, f"the output has tensors the input lacks: {extra[:5]}")
+    return {"tensors_compared": compared, "bytes_compared": nbytes}
+
+
+def compare_state_dicts(src: Facts, output: Path, plan: RepairPlan) -> dict[str, int]:
+    """For the transformers route: old rows and every other parameter equal, through torch."""
+    import torch
+
+    from .transformers_route import load_model
+
+    before = _state_dict(src)
+    model = load_model(output, src, dtype="auto")
+    after = {k: v.detach() for k, v in model.state_dict().items()}
+    compared = 0
+    for name, t in before.items():
+        o = after.get(name)
+        if o is None:
+            _fail(output, f"tensor {name} is not in the model loaded from the output")
+        if o.dtype != t.dtype:  # type: ignore[union-attr]
+            _fail(output, f"tensor {name} changed dtype {t.dtype} -> {o.dtype}")  # type: ignore[union-attr]
+        if o.shape != t.shape:  # type: ignore[union-attr]
+            axes = [i for i in range(t.dim()) if o.dim() == t.dim() and o.shape[i] != t.shape[i]]  # type: ignore
+            if len(axes) != 1 or o.shape[axes[0]] < t.shape[axes[0]]:  # type: ignore[union-attr]
+                _fail(output, f"tensor {name} has shape {list(o.shape)}, input {list(t.shape)}")  # type: ignore
+            o = o.narrow(axes[0], 0, t.shape[axes[0]])  # type: ignore[union-attr]
+        if not torch.equal(o, t):
+            _fail(output, f"tensor {name}: values of the input differ in the output")
+        compared += 1
+    return {"tensors_compared": compared, "bytes_compared": sum(t.numel() * t.element_size() for t in before.values())}
+
+
+def _state_dict(facts: Facts) -> dict[str, Any]:
+    import torch
+
+    tensors = facts.tensors
+    out: dict[str, Any] = {}
+    for file in tensors.files:  # type: ignore[union-attr]
+        path = facts.model_dir / file
+        if tensors.format == "safetensors":  # type: ignore[union-attr]
+            from safetensors.torch import load_file
+
+            out.update(load_file(str(path)))
+        else:
+            state = torch.load(path, map_location="cpu", mmap=True, weights_only=True)
+            if isinstance(state, dict) and isinstance(state.get("state_dict"), dict):
+                state = state["state_dict"]
+            out.update({k: v for k, v in state.items() if isinstance(v, torch.Tensor)})
+    return out
+
+
+def _key(f: Finding) -> tuple[Any, ...]:
+    return (f.code, f.location.file, f.location.key, f.location.tensor)
+
+
+def check_fixed(before: Iterable[Finding], after: Iterable[Finding], applied: Iterable[AppliedFix],
+                output: Path) -> None:
+    """No finding whose fix was applied may remain in the output's audit, and no new error may appear."""
+    before = list(before)
+    codes = {a.code for a in applied}
+    remaining = {_key(f): f for f in after}
+    for f in before:
+        if f.code in codes and f.fix is not None and _key(f) in remaining:
+            _fail(output, f"{f.code} still fires after the fix: {remaining[_key(f)].message}")
+    known = {_key(f) for f in before}
+    for key, f in remaining.items():
+        if key not in known and f.severity is Severity.ERROR:
+            _fail(output, f"the fix introduced {f.code}: {f.message}")
+
+
+def load_check(output: Path, out_facts: Facts, mode: str) -> str:
+    """Load the output with transformers when asked (or small enough); return what happened."""
+    tensors = out_facts.tensors
+    size = sum(math.prod(t.shape) * DTYPE_BITS.get(t.dtype, 8) // 8 for t in tensors.tensors.values()) if tensors else 0
+    if mode == "never":
+        return "skipped: --verify-load never"
+    if mode == "auto" and size > AUTO_LOAD_LIMIT:
+        return f"skipped: {size / 2**20:.0f} MiB of weights is over the {AUTO_LOAD_LIMIT >> 20} MiB auto limit " \
+               "(pass --verify-load always)"
+    from .transformers_route import load_model
+
+    model, info = load_model(output, out_facts, dtype="auto", output_loading_info=True)
+    problems = {k: list(v) for k, v in info.items() if k in ("missing_keys", "unexpected_keys", "mismatched_keys") and v}
+    if problems:
+        _fail(output, f"transformers loads it with {problems}"[:400])
+    del model
+    return "ok: transformers loads it with no missing, unexpected or mismatched keys"
+
+
+def reread(output: Path, tokenizer: Path | None) -> Facts:
+    """Every header and JSON file of the output, validated again."""
+    try:
+        return gather(output, tokenizer)
+    except AuditError as exc:
+        raise VerificationError(output, f"verification failed, nothing written: {exc.problem}") from None

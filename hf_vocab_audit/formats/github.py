@@ -1,0 +1,39 @@
+"""GitHub Actions workflow commands: one ``::error``/``::warning``/``::notice`` annotation per finding."""
+
+from __future__ import annotations
+
+from ..findings import Severity
+from ..report import Report
+from .locate import artifact_path, line_of, summary_line
+
+COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _prop(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(report: Report, fail_on: str = "error") -> str:
+    lines = []
+    for f in report.active():
+        props = []
+        file = artifact_path(report, f.location.file)
+        if file:
+            props.append(f"file={_prop(file)}")
+            line = line_of(report, f.location)
+            if line is not None:
+                props.append(f"line={line}")
+        props.append(f"title={_prop(f'{f.code} {f.name}')}")
+        body = f.message + (f"\nat {f.location}" if str(f.location) else "") + (f"\nfix: {f.hint}" if f.hint else "")
+        lines.append(f"::{COMMAND[f.severity]} {','.join(props)}::{_data(body)}")
+    for f in report.findings:
+        if f.allowed is not None:
+            lines.append(f"hf-vocab-audit: allowed {f.code} {f.name}: {f.allowed}")
+    for err in report.errors:
+        lines.append(f"::error title=hf-vocab-audit::{_data(err)}")
+    lines.append(f"hf-vocab-audit {report.target}: {summary_line(report, fail_on)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,270 @@
+"""Plots for the HTML report, drawn with matplotlib (the optional extra ``hf-vocab-audit[report]``).
+
+Each function takes plain report data and returns SVG text, or None when there is nothing to draw.
+Figures use matplotlib's object API (no pyplot, no global backend) and no timestamps, so the same
+report gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+COLORS = {
+    "ordinary": "#4c72b0", "added": "#55a868", "untrained": "#c44e52", "suspect": "#dd8452",
+    "padding": "#a0a0a0", "bad": "#c44e52", "ok": "#4c72b0",
+}  # fmt: skip
+RC = {"svg.hashsalt": "hf-vocab-audit", "svg.fonttype": "path", "font.size": 9, "axes.spines.top": False,
+      "axes.spines.right": False}
+
+
+def available() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _figure(width: float, height: float, ncols: int = 1, nrows: int = 1):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    return fig, axes
+
+
+def _svg(fig) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    return buf.getvalue()
+
+
+def _render(draw, *args: Any) -> str | None:
+    import matplotlib
+
+    with matplotlib.rc_context(RC):
+        fig = draw(*args)
+        return None if fig is None else _svg(fig)
+
+
+# ---- vocabulary -----------------------------------------------------------------------------------
+
+def vocabulary_bar(facts: dict[str, Any]) -> str | None:
+    """Tokenizer length, embedding rows, lm_head rows and config vocab_size as bars, special ids marked."""
+    return _render(_draw_vocabulary, facts)
+
+
+def _vocab_sizes(facts: dict[str, Any]) -> list[tuple[str, int]]:
+    emb, out = facts.get("input_embedding"), facts.get("output_embedding")
+    sizes = [
+        ("tokenizer ids (max id + 1)", None if facts.get("tokenizer_max_id") is None else facts["tokenizer_max_id"] + 1),
+        ("embedding rows", emb["shape"][0] if emb else None),
+        ("lm_head rows", out["shape"][0] if out else (emb["shape"][0] if emb and facts.get("tied_embeddings") else None)),
+        ("config vocab_size", facts.get("config_vocab_size")),
+    ]
+    return [(label, int(v)) for label, v in sizes if v is not None]
+
+
+def _draw_vocabulary(facts: dict[str, Any]):
+    sizes = _vocab_sizes(facts)
+    if not sizes:
+        return None
+    emb = facts.get("input_embedding")
+    rows = emb["shape"][0] if emb else None
+    specials = {role: i for role, i in (facts.get("special_token_ids") or {}).items() if i is not None}
+    top = max(v for _l, v in sizes)
+    low = min(v for _l, v in sizes)
+    zoom = low < top and (top - low) < 0.05 * top
+    fig, axes = _figure(9.5, 1.0 + 0.42 * len(sizes), ncols=2 if zoom else 1)
+    panels = [(axes[0][0], 0, top * 1.02)]
+    if zoom:
+        margin = max(2, (top - low) * 0.6)
+        panels.append((axes[0][1], max(0, low - margin), top + margin))
+    labels = [label for label, _v in sizes]
+    for ax, lo, hi in panels:
+        for y, (label, value) in enumerate(sizes):
+            ok = min(value, rows) if rows is not None and label.startswith("tokenizer") else value
+            ax.barh(y, ok, color=COLORS["ok"], height=0.6)
+            if ok < value:
+                ax.barh(y, value - ok, left=ok, color=COLORS["bad"], height=0.6, label="ids with no row")
+            ax.text(min(value, hi), y, f" {value:,}", va="center", ha="left" if value < hi * 0.9 else "right",
+                    color="white" if value >= hi * 0.9 else "black", fontsize=8)
+        if rows is not None:
+            ax.axvline(rows, color="black", linestyle="--", linewidth=0.8)
+        for token_id in specials.values():
+            if lo <= token_id <= hi:
+                bad = rows is not None and token_id >= rows
+                ax.plot([token_id], [len(sizes) - 0.25], marker="v", markersize=6, linestyle="none",
+                        color=COLORS["bad"] if bad else "#333333")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(-0.6, len(sizes) + 0.2)
+        ax.set_yticks(range(len(sizes)), labels if ax is panels[0][0] else [""] * len(sizes))
+        ax.invert_yaxis()
+        ax.set_xlabel("token id / rows")
+    fig.suptitle("Vocabulary: who has how many ids (dashed: embedding rows)", x=0.01, ha="left", fontsize=10)
+    if specials:
+        listed = ", ".join(f"{role} {i:,}" for role, i in sorted(specials.items(), key=lambda kv: (kv[1], kv[0])))
+        fig.supxlabel(f"special token ids (triangles; red = no embedding row): {listed}", fontsize=8, x=0.01,
+                      ha="left")
+    if zoom:
+        panels[1][0].set_title("zoom on the end", loc="left")
+    return fig
+
+
+# ---- weights --------------------------------------------------------------------------------------
+
+HIST_KINDS = ("ordinary", "added", "suspect", "untrained", "padding")
+SIDE_TITLES = {"input": "input embedding", "output": "lm_head"}
+
+
+def norm_histograms(weights: dict[str, Any]) -> str | None:
+    """Row-norm histogram per matrix (log x and y), untrained/suspect/added/padding rows marked."""
+    return _render(_draw_norms, weights)
+
+
+def _draw_norms(weights: dict[str, Any]):
+    import numpy as np
+
+    sides = [(name, side) for name, side in (weights.get("sides") or {}).items() if side.get("histogram")]
+    if not sides:
+        return None
+    fig, axes = _figure(9.5, 2.9 * len(sides), nrows=len(sides))
+    for (name, side), ax in zip(sides, [row[0] for row in axes]):
+        hist = side["histogram"]
+        edges = np.asarray(hist["edges"])
+        widths = np.diff(edges)
+        bottom = np.zeros(len(widths))
+        for kind in HIST_KINDS:
+            counts = np.asarray(hist["counts"].get(kind, [0] * len(widths)), float)
+            if counts.any():
+                ax.bar(edges[:-1], counts, width=widths, bottom=bottom, align="edge", color=COLORS[kind],
+                       label=f"{kind} ({int(counts.sum()):,})", linewidth=0)
+            bottom += counts
+        ax.set_xscale("log")
+        ax.set_yscale("symlog", linthresh=1)
+        ax.set_ylim(0, max(1.0, bottom.max()) * 2)
+        if hist.get("threshold_norm"):
+            ax.axvline(hist["threshold_norm"], color=COLORS["suspect"], linestyle="--", linewidth=1,
+                       label=f"low-norm threshold {hist['threshold_norm']:.3g}")
+        if hist.get("median_norm"):
+            ax.axvline(hist["median_norm"], color="black", linestyle=":", linewidth=1,
+                       label=f"median {hist['median_norm']:.3g}")
+        zeros = {k: v for k, v in (hist.get("zero_rows") or {}).items() if v}
+        if zeros:
+            text = "all-zero rows (not on a log axis): " + ", ".join(f"{k} {v:,}" for k, v in zeros.items())
+            ax.text(0.01, 0.97, text, transform=ax.transAxes, va="top", fontsize=8, color=COLORS["untrained"])
+        ax.set_xlabel("row L2 norm (log)")
+        ax.set_ylabel("rows")
+        ax.set_title(f"{SIDE_TITLES.get(name, name)} {side['tensor']} [{side['rows']:,} x {side['cols']:,}] "
+                     f"{side['dtype']}", loc="left")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    return fig
+
+
+# ---- dataset --------------------------------------------------------------------------------------
+
+def plot_entries(section: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The entries below, from the dataset audit's report section (``audit(..., datasets=...)``)."""
+    ids: list[dict[str, Any]] = []
+    labels: list[dict[str, Any]] = []
+    lengths: list[dict[str, Any]] = []
+    num_labels = (section.get("limits") or {}).get("num_labels")
+    for split in section.get("splits") or []:
+        where = {"split": split.get("split"), "column": None}
+        for name, column in sorted((split.get("columns") or {}).items()):
+            where["column"] = name
+            if column.get("id_histogram"):
+                ids.append({**where, **column["id_histogram"]})
+            if column.get("length_histogram"):
+                lengths.append({**where, **column["length_histogram"]})
+            if column.get("unique_values"):
+                counts = {str(v["value"]): v["count"] for v in column["unique_values"]}
+                labels.append({**where, "num_labels": num_labels, "counts": counts})
+    return {"id_columns": ids, "label_counts": labels, "lengths": lengths}
+
+
+def dataset_plots(dataset: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """(caption, svg) per plot of the ``report.extra["dataset"]`` section; empty when absent.
+
+    The section's shape (every key optional)::
+
+        {"id_columns": [{"split": "train", "column": "input_ids", "limit": 32000,
+                         "edges": [0, 1000, ...], "counts": [12, 40, ...]}],
+         "label_counts": [{"split": "train", "column": "labels", "num_labels": 3,
+                           "counts": {"0": 50, "1": 40, "3": 2}}],
+         "lengths": [{"split": "train", "column": "input_ids", "limit": 512,
+                      "edges": [0, 64, ...], "counts": [5, 9, ...]}]}
+
+    ``limit`` is the first value with no row (embedding rows, type_vocab_size, num_labels, usable positions).
+    """
+    if not dataset:
+        return []
+    if "splits" in dataset:
+        dataset = plot_entries(dataset)
+    out = []
+    for entry in dataset.get("id_columns") or []:
+        svg = _render(_draw_ranged_hist, entry, "token id", "ids")
+        if svg:
+            out.append((f"{entry.get('split')}/{entry.get('column')}: ids against {entry.get('limit')} rows", svg))
+    if dataset.get("label_counts"):
+        svg = _render(_draw_labels, dataset["label_counts"])
+        if svg:
+            out.append(("label value counts per split", svg))
+    for entry in dataset.get("lengths") or []:
+        svg = _render(_draw_ranged_hist, entry, "sequence length", "sequences")
+        if svg:
+            caption = (f"{entry.get('split')}/{entry.get('column')}: lengths against {entry.get('limit')} "
+                       "usable positions")
+            out.append((caption, svg))
+    return out
+
+
+def _draw_ranged_hist(entry: dict[str, Any], xlabel: str, ylabel: str):
+    import numpy as np
+
+    edges, counts = np.asarray(entry.get("edges") or [], float), np.asarray(entry.get("counts") or [], float)
+    if len(edges) != len(counts) + 1 or not len(counts):
+        return None
+    limit = entry.get("limit")
+    fig, axes = _figure(9.5, 2.4)
+    ax = axes[0][0]
+    colors = [COLORS["bad"] if limit is not None and lo >= limit else COLORS["ok"] for lo in edges[:-1]]
+    ax.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color=colors, linewidth=0)
+    hi = max(edges[-1], (limit or 0) * 1.05)
+    if limit is not None:
+        ax.axvspan(limit, hi, color=COLORS["bad"], alpha=0.12, label=f"out of range (>= {limit:,})")
+        ax.axvline(limit, color=COLORS["bad"], linewidth=1)
+        ax.legend(fontsize=7, frameon=False)
+    ax.set_xlim(edges[0], hi)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"{entry.get('split')} / {entry.get('column')}", loc="left")
+    return fig
+
+
+def _draw_labels(entries: list[dict[str, Any]]):
+    import numpy as np
+
+    entries = [e for e in entries if e.get("counts")]
+    if not entries:
+        return None
+    labels = sorted({k for e in entries for k in e["counts"]}, key=lambda k: (not k.lstrip("-").isdigit(),
+                                                                              int(k) if k.lstrip("-").isdigit() else 0, k))
+    fig, axes = _figure(9.5, 2.6)
+    ax = axes[0][0]
+    width = 0.8 / len(entries)
+    x = np.arange(len(labels))
+    for n, e in enumerate(entries):
+        counts = [e["counts"].get(k, 0) for k in labels]
+        num = e.get("num_labels")
+        edge = [COLORS["bad"] if num is not None and k.lstrip("-").isdigit() and not (0 <= int(k) < num or k == "-100")
+                else "none" for k in labels]
+        ax.bar(x + n * width, counts, width=width, label=f"{e.get('split')}/{e.get('column')}", edgecolor=edge,
+               linewidth=1.5)
+    ax.set_xticks(x + width * (len(entries) - 1) / 2, labels)
+    ax.set_xlabel("label value (red edge: outside 0..num_labels-1)")
+    ax.set_ylabel("count")
+    ax.legend(fontsize=7, frameon=False)
+    ax.set_title("Label values per split", loc="left")
+    return fig

@@ -1,0 +1,122 @@
+"""SARIF 2.1.0 for code scanning (GitHub, GitLab, Azure DevOps): rules with help, results with locations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..findings import Finding
+from ..report import Report
+from .locate import (
+    SEVERITY_WORD,
+    artifact_path,
+    fingerprint,
+    line_of,
+    local_folder,
+    rule_codes,
+    rule_for,
+    skipped_rules,
+)
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+INFO_URI = "https://pypi.org/project/hf-vocab-audit/"
+
+
+def _rule(code: str) -> dict[str, Any]:
+    r = rule_for(code)
+    if r is None:  # a finding from a rule this installation does not know (should not happen)
+        return {"id": code}
+    help_text = f"{r.summary}\n\nWhy it matters:\n{r.why}\n\nHow to fix:\n{r.how_to_fix}"
+    help_md = f"{r.summary}\n\n**Why it matters**\n\n{r.why}\n\n**How to fix**\n\n{r.how_to_fix}"
+    return {
+        "id": r.code,
+        "name": r.name,
+        "shortDescription": {"text": r.summary},
+        "fullDescription": {"text": r.why.split("\n\n")[0].replace("\n", " ")},
+        "help": {"text": help_text, "markdown": help_md},
+        "defaultConfiguration": {"level": SEVERITY_WORD[r.severity]},
+        "properties": {"tags": ["hf-vocab-audit", r.scope], "scope": r.scope},
+    }
+
+
+def _location(report: Report, f: Finding) -> dict[str, Any] | None:
+    uri = artifact_path(report, f.location.file)
+    if uri is None:
+        return None
+    physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
+    if local_folder(report) is not None and not Path(report.target).is_absolute():
+        physical["artifactLocation"]["uriBaseId"] = "%SRCROOT%"
+    elif local_folder(report) is not None:
+        physical["artifactLocation"]["uri"] = Path(uri).resolve().as_uri()
+    line = line_of(report, f.location)
+    if line is not None:
+        physical["region"] = {"startLine": line}
+    out: dict[str, Any] = {"physicalLocation": physical}
+    logical = [
+        {"name": value, "kind": kind}
+        for value, kind in ((f.location.tensor, "tensor"), (f.location.key, "key"))
+        if value
+    ]
+    if logical:
+        out["logicalLocations"] = logical
+    return out
+
+
+def _result(report: Report, f: Finding, index: dict[str, int]) -> dict[str, Any]:
+    text = f.message + (f" Fix: {f.hint}" if f.hint else "")
+    out: dict[str, Any] = {
+        "ruleId": f.code,
+        "ruleIndex": index[f.code],
+        "level": SEVERITY_WORD[f.severity],
+        "message": {"text": text},
+    }
+    loc = _location(report, f)
+    if loc is not None:
+        out["locations"] = [loc]
+    out["partialFingerprints"] = {"hfVocabAudit/v1": fingerprint(f)}
+    if f.allowed is not None:
+        out["suppressions"] = [{"kind": "external", "status": "accepted", "justification": f.allowed}]
+    props: dict[str, Any] = {"where": f.location.to_dict()}
+    if f.fix is not None:
+        props["fix"] = f.fix.to_dict()
+    out["properties"] = props
+    return out
+
+
+def to_sarif(report: Report, fail_on: str = "error") -> dict[str, Any]:
+    codes = rule_codes(report)
+    index = {code: i for i, code in enumerate(codes)}
+    skipped = skipped_rules(report)
+    notes = [
+        {"level": "note", "message": {"text": f"skipped: {reason}"}, "descriptor": {"id": code, "index": index[code]}}
+        for code, reason in skipped.items()
+    ]
+    notes += [{"level": "error", "message": {"text": err}} for err in report.errors]
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "hf-vocab-audit",
+                "version": report.tool_version,
+                "informationUri": INFO_URI,
+                "rules": [_rule(c) for c in codes],
+            }
+        },
+        "invocations": [
+            {
+                "executionSuccessful": not report.errors,
+                "exitCode": report.exit_code(fail_on),
+                "toolConfigurationNotifications": notes,
+                "properties": {"target": report.target, "failOn": fail_on},
+            }
+        ],
+        "results": [_result(report, f, index) for f in report.findings],
+        "properties": {"facts": report.facts, "summary": report.counts()},
+    }
+    if local_folder(report) is not None and not Path(report.target).is_absolute():
+        run["originalUriBaseIds"] = {"%SRCROOT%": {"description": {"text": "The repository root."}}}
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def render(report: Report, fail_on: str = "error") -> str:
+    return json.dumps(to_sarif(report, fail_on), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,106 @@
+"""The CI gate: resolve a target (folder or Hub id), load settings, audit, apply the allowlist.
+
+    from hf_vocab_audit.gate import run_gate
+    outcome = run_gate("models/my-model")           # or "org/name@revision"
+    sys.exit(outcome.exit_code)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .audit import audit, run_rules
+from .errors import AuditError
+from .facts import gather
+from .facts.hub import HubCheckout, checkout, parse_hub_ref
+from .report import Report, sort_findings
+from .rules import selected
+from .settings import AllowEntry, Settings, apply_allowlist, load_settings
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    report: Report
+    settings: Settings
+    unused_allow: tuple[AllowEntry, ...]
+
+    @property
+    def exit_code(self) -> int:
+        return self.settings.exit_code(self.report)
+
+
+def audit_hub_checkout(
+    co: HubCheckout,
+    *,
+    tokenizer: str | Path | None = None,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+) -> Report:
+    """Audit the files of a Hub commit (see :func:`hf_vocab_audit.facts.hub.checkout`)."""
+    start = time.perf_counter()
+    facts = gather(co.folder, tokenizer, tensors_from=lambda _folder: co.tensors)
+    if co.tensors is None and co.tensors_missing:
+        facts = replace(facts, missing={**facts.missing, "tensors": co.tensors_missing})
+    findings, skipped, ran = run_rules(facts, selected(select, ignore))
+    return Report(
+        target=f"{co.ref.repo_id}@{co.commit}",
+        tool_version=__version__,
+        findings=sort_findings(findings),
+        skipped=tuple(skipped),
+        facts=facts.summary(),
+        rules_run=tuple(ran),
+        duration_s=time.perf_counter() - start,
+    )
+
+
+def run_gate(
+    target: str,
+    *,
+    tokenizer: str | Path | None = None,
+    config: Path | None = None,
+    cwd: Path | None = None,
+    audit_options: dict[str, Any] | None = None,
+    fix_options: dict[str, Any] | None = None,
+    **overrides: Any,
+) -> GateOutcome:
+    """Audit ``target`` (a local folder, else ``org/name[@revision]`` on the Hub) under the merged settings.
+
+    ``overrides`` are command-line values (``select``, ``ignore``, ``fail_on``, ``exit_zero``); None = not given.
+    ``audit_options`` are passed to :func:`audit` for a local folder (``weights=True``, dataset options).
+    ``fix_options`` (``--fix``): repair a copy with :func:`hf_vocab_audit.fix.fix_checkpoint` and report its audit.
+    Raises :class:`AuditError` for bad input, bad configuration or an unreachable Hub.
+    """
+    folder = Path(target)
+    ref = None if folder.exists() else parse_hub_ref(target)
+    if ref is None:
+        settings = load_settings(folder if folder.is_dir() else None, cwd=cwd, config=config, overrides=overrides)
+        if fix_options is not None:
+            from .fix import fix_checkpoint
+
+            report = fix_checkpoint(folder, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore,
+                                    **fix_options)
+        else:
+            report = audit(folder, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore,
+                           **(audit_options or {}))
+    else:
+        if fix_options is not None:
+            raise AuditError(target, "--fix needs a local checkpoint folder, not a Hub id")
+        flags = {"weights": "--weights", "datasets": "--dataset"}
+        local_only = [flag for key, flag in flags.items() if (audit_options or {}).get(key)]
+        if local_only:
+            options = ", ".join(local_only)
+            raise AuditError(target, f"{options} need a local checkpoint folder (Hub targets are audited "
+                             "from their small files and headers only)")
+        with checkout(ref) as co:
+            settings = load_settings(co.folder, cwd=cwd, config=config, overrides=overrides)
+            report = audit_hub_checkout(co, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore)
+    report, unused = apply_allowlist(report, settings.allow)
+    return GateOutcome(report, settings, tuple(unused))
+
+
+__all__ = ["AuditError", "GateOutcome", "audit_hub_checkout", "run_gate"]

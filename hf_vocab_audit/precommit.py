@@ -1,0 +1,56 @@
+"""``hf-vocab-audit-pre-commit FILE...``: audit every model folder that a commit touches (pre-commit hook).
+
+A changed file belongs to the nearest folder at or above it that holds ``config.json``; each such folder
+is audited once, with the same settings files and exit codes as ``hf-vocab-audit check``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .errors import AuditError
+from .report import FAIL_ON
+
+
+def model_folders(files: list[str], root: Path | None = None) -> list[Path]:
+    """The distinct model folders (holding config.json) that contain ``files``, in first-seen order."""
+    top = (root or Path.cwd()).resolve()
+    seen: dict[Path, None] = {}
+    for name in files:
+        path = Path(name)
+        start = path.parent if not path.is_dir() else path
+        for folder in (start, *start.parents):
+            if (folder / "config.json").is_file():
+                seen.setdefault(folder, None)
+                break
+            if folder.resolve() == top or folder == Path("."):
+                break
+    return list(seen)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="hf-vocab-audit-pre-commit", description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="*", help="changed files (pre-commit passes them)")
+    parser.add_argument("--fail-on", choices=FAIL_ON, default=None)
+    parser.add_argument("--exit-zero", action="store_true", default=None)
+    args = parser.parse_args(argv)
+    from .formats import render
+    from .gate import run_gate
+
+    worst = 0
+    for folder in model_folders(args.files):
+        try:
+            outcome = run_gate(str(folder), fail_on=args.fail_on, exit_zero=args.exit_zero)
+        except AuditError as exc:
+            print(f"hf-vocab-audit: error: {exc}", file=sys.stderr)
+            worst = 2
+            continue
+        sys.stdout.write(render(outcome.report, "text", outcome.settings.fail_on))
+        worst = max(worst, outcome.exit_code)
+    return worst
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,182 @@
+"""Gate settings from ``pyproject.toml`` ``[tool.hf-vocab-audit]`` and ``hf-vocab-audit.toml`` next to the model.
+
+Precedence, lowest to highest: defaults, the nearest ``pyproject.toml`` (from the working directory
+upward) that has a ``[tool.hf-vocab-audit]`` table, the model's ``hf-vocab-audit.toml`` (or ``--config``),
+then command-line flags. The per-model allowlist (``[[allow]]``) lives only in the model's file.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import AuditError
+from .findings import Finding
+from .report import FAIL_ON, Report
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+MODEL_FILE = "hf-vocab-audit.toml"
+TOOL_TABLE = "hf-vocab-audit"
+KEYS = ("select", "ignore", "fail-on", "exit-zero")
+MATCH_KEYS = ("file", "key", "tensor", "token", "token_id", "split", "column")
+
+
+@dataclass(frozen=True)
+class AllowEntry:
+    """An accepted finding: its rule, optional location fields it must match, and why it is fine."""
+
+    code: str
+    reason: str
+    match: dict[str, Any] = field(default_factory=dict)
+    where: str = ""  # "hf-vocab-audit.toml allow[0]", for messages
+
+    def matches(self, finding: Finding) -> bool:
+        if finding.code != self.code:
+            return False
+        return all(getattr(finding.location, k) == v for k, v in self.match.items())
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    fail_on: str = "error"
+    exit_zero: bool = False
+    allow: tuple[AllowEntry, ...] = ()
+    sources: tuple[str, ...] = ()  # files read, lowest precedence first
+
+    def exit_code(self, report: Report) -> int:
+        return 0 if self.exit_zero else report.exit_code(self.fail_on)
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` at or above ``start`` with a ``[tool.hf-vocab-audit]`` table."""
+    for folder in (start.resolve(), *start.resolve().parents):
+        path = folder / "pyproject.toml"
+        if path.is_file() and TOOL_TABLE in _read_toml(path).get("tool", {}):
+            return path
+    return None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise AuditError(path, f"is not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise AuditError(path, f"cannot be read: {exc.strerror or exc}") from None
+
+
+def _strings(path: Path, key: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise AuditError(path, f"{key}: must be a list of rule codes, prefixes or names")
+    from .rules.registry import validate_selectors
+
+    unknown = validate_selectors(value)
+    if unknown:
+        raise AuditError(path, f"{key}: unknown rule code or name {', '.join(map(repr, unknown))}")
+    return tuple(value)
+
+
+def _options(path: Path, table: dict[str, Any], where: str) -> dict[str, Any]:
+    """Validate the option keys of one table; returns {select, ignore, fail_on, exit_zero} present."""
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        if key in ("select", "ignore"):
+            out[key] = _strings(path, f"{where}{key}", value)
+        elif key == "fail-on":
+            if value not in FAIL_ON:
+                raise AuditError(path, f"{where}fail-on: must be one of {', '.join(FAIL_ON)}, not {value!r}")
+            out["fail_on"] = value
+        elif key == "exit-zero":
+            if not isinstance(value, bool):
+                raise AuditError(path, f"{where}exit-zero: must be true or false, not {value!r}")
+            out["exit_zero"] = value
+        elif key == "allow" and where:
+            raise AuditError(path, f"{where}allow: the allowlist is per model: put it in {MODEL_FILE} next to the model")
+        elif key != "allow":
+            raise AuditError(path, f"unknown key {where}{key!r} (known: {', '.join(KEYS)}, allow)")
+    return out
+
+
+def _allow(path: Path, value: Any) -> tuple[AllowEntry, ...]:
+    from .rules import get_rule
+
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise AuditError(path, "allow: must be an array of tables ([[allow]] entries)")
+    entries = []
+    for i, entry in enumerate(value):
+        where = f"allow[{i}]"
+        for key in entry:
+            if key not in ("code", "reason", *MATCH_KEYS):
+                raise AuditError(path, f"{where}: unknown key {key!r} (known: code, reason, {', '.join(MATCH_KEYS)})")
+        code, reason = entry.get("code"), entry.get("reason")
+        rule = get_rule(code) if isinstance(code, str) else None
+        if rule is None:
+            raise AuditError(path, f"{where}.code: unknown rule code or name {code!r}")
+        if not isinstance(reason, str) or not reason.strip():
+            raise AuditError(path, f"{where}.reason: say why this finding is accepted (a non-empty string)")
+        match = {k: entry[k] for k in MATCH_KEYS if k in entry}
+        for k, v in match.items():
+            ok = isinstance(v, int) and not isinstance(v, bool) if k == "token_id" else isinstance(v, str)
+            if not ok:
+                raise AuditError(path, f"{where}.{k}: must be {'an integer' if k == 'token_id' else 'a string'}")
+        entries.append(AllowEntry(rule.code, reason.strip(), match, f"{path.name} {where}"))
+    return tuple(entries)
+
+
+def load_settings(
+    model_dir: Path | None,
+    *,
+    cwd: Path | None = None,
+    config: Path | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> Settings:
+    """Merge defaults, pyproject, the model's file (or ``config``) and ``overrides`` (flags; None = not given)."""
+    values: dict[str, Any] = {}
+    sources: list[str] = []
+    pyproject = find_pyproject(cwd or Path.cwd())
+    if pyproject is not None:
+        values.update(_options(pyproject, _read_toml(pyproject)["tool"][TOOL_TABLE], "[tool.hf-vocab-audit] "))
+        sources.append(str(pyproject))
+    allow: tuple[AllowEntry, ...] = ()
+    model_file = config if config is not None else (model_dir / MODEL_FILE if model_dir is not None else None)
+    if config is not None and not config.is_file():
+        raise AuditError(config, "config file does not exist")
+    if model_file is not None and model_file.is_file():
+        data = _read_toml(model_file)
+        values.update(_options(model_file, data, ""))
+        allow = _allow(model_file, data.get("allow", []))
+        sources.append(str(model_file))
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    if "fail_on" in values and values["fail_on"] not in FAIL_ON:
+        raise AuditError(None, f"--fail-on must be one of {', '.join(FAIL_ON)}")
+    for key in ("select", "ignore"):
+        if key in values:
+            values[key] = tuple(values[key])
+    return Settings(**values, allow=allow, sources=tuple(sources))
+
+
+def apply_allowlist(report: Report, entries: tuple[AllowEntry, ...]) -> tuple[Report, list[AllowEntry]]:
+    """Mark findings an entry accepts (``Finding.allowed`` = its reason); also return entries that matched nothing."""
+    if not entries:
+        return report, []
+    used: set[int] = set()
+    findings = []
+    for f in report.findings:
+        hit = next((i for i, e in enumerate(entries) if e.matches(f)), None)
+        if hit is not None and f.allowed is None:
+            used.add(hit)
+            f = replace(f, allowed=entries[hit].reason)
+        findings.append(f)
+    unused = [e for i, e in enumerate(entries) if i not in used]
+    return replace(report, findings=tuple(findings)), unused

@@ -1,0 +1,167 @@
+"""``--weights``: the embedding matrices' row statistics joined with the tokenizer's view of each id."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..facts import Facts
+from ..facts.safetensors_header import TensorInfo
+from ..findings import Skipped
+from . import classify as C
+from .reader import RowReader, supported
+from .stats import ZERO_MAX_ABS, MatrixStats, scan
+from .usage import in_normal_use, token_roles
+
+HIST_BINS = 60
+LIST_LIMIT = 2000  # ids listed per side in the report's JSON
+
+
+@dataclass(frozen=True)
+class Side:
+    """One matrix: "input" (embed_tokens) or "output" (an untied lm_head)."""
+
+    name: str
+    file: str  # the safetensors file holding the matrix, relative to the checkpoint folder
+    stats: MatrixStats
+    cls: C.Classification
+    token_ids: np.ndarray = field(repr=False)
+
+    def flagged(self) -> np.ndarray:
+        """Token ids whose row is untrained or suspect."""
+        s = self.cls.status
+        return np.flatnonzero((s == C.UNTRAINED) | (s == C.SUSPECT))
+
+    def indicators(self, token_id: int) -> dict[str, Any]:
+        st = self.stats
+        dup = int(st.duplicate_of[token_id])
+        return {
+            "status": C.STATUS_NAMES[int(self.cls.status[token_id])],
+            "reasons": C.reason_names(int(self.cls.reasons[token_id])),
+            "norm": float(st.norm[token_id]),
+            "max_abs": float(st.max_abs[token_id]),
+            "duplicate_of": dup if dup >= 0 and dup != token_id else None,
+            "median_norm": st.median_norm,
+        }
+
+
+@dataclass(frozen=True)
+class WeightFacts:
+    """What the weights rules read: the static facts plus per-side row statistics."""
+
+    facts: Facts
+    sides: tuple[Side, ...]
+    tied: bool
+    roles: dict[int, list[str]] = field(repr=False)
+
+    def side(self, name: str) -> Side | None:
+        return next((s for s in self.sides if s.name == name), None)
+
+    def flagged_ids(self) -> list[int]:
+        ids: set[int] = set()
+        for s in self.sides:
+            ids.update(s.flagged().tolist())
+        return sorted(ids)
+
+    def used(self, token_id: int) -> bool:
+        return in_normal_use(self.roles.get(token_id, []))
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON section ``report.extra["weights"]``."""
+        return {
+            "tied": self.tied,
+            "thresholds": {"zero_max_abs": ZERO_MAX_ABS, "suspect_z": C.SUSPECT_Z,
+                           "suspect_ratio": C.SUSPECT_RATIO},
+            "sides": {s.name: _side_summary(self, s) for s in self.sides},
+        }
+
+
+def _side_summary(w: WeightFacts, side: Side) -> dict[str, Any]:
+    st, cls = side.stats, side.cls
+    status = cls.status
+    flagged = side.flagged()
+    tok = w.facts.tokenizer
+    used = [i for i in flagged.tolist() if w.used(i)]
+    return {
+        "tensor": st.tensor,
+        "file": side.file,
+        "dtype": st.dtype,
+        "rows": st.rows,
+        "cols": st.cols,
+        "token_rows": len(side.token_ids),
+        "padding_rows": int((status == C.NOT_A_TOKEN).sum()),
+        "counts": {name: int((status == code).sum()) for code, name in enumerate(C.STATUS_NAMES[:3])},
+        "median_norm": st.median_norm,
+        "mean_row_norm": st.mean_norm,
+        "threshold_norm": cls.threshold_norm,
+        "flagged_used": [
+            {"id": i, "token": tok.id_to_token(i) if tok else None, "roles": w.roles.get(i, []),
+             **side.indicators(i)}
+            for i in used[:LIST_LIMIT]
+        ],
+        "flagged_other_ids": [i for i in flagged.tolist() if not w.used(i)][:LIST_LIMIT],
+        "histogram": _histogram(w, side),
+    }
+
+
+def _histogram(w: WeightFacts, side: Side) -> dict[str, Any]:
+    """Row-norm histogram on log-spaced bins, counted per kind of row (for the HTML report)."""
+    st, status = side.stats, side.cls.status
+    kinds = {
+        "padding": status == C.NOT_A_TOKEN,
+        "untrained": status == C.UNTRAINED,
+        "suspect": status == C.SUSPECT,
+    }
+    added = np.zeros(st.rows, bool)
+    ids = [i for i, r in w.roles.items() if 0 <= i < st.rows and ("added" in r or "chat template" in r)]
+    added[ids] = True
+    kinds["added"] = added & (status == C.TRAINED)
+    kinds["ordinary"] = (status == C.TRAINED) & ~added
+    positive = st.norm > 0
+    if positive.any():
+        lo, hi = float(st.norm[positive].min()), float(st.norm[positive].max())
+        edges = np.geomspace(lo, hi * (1 + 1e-9), HIST_BINS + 1) if hi > lo else np.array([lo * 0.9, lo * 1.1])
+    else:
+        edges = np.array([1e-3, 1.0])
+    return {
+        "edges": [float(e) for e in edges],
+        "counts": {k: np.histogram(st.norm[m & positive], edges)[0].tolist() for k, m in kinds.items()},
+        "zero_rows": {k: int((m & ~positive).sum()) for k, m in kinds.items()},
+        "threshold_norm": side.cls.threshold_norm,
+        "median_norm": st.median_norm,
+    }
+
+
+def _token_ids(facts: Facts, rows: int) -> np.ndarray:
+    ids = np.asarray(facts.tokenizer.ids, dtype=np.int64)  # type: ignore[union-attr]
+    return ids[(ids >= 0) & (ids < rows)]
+
+
+def gather_weights(facts: Facts) -> tuple[WeightFacts | None, list[Skipped]]:
+    """Read the embedding matrices (only them) and classify every token row; or why it cannot."""
+    emb, tensors = facts.embeddings, facts.tensors
+    if facts.tokenizer is None:
+        return None, [Skipped("weights", facts.missing.get("tokenizer", "no tokenizer"))]
+    if tensors is None or emb is None or emb.input is None:
+        why = facts.missing.get("input_embedding") or facts.missing.get("tensors", "no weights")
+        return None, [Skipped("weights", why)]
+    if tensors.format != "safetensors":
+        return None, [Skipped("weights", f"weight statistics read safetensors only; {tensors.files[0]} is "
+                                         "a pickle checkpoint (convert it with save_pretrained(safe_serialization=True))")]
+    matrices: list[tuple[str, TensorInfo]] = [("input", emb.input)]
+    if not emb.tied and emb.output is not None:
+        matrices.append(("output", emb.output))
+    sides, skipped = [], []
+    for name, info in matrices:
+        why = supported(info)
+        if why:
+            skipped.append(Skipped(f"weights ({name} embeddings)", why))
+            continue
+        stats = scan(RowReader(facts.model_dir, info))
+        ids = _token_ids(facts, stats.rows)
+        sides.append(Side(name, info.file, stats, C.classify(stats, ids), ids))
+    if not sides:
+        return None, skipped
+    return WeightFacts(facts, tuple(sides), emb.tied, token_roles(facts.tokenizer)), skipped

@@ -1,0 +1,142 @@
+"""Per-row indicators of one embedding matrix, in one streaming pass plus exact re-reads of the few
+candidate rows: L2 norm, max |value|, bitwise-duplicate rows, rows equal to the mean of the others."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .reader import RowReader
+
+# A row whose every |value| is at most this is zero (unsloth's untrained-token test).
+ZERO_MAX_ABS = 1e-16
+# A row is "the mean" when ||row - mean|| <= MEAN_REL * ||mean|| + MEAN_ABS * median row norm:
+# transformers' mean resizing samples N(mean, 1e-9 * cov), and bf16 rounds the mean by ~2^-9.
+MEAN_REL = 1e-2
+MEAN_ABS = 1e-3
+
+
+@dataclass(frozen=True)
+class MatrixStats:
+    """Indicators for every row of one matrix (padding rows included; callers pick token rows)."""
+
+    tensor: str
+    dtype: str
+    rows: int
+    cols: int
+    norm: np.ndarray = field(repr=False)  # float64 L2 norm per row
+    max_abs: np.ndarray = field(repr=False)  # float32 max |value| per row
+    duplicate_of: np.ndarray = field(repr=False)  # int64: first row of its group of identical rows, else -1
+    mean_like: np.ndarray = field(repr=False)  # bool: the row equals the mean of the non-zero rows
+    mean_norm: float  # ||mean of the non-zero rows||  (mean_like also accepts the mean of all rows)
+    median_norm: float  # median norm of the non-zero rows
+
+    @property
+    def zero(self) -> np.ndarray:
+        return self.max_abs <= ZERO_MAX_ABS
+
+
+def _row_words(bits: np.ndarray) -> np.ndarray:
+    """Each row's bits as 64-bit words (zero-padded when the row is not a multiple of 8 bytes)."""
+    u = np.asarray(bits).view(np.dtype(f"<u{bits.dtype.itemsize}"))
+    nbytes = u.shape[1] * u.dtype.itemsize
+    if nbytes % 8 == 0 and u.flags.c_contiguous:
+        return u.view(np.uint64)
+    return u.astype(np.uint64)
+
+
+def _row_keys(bits: np.ndarray) -> np.ndarray:
+    """A cheap 64-bit key per row (wrapping sum of its words): equal rows have equal keys; rows that
+    share a key are compared bit for bit afterwards."""
+    return _row_words(bits).sum(axis=1, dtype=np.uint64)
+
+
+def scan(reader: RowReader) -> MatrixStats:
+    """One sequential pass for norms, max |v|, hashes and the column sum; then exact checks."""
+    n, d = reader.rows, reader.cols
+    norm = np.empty(n, np.float64)
+    max_abs = np.empty(n, np.float32)
+    hashes = np.empty(n, np.uint64)
+    colsum = np.zeros(d, np.float64)
+    acc = np.float64 if d > 65536 else np.float32
+    magnitude = np.empty((min(reader.chunk_rows(), n), d), reader.storage) if reader.info.dtype == "BF16" else None
+    partial = np.empty(d, np.float32)
+    for start, bits, x in reader.chunks():
+        stop = start + len(x)
+        np.einsum("ij,ij->i", x, x, out=norm[start:stop], dtype=acc, casting="unsafe")
+        if magnitude is not None:  # |bf16| orders like its bits without the sign bit
+            mag = np.bitwise_and(bits, np.uint16(0x7FFF), out=magnitude[: len(x)])
+            max_abs[start:stop] = reader.to_float(mag.max(axis=1, initial=0)[:, None])[:, 0]
+        else:
+            max_abs[start:stop] = np.abs(x).max(axis=1, initial=0)
+        hashes[start:stop] = _row_keys(bits)
+        colsum += np.add.reduce(x, axis=0, out=partial)
+    np.sqrt(norm, out=norm)
+    zero = max_abs <= ZERO_MAX_ABS
+    nonzero = int((~zero).sum())
+    mean = colsum / max(nonzero, 1)
+    mean_norm = float(np.sqrt(mean @ mean))
+    # transformers averages every old row, zero rows included: try both means.
+    means = [mean, colsum / max(n, 1)] if nonzero < n else [mean]
+    median_norm = float(np.median(norm[~zero])) if nonzero else 0.0
+    return MatrixStats(
+        tensor=reader.info.name,
+        dtype=reader.info.dtype,
+        rows=n,
+        cols=d,
+        norm=norm,
+        max_abs=max_abs,
+        duplicate_of=_duplicates(reader, hashes, zero),
+        mean_like=np.logical_or.reduce([_mean_like(reader, norm, zero, m, median_norm) for m in means]),
+        mean_norm=mean_norm,
+        median_norm=median_norm,
+    )
+
+
+def _duplicates(reader: RowReader, hashes: np.ndarray, zero: np.ndarray) -> np.ndarray:
+    """For each non-zero row, the first row with the same bits (verified exactly), else -1."""
+    out = np.full(len(hashes), -1, np.int64)
+    ids = np.flatnonzero(~zero)
+    if len(ids) < 2:
+        return out
+    order = ids[np.argsort(hashes[ids], kind="stable")]
+    h = hashes[order]
+    same_as_prev = np.concatenate([[False], h[1:] == h[:-1]])
+    in_group = same_as_prev | np.concatenate([h[:-1] == h[1:], [False]])
+    if not in_group.any():
+        return out
+    group_start = np.maximum.accumulate(np.where(~same_as_prev, np.arange(len(order)), 0))
+    first = order[group_start]  # smallest id of each hash group (stable sort keeps ids ascending)
+    cand, cand_first = order[in_group], first[in_group]
+    firsts = np.unique(cand_first)
+    first_bits = {}
+    for part, bits, _x in reader.take(firsts):
+        first_bits.update(zip(part.tolist(), _row_words(bits)))
+    step = reader.chunk_rows()
+    for i in range(0, len(cand), step):
+        part, firsts_part = cand[i : i + step], cand_first[i : i + step]
+        words = _row_words(np.asarray(reader.raw[part]))
+        ref = np.stack([first_bits[f] for f in firsts_part.tolist()])
+        equal = (words == ref).all(axis=1)
+        out[part[equal]] = firsts_part[equal]
+    out[out == np.arange(len(out))] = -1  # a group's first row: mark it only if another row matched
+    matched_firsts = np.unique(out[out >= 0])
+    out[matched_firsts] = matched_firsts
+    return out
+
+
+def _mean_like(reader: RowReader, norm: np.ndarray, zero: np.ndarray, mean: np.ndarray,
+               median_norm: float) -> np.ndarray:
+    """Rows within tolerance of ``mean``; by the triangle inequality only rows whose norm is close to
+    ``||mean||`` can be, so only those are re-read."""
+    out = np.zeros(len(norm), bool)
+    mean_norm = float(np.sqrt(mean @ mean))
+    tol = MEAN_REL * mean_norm + MEAN_ABS * median_norm
+    cand = np.flatnonzero(~zero & (np.abs(norm - mean_norm) <= tol))
+    if mean_norm == 0.0 or len(cand) == 0:
+        return out
+    for part, _bits, x in reader.take(cand):
+        diff = x.astype(np.float64) - mean
+        out[part] = np.sqrt(np.einsum("ij,ij->i", diff, diff)) <= tol
+    return out

@@ -1,0 +1,58 @@
+"""Which token ids the tokenizer emits in normal use, and why (the roles named in findings)."""
+
+from __future__ import annotations
+
+import re
+
+from ..facts.tokenizer import TokenizerFacts
+from ..rules.special_tokens import CONTROL_RE
+
+# Roles whose tokens the model reads or must predict in ordinary training and generation.
+USED_ROLES = ("bos", "eos", "sep", "cls")
+# Placeholder names of tokens reserved for later use: never emitted until someone repurposes them.
+RESERVED_RE = re.compile(r"reserved|unused|placeholder|extra_id|^<unk_?\d+>$|^<\|?dummy", re.IGNORECASE)
+
+
+def template_tokens(tok: TokenizerFacts) -> dict[int, str]:
+    """id -> content of every single-token string the chat template contains."""
+    template = tok.chat_template or ""
+    if not template:
+        return {}
+    out: dict[int, str] = {}
+    for added in tok.added_tokens:
+        if added.content and added.content in template:
+            out[added.id] = added.content
+    for text in set(CONTROL_RE.findall(template)):
+        ids = tok.encode(text)
+        if len(ids) == 1:
+            out[ids[0]] = text
+    return out
+
+
+def token_roles(tok: TokenizerFacts) -> dict[int, list[str]]:
+    """id -> roles for every token with one: bos/eos/... , "chat template", "added", "reserved"."""
+    roles: dict[int, list[str]] = {}
+    for role, (_content, token_id) in sorted(tok.special_tokens.items()):
+        if token_id is not None:
+            roles.setdefault(token_id, []).append(role)
+    for token_id in template_tokens(tok):
+        roles.setdefault(token_id, []).append("chat template")
+    for content, token_id in tok.extra_special_tokens:
+        if token_id is not None and "extra special" not in roles.get(token_id, []):
+            roles.setdefault(token_id, []).append("extra special")
+    for added in tok.added_tokens:
+        tags = roles.setdefault(added.id, [])
+        tags.append("reserved" if RESERVED_RE.search(added.content) else "added")
+    return roles
+
+
+def in_normal_use(roles: list[str]) -> bool:
+    """True for tokens the tokenizer or template emits: bos/eos/sep/cls, chat-template and added tokens.
+
+    pad (zero by design: ``padding_idx`` rows are never updated and pad positions are masked), unk and
+    mask alone do not count, nor do reserved placeholders.
+    """
+    if any(r in USED_ROLES or r == "chat template" for r in roles):
+        return True
+    named = {"pad", "unk", "mask"}
+    return ("added" in roles or "extra special" in roles) and not (named & set(roles)) and "reserved" not in roles

@@ -1,0 +1,39 @@
+"""The dataset section carries mergeable histograms the HTML report plots."""
+
+from __future__ import annotations
+
+import numpy as np
+from dataset_builders import write_jsonl
+
+from hf_vocab_audit import audit
+from hf_vocab_audit.dataset.kernel import HIST_BINS, HIST_OVER, histogram
+from hf_vocab_audit.formats import plots, render
+
+
+def test_histogram_puts_the_limit_on_an_edge_and_merges_by_addition():
+    values = np.array([0, 3, 99, 100, 103, 500, -100])
+    counts = histogram(values, 100)
+    assert len(counts) == HIST_BINS + HIST_OVER and sum(counts) == 6  # negatives are left out
+    assert sum(counts[:HIST_BINS]) == 3 and sum(counts[HIST_BINS:]) == 3  # 100, 103, 500 past the limit
+    assert counts[-1] == 1  # 500 lands in the open-ended last bin
+    a, b = histogram(values[:3], 100), histogram(values[3:], 100)
+    assert tuple(x + y for x, y in zip(a, b, strict=True)) == counts
+
+
+def test_input_ids_histograms_reach_the_report_and_the_html(llama_lm, tmp_path):
+    rows = [{"input_ids": [1, 5, 7, 2]}, {"input_ids": [1, 150, 2]}, {"input_ids": [1, 103, 103, 9, 2]}]
+    data = write_jsonl(tmp_path / "train.jsonl", rows)
+    report = audit(llama_lm, datasets=[str(data)])
+    (split,) = report.extra["dataset"]["splits"]
+    column = split["columns"]["input_ids"]
+    ids = column["id_histogram"]
+    assert ids["limit"] == 104 and sum(ids["counts"]) == 12
+    assert sum(ids["counts"][HIST_BINS:]) == 1  # the one id >= 104 rows
+    assert ids["edges"][HIST_BINS] == 104
+    lengths = column["length_histogram"]
+    assert lengths["limit"] == 128 and sum(lengths["counts"]) == 3
+    entries = plots.plot_entries(report.extra["dataset"])
+    assert [e["column"] for e in entries["id_columns"]] == ["input_ids"]
+    html = render(report, "html")
+    assert "train/input_ids: ids against 104 rows" in html
+    assert "train/input_ids: lengths against 128 usable positions" in html
