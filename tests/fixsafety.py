@@ -55,6 +55,29 @@ def run_killed(cmd: list[str], after_s: float, **kwargs) -> int | None:
         return None
 
 
+def run_killed_after(cmd: list[str], appears: tuple[Path, str], after_s: float, timeout: float = 300,
+                     **kwargs) -> tuple[int | None, bool]:
+    """Start ``cmd``; once a path matching ``appears`` (folder, glob) exists, wait ``after_s`` and SIGKILL it.
+    Aims the kill at the writing phase instead of interpreter start-up. Returns (exit code or None if
+    killed, whether the path was seen)."""
+    folder, pattern = appears
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kwargs)
+    deadline = time.monotonic() + timeout
+    seen = False
+    while proc.poll() is None and time.monotonic() < deadline:
+        if any(folder.glob(pattern)):
+            seen = True
+            break
+        time.sleep(0.0005)
+    if seen:
+        time.sleep(after_s)
+    if proc.poll() is not None:
+        return proc.returncode, seen
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return None, seen
+
+
 def run_with_file_size_limit(cmd: list[str], max_bytes: int, **kwargs) -> subprocess.CompletedProcess:
     """Run ``cmd`` where no file can grow past ``max_bytes`` (RLIMIT_FSIZE; writes fail with EFBIG, as on a
     full disk, for Python and native writers alike; no mount needed)."""
