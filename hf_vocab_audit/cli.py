@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from . import __version__
-from .errors import AuditError
+from .errors import AuditError, one_line
 
 app = typer.Typer(
     name="hf-vocab-audit",
@@ -60,7 +60,7 @@ class FailOn(str, enum.Enum):
 def _fail(message: str, debug: bool) -> None:
     if debug:
         raise
-    typer.echo(f"hf-vocab-audit: error: {message}", err=True)
+    typer.echo(f"hf-vocab-audit: error: {one_line(message)}", err=True)
     raise typer.Exit(EXIT_ERROR)
 
 
@@ -211,8 +211,10 @@ def check(
         write_outputs(outcome.report, pairs, outcome.settings.fail_on)
     except AuditError as exc:
         _fail(str(exc), debug)
+    except RecursionError:
+        _fail(f"{target}: input nested too deeply to audit", debug)
     except Exception as exc:  # noqa: BLE001 - never a traceback without --debug
-        _fail(f"{target}: unexpected {exc.__class__.__name__}: {exc}".splitlines()[0][:500], debug)
+        _fail(f"{target}: unexpected {exc.__class__.__name__}: {exc}", debug)
     raise typer.Exit(outcome.exit_code)
 
 

@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
+
+
+def one_line(text: str, limit: int = 1000) -> str:
+    """``text`` on one line: control and line-separator characters escaped, at most ``limit`` characters.
+
+    File names, JSON keys and token strings come from untrusted checkpoints; an error must stay one line
+    (and encodable: lone surrogates from JSON ``"\\ud800"`` are escaped too).
+    """
+    out = "".join(
+        repr(ch)[1:-1] if unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp") else ch for ch in text[: limit * 2]
+    )
+    return out if len(out) <= limit else out[: limit - 3] + "..."
 
 
 class AuditError(Exception):
@@ -11,4 +24,4 @@ class AuditError(Exception):
     def __init__(self, path: str | Path | None, problem: str):
         self.path = str(path) if path is not None else None
         self.problem = problem
-        super().__init__(f"{self.path}: {problem}" if self.path else problem)
+        super().__init__(one_line(f"{self.path}: {problem}" if self.path else problem))

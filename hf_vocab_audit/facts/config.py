@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AuditError
-from .jsonfile import read_json_object
+from .jsonfile import check_inside, read_json_object
 
 SPECIAL_ID_KEYS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
 TEXT_CONFIG_KEYS = ("text_config", "decoder", "generator")
@@ -30,6 +30,8 @@ def _ids(path: Path, key: str, value: Any) -> tuple[int, ...] | None:
     if isinstance(value, list):
         if not value:
             return None
+        if any(v is None for v in value):
+            raise AuditError(path, f'"{key}" must be an integer or a list of integers, not {value!r}'[:300])
         return tuple(_int(path, key, v, minimum=None) for v in value)  # type: ignore[misc]
     return (_int(path, key, value, minimum=None),)  # type: ignore[return-value]
 
@@ -96,6 +98,7 @@ def _text_section(raw: dict[str, Any], path: Path) -> tuple[str, dict[str, Any]]
 
 
 def load_config(path: Path) -> ConfigFacts:
+    check_inside(path, path.parent)
     raw = read_json_object(path)
     prefix, text = _text_section(raw, path)
 
@@ -170,5 +173,6 @@ class GenerationFacts:
 
 
 def load_generation_config(path: Path) -> GenerationFacts:
+    check_inside(path, path.parent)
     raw = read_json_object(path)
     return GenerationFacts(path=path, special=_special_ids(path, ("", raw)))

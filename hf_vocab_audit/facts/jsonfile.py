@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +26,47 @@ def check_inside(path: Path, root: Path) -> None:
         raise AuditError(path, f"cannot resolve path ({exc.__class__.__name__})") from None
     root_resolved = root.resolve()
     if resolved != root_resolved and root_resolved not in resolved.parents:
+        if _in_hub_cache_blobs(root_resolved, resolved):
+            return
         raise AuditError(path, f"points outside the model folder (to {resolved})")
+
+
+def _in_hub_cache_blobs(root: Path, resolved: Path) -> bool:
+    """The Hugging Face cache layout: ``models--X/snapshots/REV/f`` links to ``models--X/blobs/HASH``."""
+    if root.parent.name != "snapshots" or not root.parent.parent.name.startswith(("models--", "datasets--")):
+        return False
+    return resolved.parent == root.parent.parent / "blobs"
+
+
+@contextlib.contextmanager
+def short_integers() -> Iterator[None]:
+    """Parse JSON with integers limited to 640 digits (Python's minimum; default 4300).
+
+    Converting a long digit string is quadratic: 20,000 integers of 4,000 digits take seconds, while no
+    real config or header holds an integer over 20 digits.
+    """
+    with _DIGITS_LOCK:  # process-wide setting: the first entrant lowers it, the last one restores it
+        if not _DIGITS_USERS:
+            _DIGITS_USERS.append(sys.get_int_max_str_digits())
+            sys.set_int_max_str_digits(640)
+        _DIGITS_USERS.append(0)
+    try:
+        yield
+    finally:
+        with _DIGITS_LOCK:
+            _DIGITS_USERS.pop()
+            if len(_DIGITS_USERS) == 1:
+                sys.set_int_max_str_digits(_DIGITS_USERS.pop())
+
+
+_DIGITS_LOCK = threading.Lock()
+_DIGITS_USERS: list[int] = []  # [saved limit, one entry per active user]
+
+
+def loads(text: str | bytes) -> Any:
+    """``json.loads`` with :func:`short_integers`."""
+    with short_integers():
+        return json.loads(text)
 
 
 def read_bytes(path: Path, max_bytes: int) -> bytes:
@@ -46,11 +90,13 @@ def read_json_object(path: Path, max_bytes: int = MAX_CONFIG_BYTES) -> dict[str,
     except UnicodeDecodeError as exc:
         raise AuditError(path, f"is not valid UTF-8 (byte {exc.start})") from None
     try:
-        data = json.loads(text)
+        data = loads(text)
     except json.JSONDecodeError as exc:
         raise AuditError(path, f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise AuditError(path, "is not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # an integer literal over Python's 4300-digit limit
+        raise AuditError(path, f"is not valid JSON: {str(exc).split(';')[0]}") from None
     if not isinstance(data, dict):
         raise AuditError(path, f"must hold a JSON object, not {type(data).__name__}")
     return data

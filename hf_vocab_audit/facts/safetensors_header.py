@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import AuditError
+from .jsonfile import loads
 
 # Bits per element of every dtype safetensors knows.
 DTYPE_BITS = {
@@ -55,6 +56,8 @@ class SafetensorsHeader:
 
 def read_header(path: Path, rel: str) -> SafetensorsHeader:
     """Parse and validate one safetensors file's header."""
+    if not path.is_file():  # a FIFO or device would block or never end
+        raise AuditError(path, "is not a regular file")
     try:
         size = path.stat().st_size
         with open(path, "rb") as fh:
@@ -72,11 +75,14 @@ def read_header(path: Path, rel: str) -> SafetensorsHeader:
     if len(raw) != n:
         raise AuditError(path, "truncated safetensors header")
     try:
-        header = json.loads(raw.decode("utf-8"))
+        header = loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise AuditError(path, "safetensors header is not valid UTF-8") from None
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise AuditError(path, f"safetensors header is not valid JSON ({getattr(exc, 'msg', 'too deep')})") from None
+    except (ValueError, RecursionError) as exc:  # ValueError: also integers over Python's 4300-digit limit
+        why = (
+            exc.msg if isinstance(exc, json.JSONDecodeError) else "too deep" if isinstance(exc, RecursionError) else exc
+        )
+        raise AuditError(path, f"safetensors header is not valid JSON ({why})") from None
     if not isinstance(header, dict):
         raise AuditError(path, "safetensors header must be a JSON object")
     data_start = 8 + n
@@ -90,7 +96,7 @@ def read_header(path: Path, rel: str) -> SafetensorsHeader:
     spans = sorted((t.begin, t.end, t.name) for t in tensors if t.end != t.begin)  # type: ignore[type-var]
     for (_b0, e0, n0), (b1, _e1, n1) in zip(spans, spans[1:], strict=False):
         if b1 < e0:
-            raise AuditError(path, f"tensors {n0!r} and {n1!r} overlap in the data section")
+            raise AuditError(path, f"tensors {n0[:200]!r} and {n1[:200]!r} overlap in the data section")
     return SafetensorsHeader(path=path, data_start=data_start, tensors=tuple(tensors), metadata=metadata)
 
 
@@ -99,7 +105,7 @@ def _tensor(path: Path, rel: str, name: str, entry: object, data_start: int, dat
     if not isinstance(entry, dict):
         raise AuditError(path, f"{where}: header entry must be an object")
     dtype = entry.get("dtype")
-    if dtype not in DTYPE_BITS:
+    if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
         raise AuditError(path, f"{where}: unknown dtype {dtype!r}"[:300])
     shape = entry.get("shape")
     if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
@@ -116,9 +122,29 @@ def _tensor(path: Path, rel: str, name: str, entry: object, data_start: int, dat
         raise AuditError(path, f"{where}: data_offsets [{begin}, {end}] are not increasing")
     if end > data_len:
         raise AuditError(path, f"{where}: data_offsets end {end} is past the end of the data ({data_len} bytes)")
-    bits = math.prod(shape) * DTYPE_BITS[dtype]
+    bits = _bits(shape, DTYPE_BITS[dtype], limit=8 * data_len)
+    if bits is None:
+        raise AuditError(path, f"{where}: {dtype} {_short(shape)} needs more bytes than the file holds ({data_len})")
     if bits % 8 or bits // 8 != end - begin:
+        need = f"{bits // 8}" if bits % 8 == 0 else f"{bits / 8:g}"
         raise AuditError(
-            path, f"{where}: {dtype} {shape} needs {bits / 8:g} bytes but data_offsets span {end - begin}"
+            path, f"{where}: {dtype} {_short(shape)} needs {need} bytes but data_offsets span {end - begin}"
         )
     return TensorInfo(name, dtype, tuple(shape), rel, data_start + begin, data_start + end)
+
+
+def _bits(shape: list[int], bits_per_element: int, limit: int) -> int | None:
+    """Bits a tensor needs, or None once that exceeds ``limit`` (a hostile shape's product can be enormous)."""
+    if 0 in shape:
+        return 0
+    total = bits_per_element
+    for dim in shape:
+        total *= dim
+        if total > limit:
+            return None
+    return total
+
+
+def _short(shape: list[int]) -> str:
+    text = str(shape)
+    return text if len(text) <= 80 else text[:77] + "...]"

@@ -49,7 +49,7 @@ def _index(folder: Path, index_name: str) -> tuple[Path, dict[str, str]]:
         isinstance(k, str) and isinstance(v, str) for k, v in weight_map.items()
     ):
         raise AuditError(path, '"weight_map" must map tensor names to shard file names')
-    for shard in set(weight_map.values()):
+    for shard in sorted(set(weight_map.values())):  # sorted: the same error whatever the hash seed
         if Path(shard).name != shard:
             raise AuditError(path, f"shard name {shard!r} is not a plain file name in the model folder")
     return path, weight_map
@@ -106,6 +106,8 @@ def load_bin(folder: Path) -> CheckpointTensors | None:
         if not path.exists():
             raise AuditError(index_path, f"names weights file {name!r}, which does not exist")
         check_inside(path, folder)
+        if not path.is_file():  # a FIFO would block torch.load forever
+            raise AuditError(path, "is not a regular file")
         try:
             try:
                 state = torch.load(path, map_location="meta", mmap=True, weights_only=True)
@@ -114,8 +116,7 @@ def load_bin(folder: Path) -> CheckpointTensors | None:
                     raise
                 state = torch.load(path, map_location="meta", weights_only=True)  # legacy, non-zip format
         except pickle.UnpicklingError as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
-            refused.append(RefusedFile(name, f"weights_only unpickling refused it: {first}"[:400]))
+            refused.append(RefusedFile(name, f"torch.load(weights_only=True) refused it: {_refusal(exc)}"))
             continue
         except Exception as exc:  # noqa: BLE001 - any failure of an untrusted file is bad input
             raise AuditError(path, f"is not a readable PyTorch weights file ({exc.__class__.__name__})") from None
@@ -128,6 +129,19 @@ def load_bin(folder: Path) -> CheckpointTensors | None:
                 dtype = str(value.dtype).removeprefix("torch.")
                 tensors[key] = TensorInfo(key, _TORCH_TO_ST.get(dtype, dtype.upper()), tuple(value.shape), name)
     return CheckpointTensors("bin", tuple(files), index_file, tensors, {}, tuple(refused))
+
+
+def _refusal(exc: Exception) -> str:
+    """The useful line of torch's weights-only error: which global or opcode the pickle needed."""
+    import re
+
+    text = str(exc)
+    found = re.search(r"(?:Unsupported global: GLOBAL|unsupported GLOBAL) ([\w.]+)", text)
+    if found:
+        return f"the pickle imports {found.group(1)}, so loading it with weights_only=False would run code"
+    found = re.search(r"WeightsUnpickler error: *\n?\s*([^\n]+)", text)
+    detail = found.group(1).strip() if found else text.strip().splitlines()[0] if text.strip() else ""
+    return f"{detail or exc.__class__.__name__}"[:300]
 
 
 _TORCH_TO_ST = {

@@ -8,16 +8,18 @@ the vocabulary). It never imports transformers or torch. A folder with only slow
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import AuditError
-from .jsonfile import MAX_TOKENIZER_BYTES, check_inside, read_bytes, read_json_object
+from .jsonfile import MAX_TOKENIZER_BYTES, check_inside, read_bytes, read_json_object, short_integers
 from .transformers_tables import model_input_names, tokenizer_class_for
 
 ROLES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")
 VERY_LARGE = int(1e29)  # transformers' VERY_LARGE_INTEGER (1e30) means "no limit set"
+MAX_TOKEN_ID = 2**32  # the tokenizers library stores ids as u32
 SLOW_FILES = ("vocab.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json")
 
 
@@ -124,7 +126,12 @@ def _read_config(folder: Path, name: str) -> dict[str, Any]:
     if not path.exists():
         return {}
     check_inside(path, folder)
-    return read_json_object(path)
+    data = read_json_object(path)
+    try:  # the tokenizers library (Rust) rejects lone surrogates such as "\ud800" that JSON allows
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise AuditError(path, f"holds a string that is not valid Unicode ({exc.object[exc.start]!r})") from None
+    return data
 
 
 def has_tokenizer(folder: Path) -> bool:
@@ -226,8 +233,10 @@ def _added_tokens_decoder(path: Path, config: dict[str, Any]) -> dict[int, tuple
         try:
             token_id = int(key)
         except ValueError:
-            raise AuditError(path, f'"added_tokens_decoder" key {key!r} is not an integer id') from None
-        if content is None or token_id < 0:
+            raise AuditError(path, f'"added_tokens_decoder" key {key[:100]!r} is not an integer id') from None
+        if not 0 <= token_id < MAX_TOKEN_ID:
+            raise AuditError(path, f'"added_tokens_decoder" id {key[:100]} is outside 0..{MAX_TOKEN_ID - 1}')
+        if content is None:
             raise AuditError(path, f'"added_tokens_decoder" entry {key!r} has no "content" string')
         out[token_id] = (content, bool(value.get("special", False)) if isinstance(value, dict) else False)
     return out
@@ -247,8 +256,9 @@ def _added_tokens_section(raw: bytes) -> list[object]:
         if colon == -1 or raw[start:colon].strip():
             continue
         try:
-            value, _ = json.JSONDecoder().raw_decode(raw[colon + 1 :].lstrip().decode("utf-8", "replace"))
-        except ValueError:
+            with short_integers():
+                value, _ = json.JSONDecoder().raw_decode(raw[colon + 1 :].lstrip().decode("utf-8", "replace"))
+        except (ValueError, RecursionError):
             return []
         return value if isinstance(value, list) else []
     return []
@@ -352,10 +362,26 @@ def _facts(
     )
 
 
+def _check_folder_entries(folder: Path) -> None:
+    """Before transformers opens files by names we do not control: no link out, no FIFO or device."""
+    import stat
+
+    for entry in sorted(folder.iterdir()):
+        if entry.is_symlink():
+            check_inside(entry, folder)
+        try:
+            mode = entry.stat().st_mode
+        except OSError:
+            continue
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            raise AuditError(entry, "is not a regular file (a FIFO, socket or device)")
+
+
 def load_tokenizer_via_transformers(folder: Path, model_type: str | None = None) -> TokenizerFacts:
     """The reference path: ``AutoTokenizer.from_pretrained`` (imports torch; never remote code)."""
     if not any((folder / n).exists() for n in SLOW_FILES + ("tokenizer.json",)):
         raise AuditError(folder, "has no tokenizer files (tokenizer.json, vocab.txt, tokenizer.model, ...)")
+    _check_folder_entries(folder)
     import os
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -32,10 +32,26 @@ def pair_outputs(formats: list[str], files: list[Path]) -> list[tuple[str, Path 
 def write_outputs(report: Report, pairs: list[tuple[str, Path | None]], fail_on: str) -> None:
     for fmt, path in pairs:
         if path is None:
-            sys.stdout.write(render(report, fmt, fail_on))
+            write_stdout(render(report, fmt, fail_on))
             continue
         out = text.render(report, fail_on, color=False) if fmt == "text" else render(report, fmt, fail_on)
         try:
-            path.write_text(out, encoding="utf-8")
+            path.write_text(out, encoding="utf-8", errors="backslashreplace")
         except OSError as exc:
             raise AuditError(path, f"cannot write the report: {exc.strerror or exc}") from None
+
+
+def write_stdout(text: str) -> None:
+    """Reports are UTF-8 whatever the locale (LC_ALL=C must not turn a token into an encoding error)."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(text)
+        return
+    try:
+        sys.stdout.flush()
+        buffer.write(text.encode("utf-8", "backslashreplace"))
+        buffer.flush()
+    except BrokenPipeError:  # `hf-vocab-audit check m | head`: the reader left; keep the exit code, no traceback
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -1,0 +1,76 @@
+"""Measure the hostile-input catalogue (tests/malformed.py): how many inputs, how each was handled, the
+slowest case and the peak memory. Prints the table for docs/robustness.md.
+
+    python benchmarks/robustness.py            # every case in one limited child (as the tests do)
+    python benchmarks/robustness.py --separate # every case in its own `python -m hf_vocab_audit` process
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent.parent / "tests")]
+
+from malformed import CASES, MEMORY_LIMIT, TIME_LIMIT, run_batch, run_cli  # noqa: E402
+
+
+def handled(case, outcome) -> str:
+    lines = outcome.stderr.splitlines()
+    if outcome.exit_code not in case.exit_codes:
+        return "unhandled"
+    if outcome.exit_code == 2:
+        one_line = len(lines) == 1 and "unexpected" not in lines[0]
+        named = case.names is None or (bool(lines) and case.names in lines[0])
+        return "refused" if one_line and named else "unhandled"
+    return "audited"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--separate", action="store_true", help="one process per case (slower, per-case RSS)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        items = []
+        for c in CASES:
+            root = Path(tmp) / c.name
+            root.mkdir()
+            items.append((c.name, c.build(root / "ckpt")))
+        if args.separate:
+            outcomes = {name: run_cli(a) for name, a in items}
+        else:
+            outcomes = run_batch(items)
+        pwned = sorted(p.parent.name for p in Path(tmp).rglob("PWNED"))
+    rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for c in CASES:
+        o = outcomes[c.name]
+        r = rows[c.group]
+        r["inputs"] += 1
+        r[handled(c, o)] += 1
+        r["slowest"] = max(r["slowest"], o.seconds)
+        r["rss"] = max(r["rss"], o.max_rss_mb)
+        if handled(c, o) == "unhandled":
+            print(f"UNHANDLED {c.name}: exit {o.exit_code} {o.stderr.strip()[:300]}", file=sys.stderr)
+    mode = "one process per case" if args.separate else "one child process for all cases"
+    print(f"Limits: RLIMIT_AS {MEMORY_LIMIT // 2**30} GiB, {TIME_LIMIT:.0f} s per case; {mode}.\n")
+    print("| input group | inputs | refused: exit 2, one line naming the file | audited: exit 0/1 | unhandled "
+          "| slowest case (s) | peak RSS (MB) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    total: dict[str, float] = defaultdict(float)
+    for group, r in rows.items():
+        print(f"| {group} | {r['inputs']:.0f} | {r['refused']:.0f} | {r['audited']:.0f} | {r['unhandled']:.0f} "
+              f"| {r['slowest']:.1f} | {r['rss']:.0f} |")
+        for k in ("inputs", "refused", "audited", "unhandled"):
+            total[k] += r[k]
+        total["slowest"] = max(total["slowest"], r["slowest"])
+        total["rss"] = max(total["rss"], r["rss"])
+    print(f"| **all** | {total['inputs']:.0f} | {total['refused']:.0f} | {total['audited']:.0f} "
+          f"| {total['unhandled']:.0f} | {total['slowest']:.1f} | {total['rss']:.0f} |")
+    print(f"\ncode executed (marker files created): {len(pwned)} {pwned if pwned else ''}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1074 @@
+"""Hostile checkpoint folders, built in microseconds from raw bytes (no transformers, no torch).
+
+``tiny_checkpoint`` writes a healthy 8-token Llama-style folder; every entry of ``CASES`` damages one
+thing in it. Used by ``tests/test_untrusted_cli.py`` (each case through the real CLI, in a subprocess
+with a memory and time limit) and by ``benchmarks/robustness.py`` (the table in docs/robustness.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+VOCAB = ["<unk>", "<s>", "</s>", "<pad>", "a", "b", "c", "d"]
+HIDDEN = 4
+
+
+def safetensors_bytes(header: dict[str, Any] | bytes, data: bytes = b"", length: int | None = None) -> bytes:
+    """A safetensors file: 8-byte little-endian header length, header JSON, data (length overridable)."""
+    raw = header if isinstance(header, bytes) else json.dumps(header).encode()
+    return struct.pack("<Q", len(raw) if length is None else length) + raw + data
+
+
+def embedding_header(rows: int = len(VOCAB), hidden: int = HIDDEN) -> tuple[dict[str, Any], bytes]:
+    size = rows * hidden * 4
+    header = {
+        "__metadata__": {"format": "pt"},
+        "model.embed_tokens.weight": {"dtype": "F32", "shape": [rows, hidden], "data_offsets": [0, size]},
+        "lm_head.weight": {"dtype": "F32", "shape": [rows, hidden], "data_offsets": [size, 2 * size]},
+    }
+    return header, bytes(2 * size)
+
+
+def tokenizer_json(vocab: list[str] = VOCAB) -> dict[str, Any]:
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [
+            {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+             "special": True}
+            for i, t in enumerate(vocab[:4])
+        ],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Whitespace"},
+        "post_processor": None,
+        "decoder": None,
+        "model": {"type": "WordLevel", "vocab": {t: i for i, t in enumerate(vocab)}, "unk_token": "<unk>"},
+    }
+
+
+CONFIG = {
+    "model_type": "llama",
+    "architectures": ["LlamaForCausalLM"],
+    "vocab_size": len(VOCAB),
+    "hidden_size": HIDDEN,
+    "max_position_embeddings": 64,
+    "rope_theta": 10000.0,
+    "tie_word_embeddings": False,
+    "bos_token_id": 1,
+    "eos_token_id": 2,
+    "pad_token_id": 3,
+}
+TOKENIZER_CONFIG = {
+    "tokenizer_class": "TokenizersBackend",
+    "bos_token": "<s>",
+    "eos_token": "</s>",
+    "unk_token": "<unk>",
+    "pad_token": "<pad>",
+    "model_max_length": 64,
+}
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
+def tiny_checkpoint(folder: Path) -> Path:
+    """A healthy folder: config.json, model.safetensors, tokenizer.json, tokenizer_config.json."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(folder / "config.json", CONFIG)
+    header, data = embedding_header()
+    (folder / "model.safetensors").write_bytes(safetensors_bytes(header, data))
+    write_json(folder / "tokenizer.json", tokenizer_json())
+    write_json(folder / "tokenizer_config.json", TOKENIZER_CONFIG)
+    return folder
+
+
+def sparse_file(path: Path, size: int, prefix: bytes = b"") -> None:
+    """A file of ``size`` bytes that uses no disk (a hole after ``prefix``)."""
+    with open(path, "wb") as fh:
+        fh.write(prefix)
+        fh.truncate(size)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile input: ``build(folder)`` damages a healthy checkpoint and returns the CLI arguments.
+
+    ``exit_codes``: what the CLI may answer (2 = refused with one line; 0/1 = audited).
+    ``names``: a file name the error line must contain (when the exit code is 2).
+    """
+
+    name: str
+    group: str
+    build: Callable[[Path], list[str]]
+    names: str | None = None
+    exit_codes: tuple[int, ...] = (2,)
+
+
+CASES: list[Case] = []
+
+
+def case(group: str, names: str | None = None, exit_codes: tuple[int, ...] = (2,)):
+    def register(build: Callable[[Path], list[str] | None]) -> Callable[[Path], list[str] | None]:
+        def run(folder: Path) -> list[str]:
+            tiny_checkpoint(folder)
+            return build(folder) or [str(folder)]
+
+        CASES.append(Case(build.__name__, group, run, names, exit_codes))
+        return build
+
+    return register
+
+
+# --- safetensors ---------------------------------------------------------------------------------
+
+
+def _st(folder: Path, header: dict[str, Any] | bytes, data: bytes = b"", length: int | None = None) -> None:
+    (folder / "model.safetensors").write_bytes(safetensors_bytes(header, data, length))
+
+
+def _entry(dtype: str = "F32", shape: Any = (8, 4), offsets: Any = (0, 128)) -> dict[str, Any]:
+    return {"dtype": dtype, "shape": list(shape) if isinstance(shape, tuple) else shape,
+            "data_offsets": list(offsets) if isinstance(offsets, tuple) else offsets}
+
+
+@case("safetensors", "model.safetensors")
+def header_length_2_pow_63(folder: Path) -> None:
+    _st(folder, b"{}", length=2**63)
+
+
+@case("safetensors", "model.safetensors")
+def header_length_max_u64(folder: Path) -> None:
+    _st(folder, b"{}", length=2**64 - 1)
+
+
+@case("safetensors", "model.safetensors")
+def header_bigger_than_file(folder: Path) -> None:
+    _st(folder, b'{"a": 1}', length=4096)
+
+
+@case("safetensors", "model.safetensors")
+def header_over_100mb_limit_sparse(folder: Path) -> None:
+    sparse_file(folder / "model.safetensors", 200 * 2**20, struct.pack("<Q", 150 * 2**20) + b"{")
+
+
+@case("safetensors", "model.safetensors")
+def file_shorter_than_8_bytes(folder: Path) -> None:
+    (folder / "model.safetensors").write_bytes(b"\x01\x02\x03")
+
+
+@case("safetensors", "model.safetensors")
+def file_empty(folder: Path) -> None:
+    (folder / "model.safetensors").write_bytes(b"")
+
+
+@case("safetensors", "model.safetensors")
+def header_length_zero(folder: Path) -> None:
+    _st(folder, b"")
+
+
+@case("safetensors", "model.safetensors")
+def header_invalid_utf8(folder: Path) -> None:
+    _st(folder, b'{"\xff\xfe": 1}')
+
+
+@case("safetensors", "model.safetensors")
+def header_invalid_json(folder: Path) -> None:
+    _st(folder, b'{"model.embed_tokens.weight": {"dtype": "F32",')
+
+
+@case("safetensors", "model.safetensors")
+def header_not_an_object(folder: Path) -> None:
+    _st(folder, b"[1, 2, 3]")
+
+
+@case("safetensors", "model.safetensors")
+def header_nested_100k_deep(folder: Path) -> None:
+    _st(folder, b"[" * 100_000 + b"]" * 100_000)
+
+
+@case("safetensors", "model.safetensors")
+def header_nested_objects_100k_deep(folder: Path) -> None:
+    _st(folder, b'{"a":' * 100_000 + b"1" + b"}" * 100_000)
+
+
+@case("safetensors", "model.safetensors")
+def header_nan_literal(folder: Path) -> None:
+    _st(folder, b'{"w": {"dtype": "F32", "shape": [NaN], "data_offsets": [0, 4]}}', bytes(4))
+
+
+@case("safetensors", "model.safetensors")
+def entry_not_an_object(folder: Path) -> None:
+    _st(folder, {"w": [1, 2]})
+
+
+@case("safetensors", "model.safetensors")
+def unknown_dtype(folder: Path) -> None:
+    _st(folder, {"w": _entry(dtype="F128")}, bytes(128))
+
+
+@case("safetensors", "model.safetensors")
+def dtype_not_a_string(folder: Path) -> None:
+    _st(folder, {"w": _entry(dtype=["F32"])}, bytes(128))
+
+
+@case("safetensors", "model.safetensors")
+def shape_negative(folder: Path) -> None:
+    _st(folder, {"w": _entry(shape=(-8, -4))}, bytes(128))
+
+
+@case("safetensors", "model.safetensors")
+def shape_float(folder: Path) -> None:
+    _st(folder, {"w": _entry(shape=(8.0, 4))}, bytes(128))
+
+
+@case("safetensors", "model.safetensors")
+def shape_bool(folder: Path) -> None:
+    _st(folder, {"w": _entry(shape=(True, 4))}, bytes(128))
+
+
+@case("safetensors", "model.safetensors")
+def shape_not_a_list(folder: Path) -> None:
+    _st(folder, {"w": _entry(shape="8x4")}, bytes(128))
+
+
+@case("safetensors", "model.safetensors")
+def shape_product_10_pow_400(folder: Path) -> None:
+    _st(folder, {"w": _entry(shape=[10**200, 10**200])}, bytes(128))
+
+
+@case("safetensors", "model.safetensors")
+def shape_product_2_pow_128(folder: Path) -> None:
+    _st(folder, {"w": _entry(shape=[2**64, 2**64], offsets=(0, 128))}, bytes(128))
+
+
+@case("safetensors", exit_codes=(0, 1))
+def shape_10k_dimensions(folder: Path) -> None:
+    _st(folder, {"w": _entry(shape=[1] * 10_000 + [32], offsets=(0, 128))}, bytes(128))
+
+
+@case("safetensors", "model.safetensors")
+def shape_20k_dimensions_of_4000_digits(folder: Path) -> None:
+    _st(folder, b'{"w": {"dtype": "F32", "shape": [' + b",".join([b"9" * 4000] * 20_000)
+        + b'], "data_offsets": [0, 128]}}', bytes(128))
+
+
+@case("safetensors", "model.safetensors")
+def integer_over_4300_digits(folder: Path) -> None:
+    _st(folder, b'{"w": {"dtype": "F32", "shape": [1' + b"0" * 5000 + b'], "data_offsets": [0, 4]}}', bytes(4))
+
+
+@case("safetensors", "model.safetensors")
+def tensor_name_with_newline_and_escape(folder: Path) -> None:
+    _st(folder, {"a\nb\x1b[31m": _entry(offsets=(0, 128)), "c\r": _entry(offsets=(64, 192))}, bytes(192))
+
+
+@case("safetensors", "model.safetensors")
+def tensor_name_10mb(folder: Path) -> None:
+    _st(folder, {"x" * 10_000_000: _entry(dtype="F16")}, bytes(128))
+
+
+@case("safetensors", exit_codes=(0, 1))
+def tensor_name_lone_surrogate(folder: Path) -> None:
+    header, data = embedding_header()
+    header["\ud800.weight"] = header.pop("lm_head.weight")
+    _st(folder, json.dumps(header).encode(), data)
+
+
+@case("safetensors", "model.safetensors")
+def dtype_size_disagrees_with_offsets(folder: Path) -> None:
+    _st(folder, {"w": _entry(dtype="F16", shape=(8, 4), offsets=(0, 128))}, bytes(128))
+
+
+@case("safetensors", "model.safetensors")
+def offsets_overlap(folder: Path) -> None:
+    _st(folder, {"a": _entry(offsets=(0, 128)), "b": _entry(offsets=(64, 192))}, bytes(192))
+
+
+@case("safetensors", "model.safetensors")
+def offsets_past_end(folder: Path) -> None:
+    _st(folder, {"w": _entry(offsets=(1000, 1128))}, bytes(128))
+
+
+@case("safetensors", "model.safetensors")
+def offsets_decreasing(folder: Path) -> None:
+    _st(folder, {"w": _entry(offsets=(128, 0))}, bytes(128))
+
+
+@case("safetensors", "model.safetensors")
+def offsets_negative(folder: Path) -> None:
+    _st(folder, {"w": _entry(offsets=(-128, 0))}, bytes(128))
+
+
+@case("safetensors", "model.safetensors")
+def offsets_2_pow_100(folder: Path) -> None:
+    _st(folder, {"w": _entry(offsets=(2**100, 2**100 + 128))}, bytes(128))
+
+
+@case("safetensors", "model.safetensors")
+def offsets_three_numbers(folder: Path) -> None:
+    _st(folder, {"w": _entry(offsets=[0, 64, 128])}, bytes(128))
+
+
+@case("safetensors", "model.safetensors")
+def metadata_not_strings(folder: Path) -> None:
+    header, data = embedding_header()
+    header["__metadata__"] = {"format": 1}
+    _st(folder, header, data)
+
+
+@case("safetensors", "model.safetensors")
+def metadata_a_list(folder: Path) -> None:
+    header, data = embedding_header()
+    header["__metadata__"] = ["pt"]
+    _st(folder, header, data)
+
+
+@case("safetensors", exit_codes=(0, 1))
+def header_empty_object(folder: Path) -> None:
+    _st(folder, b"{}")
+
+
+@case("safetensors", exit_codes=(0, 1))
+def header_100k_tensors(folder: Path) -> None:
+    header = {f"layer.{i}.w": _entry("U8", (1,), (i, i + 1)) for i in range(100_000)}
+    _st(folder, header, bytes(100_000))
+
+
+@case("safetensors", exit_codes=(0, 1))
+def data_section_1gb_sparse(folder: Path) -> None:
+    header, data = embedding_header()
+    raw = json.dumps(header).encode()
+    sparse_file(folder / "model.safetensors", 2**30, struct.pack("<Q", len(raw)) + raw + data)
+
+
+@case("safetensors", "model.safetensors")
+def weights_file_is_a_folder(folder: Path) -> None:
+    (folder / "model.safetensors").unlink()
+    (folder / "model.safetensors").mkdir()
+
+
+@case("safetensors", "model.safetensors")
+def weights_file_is_a_fifo(folder: Path) -> None:
+    (folder / "model.safetensors").unlink()
+    os.mkfifo(folder / "model.safetensors")
+
+
+# --- sharded index -------------------------------------------------------------------------------
+
+
+def _sharded(folder: Path, weight_map: Any, shards: dict[str, dict[str, Any]] | None = None) -> None:
+    (folder / "model.safetensors").unlink()
+    for name, header in (shards or {}).items():
+        size = max((e["data_offsets"][1] for e in header.values()), default=0)
+        (folder / name).write_bytes(safetensors_bytes(header, bytes(size)))
+    write_json(folder / "model.safetensors.index.json", {"metadata": {}, "weight_map": weight_map})
+
+
+EMB = {"model.embed_tokens.weight": _entry()}
+HEAD = {"lm_head.weight": _entry()}
+SHARD1, SHARD2 = "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"
+
+
+@case("index", "model.safetensors.index.json")
+def index_names_missing_shard(folder: Path) -> None:
+    _sharded(folder, {"model.embed_tokens.weight": "model-00001-of-00002.safetensors"}, {})
+
+
+@case("index", "model-0000")
+def tensor_in_two_shards(folder: Path) -> None:
+    _sharded(
+        folder,
+        {"model.embed_tokens.weight": SHARD1, "lm_head.weight": SHARD2},
+        {SHARD1: EMB, SHARD2: EMB | HEAD},
+    )
+
+
+@case("index", "model.safetensors.index.json")
+def index_maps_tensor_to_wrong_shard(folder: Path) -> None:
+    _sharded(
+        folder,
+        {"model.embed_tokens.weight": SHARD2, "lm_head.weight": SHARD2},
+        {SHARD1: EMB, SHARD2: HEAD},
+    )
+
+
+@case("index", "model.safetensors.index.json")
+def index_shard_path_escapes_folder(folder: Path) -> None:
+    _sharded(folder, {"model.embed_tokens.weight": "../../etc/passwd"})
+
+
+@case("index", "model.safetensors.index.json")
+def index_shard_absolute_path(folder: Path) -> None:
+    _sharded(folder, {"model.embed_tokens.weight": "/etc/passwd"})
+
+
+@case("index", "model.safetensors.index.json")
+def index_weight_map_a_list(folder: Path) -> None:
+    _sharded(folder, ["model.safetensors"])
+
+
+@case("index", "model.safetensors.index.json")
+def index_weight_map_values_not_strings(folder: Path) -> None:
+    _sharded(folder, {"model.embed_tokens.weight": 1})
+
+
+@case("index", "model.safetensors.index.json")
+def index_invalid_json(folder: Path) -> None:
+    (folder / "model.safetensors.index.json").write_text("{", encoding="utf-8")
+
+
+@case("index", "model.safetensors.index.json", exit_codes=(0, 1))
+def index_weight_map_empty(folder: Path) -> None:
+    _sharded(folder, {})
+
+
+@case("index", "model.safetensors.index.json")
+def index_many_bad_shard_names(folder: Path) -> None:
+    _sharded(folder, {f"t{i}": f"../shard-{i}.safetensors" for i in range(50)})
+
+
+# --- config.json ---------------------------------------------------------------------------------
+
+
+def _config(folder: Path, **changes: Any) -> None:
+    write_json(folder / "config.json", CONFIG | changes)
+
+
+@case("config", "config.json")
+def vocab_size_a_string(folder: Path) -> None:
+    _config(folder, vocab_size="32000")
+
+
+@case("config", "config.json")
+def vocab_size_negative(folder: Path) -> None:
+    _config(folder, vocab_size=-32000)
+
+
+@case("config", "config.json")
+def vocab_size_zero(folder: Path) -> None:
+    _config(folder, vocab_size=0)
+
+
+@case("config", "config.json")
+def vocab_size_float(folder: Path) -> None:
+    _config(folder, vocab_size=8.5)
+
+
+@case("config", "config.json")
+def vocab_size_bool(folder: Path) -> None:
+    _config(folder, vocab_size=True)
+
+
+@case("config", "config.json")
+def vocab_size_a_list(folder: Path) -> None:
+    _config(folder, vocab_size=[8])
+
+
+@case("config", exit_codes=(0, 1))
+def vocab_size_null(folder: Path) -> None:
+    _config(folder, vocab_size=None)
+
+
+@case("config", exit_codes=(0, 1))
+def vocab_size_10_pow_30(folder: Path) -> None:
+    _config(folder, vocab_size=10**30)
+
+
+@case("config", "config.json")
+def vocab_size_10_pow_5000_digits(folder: Path) -> None:
+    (folder / "config.json").write_text('{"model_type": "llama", "vocab_size": 1' + "0" * 5000 + "}")
+
+
+@case("config", "config.json")
+def vocab_size_infinity(folder: Path) -> None:
+    (folder / "config.json").write_text('{"model_type": "llama", "vocab_size": Infinity}')
+
+
+@case("config", "config.json")
+def max_position_embeddings_a_string(folder: Path) -> None:
+    _config(folder, max_position_embeddings="2048")
+
+
+@case("config", "config.json")
+def eos_token_id_a_string(folder: Path) -> None:
+    _config(folder, eos_token_id="2")
+
+
+@case("config", "config.json")
+def eos_token_id_nested_list(folder: Path) -> None:
+    _config(folder, eos_token_id=[[2]])
+
+
+@case("config", "config.json")
+def eos_token_id_list_with_null(folder: Path) -> None:
+    _config(folder, eos_token_id=[2, None])
+
+
+@case("config", exit_codes=(0, 1))
+def eos_token_id_huge(folder: Path) -> None:
+    _config(folder, eos_token_id=2**70)
+
+
+@case("config", "config.json")
+def tie_word_embeddings_a_string(folder: Path) -> None:
+    _config(folder, tie_word_embeddings="false")
+
+
+@case("config", "config.json")
+def model_type_a_number(folder: Path) -> None:
+    _config(folder, model_type=7)
+
+
+@case("config", "config.json")
+def architectures_a_string(folder: Path) -> None:
+    _config(folder, architectures="LlamaForCausalLM")
+
+
+@case("config", "config.json")
+def text_config_a_string(folder: Path) -> None:
+    _config(folder, text_config="llama")
+
+
+@case("config", "config.json")
+def text_config_vocab_size_a_string(folder: Path) -> None:
+    _config(folder, text_config={"model_type": "llama", "vocab_size": "8"})
+
+
+@case("config", "config.json")
+def id2label_a_list(folder: Path) -> None:
+    _config(folder, id2label=["neg", "pos"])
+
+
+@case("config", "config.json")
+def id2label_key_not_an_integer(folder: Path) -> None:
+    _config(folder, id2label={"zero": "neg"})
+
+
+@case("config", "config.json")
+def label2id_value_an_object(folder: Path) -> None:
+    _config(folder, label2id={"neg": {"id": 0}})
+
+
+@case("config", "config.json")
+def label2id_key_with_newline(folder: Path) -> None:
+    _config(folder, label2id={"neg\nINJECTED LINE": "x"})
+
+
+@case("config", "config.json")
+def num_labels_zero(folder: Path) -> None:
+    _config(folder, num_labels=0)
+
+
+@case("config", "config.json")
+def config_a_list(folder: Path) -> None:
+    write_json(folder / "config.json", [CONFIG])
+
+
+@case("config", "config.json")
+def config_a_string(folder: Path) -> None:
+    write_json(folder / "config.json", "config")
+
+
+@case("config", "config.json")
+def config_invalid_json(folder: Path) -> None:
+    (folder / "config.json").write_text('{"vocab_size": 8,,}', encoding="utf-8")
+
+
+@case("config", "config.json")
+def config_invalid_utf8(folder: Path) -> None:
+    (folder / "config.json").write_bytes(b'{"model_type": "\xc3\x28"}')
+
+
+@case("config", "config.json")
+def config_utf16_bom(folder: Path) -> None:
+    (folder / "config.json").write_bytes(json.dumps(CONFIG).encode("utf-16"))
+
+
+@case("config", "config.json")
+def config_empty(folder: Path) -> None:
+    (folder / "config.json").write_bytes(b"")
+
+
+@case("config", "config.json")
+def config_1gb_sparse(folder: Path) -> None:
+    sparse_file(folder / "config.json", 2**30, b'{"vocab_size": 8, "x": "')
+
+
+@case("config", "config.json")
+def config_nested_1m_deep(folder: Path) -> None:
+    (folder / "config.json").write_bytes(b"[" * 1_000_000 + b"]" * 1_000_000)
+
+
+@case("config", "config.json")
+def config_nested_objects_100k_deep(folder: Path) -> None:
+    (folder / "config.json").write_bytes(b'{"a":' * 100_000 + b"1" + b"}" * 100_000)
+
+
+@case("config", "config.json")
+def config_a_folder(folder: Path) -> None:
+    (folder / "config.json").unlink()
+    (folder / "config.json").mkdir()
+
+
+@case("config", "config.json")
+def config_a_fifo(folder: Path) -> None:
+    (folder / "config.json").unlink()
+    os.mkfifo(folder / "config.json")
+
+
+@case("config", "generation_config.json")
+def generation_config_invalid_json(folder: Path) -> None:
+    (folder / "generation_config.json").write_text("nope", encoding="utf-8")
+
+
+@case("config", "generation_config.json")
+def generation_config_eos_a_string(folder: Path) -> None:
+    write_json(folder / "generation_config.json", {"eos_token_id": "</s>"})
+
+
+@case("config", exit_codes=(0, 1))
+def auto_map_custom_code(folder: Path) -> None:
+    _config(folder, auto_map={"AutoModelForCausalLM": "modeling_evil.EvilForCausalLM"})
+    (folder / "modeling_evil.py").write_text("import os\nos.system('touch PWNED')\n")
+
+
+# --- tokenizer -----------------------------------------------------------------------------------
+
+
+@case("tokenizer", "tokenizer.json")
+def tokenizer_json_not_a_tokenizer(folder: Path) -> None:
+    write_json(folder / "tokenizer.json", {"hello": "world"})
+
+
+@case("tokenizer", "tokenizer.json")
+def tokenizer_json_a_list(folder: Path) -> None:
+    write_json(folder / "tokenizer.json", [1, 2, 3])
+
+
+@case("tokenizer", "tokenizer.json")
+def tokenizer_json_invalid_utf8(folder: Path) -> None:
+    (folder / "tokenizer.json").write_bytes(b'{"version": "\xff"}')
+
+
+@case("tokenizer", "tokenizer.json")
+def tokenizer_json_unknown_model_type(folder: Path) -> None:
+    data = tokenizer_json()
+    data["model"]["type"] = "Evil"
+    write_json(folder / "tokenizer.json", data)
+
+
+@case("tokenizer", "tokenizer.json")
+def tokenizer_json_vocab_ids_negative(folder: Path) -> None:
+    data = tokenizer_json()
+    data["model"]["vocab"]["a"] = -1
+    write_json(folder / "tokenizer.json", data)
+
+
+@case("tokenizer", "tokenizer.json", exit_codes=(0, 1, 2))
+def tokenizer_json_vocab_id_2_pow_31(folder: Path) -> None:
+    data = tokenizer_json()
+    data["model"]["vocab"]["a"] = 2**31
+    write_json(folder / "tokenizer.json", data)
+
+
+@case("tokenizer", "tokenizer.json")
+def tokenizer_json_nested_100k_deep(folder: Path) -> None:
+    (folder / "tokenizer.json").write_bytes(b"[" * 100_000 + b"]" * 100_000)
+
+
+@case("tokenizer", "tokenizer.json")
+def tokenizer_json_1gb_sparse(folder: Path) -> None:
+    sparse_file(folder / "tokenizer.json", 2**30, b"{")
+
+
+@case("tokenizer", "tokenizer_config.json")
+def tokenizer_config_a_list(folder: Path) -> None:
+    write_json(folder / "tokenizer_config.json", [])
+
+
+@case("tokenizer", "tokenizer_config.json")
+def added_tokens_decoder_a_list(folder: Path) -> None:
+    write_json(folder / "tokenizer_config.json", TOKENIZER_CONFIG | {"added_tokens_decoder": ["<x>"]})
+
+
+@case("tokenizer", "tokenizer_config.json")
+def added_tokens_decoder_id_2_pow_64(folder: Path) -> None:
+    write_json(folder / "tokenizer_config.json",
+               TOKENIZER_CONFIG | {"added_tokens_decoder": {str(2**64): {"content": "<x>", "special": True}}})
+
+
+@case("tokenizer", "tokenizer_config.json")
+def added_tokens_decoder_id_negative(folder: Path) -> None:
+    write_json(folder / "tokenizer_config.json",
+               TOKENIZER_CONFIG | {"added_tokens_decoder": {"-5": {"content": "<x>", "special": True}}})
+
+
+@case("tokenizer", "tokenizer_config.json")
+def added_tokens_decoder_key_not_a_number(folder: Path) -> None:
+    write_json(folder / "tokenizer_config.json",
+               TOKENIZER_CONFIG | {"added_tokens_decoder": {"x": {"content": "<x>"}}})
+
+
+@case("tokenizer", exit_codes=(0, 1, 2))
+def special_token_lone_surrogate(folder: Path) -> None:
+    (folder / "tokenizer_config.json").write_text(
+        json.dumps(TOKENIZER_CONFIG | {"eos_token": "\ud800", "extra_special_tokens": ["\udfff<x>"]}))
+
+
+@case("tokenizer", exit_codes=(0, 1))
+def special_token_with_escape_sequences(folder: Path) -> None:
+    write_json(folder / "tokenizer_config.json", TOKENIZER_CONFIG | {"pad_token": "\x1b]0;owned\x07\n<pad>"})
+
+
+@case("tokenizer", "tokenizer_config.json")
+def model_max_length_a_string(folder: Path) -> None:
+    write_json(folder / "tokenizer_config.json", TOKENIZER_CONFIG | {"model_max_length": "512"})
+
+
+@case("tokenizer", exit_codes=(0, 1))
+def special_token_an_object_without_content(folder: Path) -> None:
+    write_json(folder / "tokenizer_config.json", TOKENIZER_CONFIG | {"eos_token": {"id": 2}})
+
+
+@case("tokenizer", exit_codes=(0, 1))
+def chat_template_a_number(folder: Path) -> None:
+    write_json(folder / "tokenizer_config.json", TOKENIZER_CONFIG | {"chat_template": 7})
+
+
+@case("tokenizer", exit_codes=(0, 1))
+def chat_template_list_of_junk(folder: Path) -> None:
+    write_json(folder / "tokenizer_config.json", TOKENIZER_CONFIG | {"chat_template": [1, {"name": 2}, None]})
+
+
+@case("tokenizer", exit_codes=(0, 1))
+def chat_template_with_jinja_payload(folder: Path) -> None:
+    (folder / "chat_template.jinja").write_text(
+        "{{ cycler.__init__.__globals__.os.system('touch PWNED') }}<|im_start|>", encoding="utf-8"
+    )
+
+
+@case("tokenizer", "chat_template.jinja")
+def chat_template_invalid_utf8(folder: Path) -> None:
+    (folder / "chat_template.jinja").write_bytes(b"\xff\xfe{{ x }}")
+
+
+@case("tokenizer", exit_codes=(0, 1))
+def tokenizer_auto_map_custom_class(folder: Path) -> None:
+    write_json(folder / "tokenizer_config.json",
+               TOKENIZER_CONFIG | {"tokenizer_class": "EvilTokenizer",
+                                   "auto_map": {"AutoTokenizer": ["tokenization_evil.EvilTokenizer", None]}})
+    (folder / "tokenization_evil.py").write_text("import os\nos.system('touch PWNED')\n")
+
+
+@case("tokenizer", exit_codes=(0, 1, 2))
+def slow_tokenizer_auto_map_custom_class(folder: Path) -> None:
+    (folder / "tokenizer.json").unlink()
+    (folder / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+    write_json(folder / "tokenizer_config.json",
+               TOKENIZER_CONFIG | {"tokenizer_class": "EvilTokenizer",
+                                   "auto_map": {"AutoTokenizer": ["tokenization_evil.EvilTokenizer", None]}})
+    (folder / "tokenization_evil.py").write_text("import os\nos.system('touch PWNED')\n")
+
+
+@case("tokenizer", "vocab.txt")
+def slow_tokenizer_vocab_a_fifo(folder: Path) -> None:
+    (folder / "tokenizer.json").unlink()
+    os.mkfifo(folder / "vocab.txt")
+    write_json(folder / "tokenizer_config.json", TOKENIZER_CONFIG | {"tokenizer_class": "BertTokenizer"})
+
+
+@case("links", "vocab.txt")
+def slow_tokenizer_vocab_symlink_outside(folder: Path) -> None:
+    (folder / "tokenizer.json").unlink()
+    _outside(folder, "vocab.txt", "\n".join(VOCAB) + "\n")
+    write_json(folder / "tokenizer_config.json", TOKENIZER_CONFIG | {"tokenizer_class": "BertTokenizer"})
+
+
+# --- pickle weights ------------------------------------------------------------------------------
+
+
+@case("pickle", exit_codes=(1,))  # HVA001: weights_only refuses it ("Unsupported operand")
+def bin_garbage(folder: Path) -> None:
+    (folder / "model.safetensors").unlink()
+    (folder / "pytorch_model.bin").write_bytes(b"\x80\x02garbage" * 10)
+
+
+@case("pickle", "pytorch_model.bin")
+def bin_empty(folder: Path) -> None:
+    (folder / "model.safetensors").unlink()
+    (folder / "pytorch_model.bin").write_bytes(b"")
+
+
+@case("pickle", "pytorch_model.bin")
+def bin_1gb_sparse(folder: Path) -> None:
+    (folder / "model.safetensors").unlink()
+    sparse_file(folder / "pytorch_model.bin", 2**30, b"PK\x03\x04")
+
+
+@case("pickle", exit_codes=(1,))
+def bin_pickle_runs_code(folder: Path) -> None:
+    (folder / "model.safetensors").unlink()
+    (folder / "pytorch_model.bin").write_bytes(code_running_pickle(folder / "PWNED"))
+
+
+@case("pickle", "pytorch_model.bin.index.json")
+def bin_index_names_missing_file(folder: Path) -> None:
+    (folder / "model.safetensors").unlink()
+    write_json(folder / "pytorch_model.bin.index.json", {"weight_map": {"w": "pytorch_model-00001-of-00002.bin"}})
+
+
+def code_running_pickle(marker: Path) -> bytes:
+    """A protocol-2 pickle whose ``__reduce__`` creates ``marker`` (``open(marker, 'w')``) when unpickled."""
+    import pickle
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    return pickle.dumps({"model.embed_tokens.weight": Payload()}, protocol=2)
+
+
+# --- folders and links ---------------------------------------------------------------------------
+
+
+@case("folder")
+def empty_folder(folder: Path) -> list[str]:
+    empty = folder / "empty"
+    empty.mkdir()
+    return [str(empty)]
+
+
+@case("folder")
+def model_dir_is_a_file(folder: Path) -> list[str]:
+    return [str(folder / "config.json")]
+
+
+@case("folder")
+def model_dir_missing(folder: Path) -> list[str]:
+    return [str(folder / "nope")]
+
+
+@case("folder", "tokenizer")
+def tokenizer_dir_is_a_file(folder: Path) -> list[str]:
+    return [str(folder), "--tokenizer", str(folder / "tokenizer.json")]
+
+
+@case("folder", "tok")
+def tokenizer_dir_without_tokenizer(folder: Path) -> list[str]:
+    (folder / "tok").mkdir()
+    return [str(folder), "--tokenizer", str(folder / "tok")]
+
+
+@case("folder")
+def model_dir_name_with_newline(folder: Path) -> list[str]:
+    odd = folder / "a\nb"
+    odd.mkdir()
+    return [str(odd)]
+
+
+@case("links", "config.json")
+def config_symlink_outside(folder: Path) -> None:
+    _outside(folder, "config.json", json.dumps(CONFIG))
+
+
+@case("links", "generation_config.json")
+def generation_config_symlink_outside(folder: Path) -> None:
+    _outside(folder, "generation_config.json", json.dumps({"eos_token_id": 2}))
+
+
+@case("links", "model.safetensors")
+def safetensors_symlink_outside(folder: Path) -> None:
+    _outside(folder, "model.safetensors", (folder / "model.safetensors").read_bytes())
+
+
+@case("links", "tokenizer.json")
+def tokenizer_symlink_outside(folder: Path) -> None:
+    _outside(folder, "tokenizer.json", (folder / "tokenizer.json").read_text())
+
+
+@case("links", "tokenizer_config.json")
+def tokenizer_config_symlink_outside(folder: Path) -> None:
+    _outside(folder, "tokenizer_config.json", json.dumps(TOKENIZER_CONFIG))
+
+
+@case("links", "chat_template.jinja")
+def chat_template_symlink_outside(folder: Path) -> None:
+    _outside(folder, "chat_template.jinja", "{{ x }}")
+
+
+@case("links", "model.safetensors")
+def safetensors_symlink_to_dev_zero(folder: Path) -> None:
+    (folder / "model.safetensors").unlink()
+    (folder / "model.safetensors").symlink_to("/dev/zero")
+
+
+@case("links", "config.json")
+def config_symlink_loop(folder: Path) -> None:
+    (folder / "config.json").unlink()
+    (folder / "config.json").symlink_to(folder / "config.json")
+
+
+@case("links", "config.json")
+def config_dangling_symlink(folder: Path) -> None:
+    (folder / "config.json").unlink()
+    (folder / "config.json").symlink_to(folder / "missing.json")
+
+
+@case("links", exit_codes=(0, 1))
+def hub_cache_layout_links_to_blobs(folder: Path) -> list[str]:
+    """``models--X/snapshots/REV/*`` linking into ``models--X/blobs``: the Hugging Face cache, accepted."""
+    repo = folder.parent / "models--org--tiny"
+    snapshot, blobs = repo / "snapshots" / "abc123", repo / "blobs"
+    snapshot.mkdir(parents=True)
+    blobs.mkdir()
+    for i, f in enumerate(sorted(p for p in folder.iterdir() if p.is_file())):
+        (blobs / f"blob{i}").write_bytes(f.read_bytes())
+        (snapshot / f.name).symlink_to(Path("../../blobs") / f"blob{i}")
+    return [str(snapshot)]
+
+
+def _outside(folder: Path, name: str, content: str | bytes) -> None:
+    target = folder.parent / f"outside-{name}"
+    if isinstance(content, bytes):
+        target.write_bytes(content)
+    else:
+        target.write_text(content, encoding="utf-8")
+    (folder / name).unlink(missing_ok=True)
+    (folder / name).symlink_to(target)
+
+
+# --- running the CLI on a case -------------------------------------------------------------------
+
+MEMORY_LIMIT = 3 * 2**30  # address space (RLIMIT_AS); importing torch alone maps ~1 GiB
+TIME_LIMIT = 60.0  # seconds, wall clock, on a loaded 2-core machine
+
+
+@dataclass(frozen=True)
+class Outcome:
+    exit_code: int  # negative: killed by that signal; 124: over the time limit
+    stdout: str
+    stderr: str
+    seconds: float
+    max_rss_mb: float
+
+
+def run_cli(args: list[str], *, env: dict[str, str] | None = None, timeout: float = TIME_LIMIT,
+            memory: int = MEMORY_LIMIT, cwd: Path | None = None) -> Outcome:
+    """``python -m hf_vocab_audit check ARGS`` in a child with an address-space limit and a timeout."""
+    import resource
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    root = Path(__file__).resolve().parent.parent
+    child_env = dict(os.environ if env is None else env)
+    child_env["PYTHONPATH"] = str(root) + os.pathsep + child_env.get("PYTHONPATH", "")
+    child_env.setdefault("HF_HUB_OFFLINE", "1")
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hf_vocab_audit", "check", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env, cwd=cwd, preexec_fn=limit,
+    )
+    chunks: dict[str, bytes] = {}
+    readers = [
+        threading.Thread(target=lambda k=k, s=s: chunks.__setitem__(k, s.read()), daemon=True)
+        for k, s in (("out", proc.stdout), ("err", proc.stderr))
+    ]
+    for r in readers:
+        r.start()
+    timer = threading.Timer(timeout, proc.kill)
+    timer.start()
+    _, status, usage = os.wait4(proc.pid, 0)  # rusage of this child alone
+    timed_out = not timer.is_alive()
+    timer.cancel()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    for r in readers:
+        r.join()
+    proc.stdout.close()  # type: ignore[union-attr]
+    proc.stderr.close()  # type: ignore[union-attr]
+    return Outcome(
+        124 if timed_out else proc.returncode,
+        chunks.get("out", b"").decode("utf-8", "replace"),
+        chunks.get("err", b"").decode("utf-8", "replace"),
+        time.perf_counter() - start,
+        usage.ru_maxrss / 1024,
+    )
+
+
+class _CaseTimeout(BaseException):
+    """Raised by SIGALRM inside a batch child; a BaseException so the CLI's ``except Exception`` misses it."""
+
+
+def run_batch(items: list[tuple[str, list[str]]], *, timeout: float = TIME_LIMIT,
+              memory: int = MEMORY_LIMIT) -> dict[str, Outcome]:
+    """Many ``check`` invocations in ONE child process (limits as :func:`run_cli`), through typer's CliRunner.
+
+    Interpreter and torch start-up are paid once; each case still has its own SIGALRM time limit. An
+    exception that escapes the CLI is reported as exit code 99 with its traceback in ``stderr``.
+    """
+    import resource
+    import subprocess
+    import sys
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    root = Path(__file__).resolve().parent
+    env = dict(os.environ, PYTHONPATH=f"{root.parent}{os.pathsep}{root}", HF_HUB_OFFLINE="1")
+    code = f"import malformed; malformed._batch_child({timeout!r})"
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=json.dumps(items).encode(), capture_output=True, env=env,
+        preexec_fn=limit, timeout=timeout * len(items) + 60, check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"batch child failed ({done.returncode}): {done.stderr.decode()[-3000:]}")
+    return {name: Outcome(**fields) for name, fields in json.loads(done.stdout)}
+
+
+def _batch_child(timeout: float) -> None:
+    import resource
+    import signal
+    import sys
+    import time
+    import traceback
+
+    from typer.testing import CliRunner
+
+    from hf_vocab_audit.cli import app
+
+    def alarm(*_: object) -> None:
+        raise _CaseTimeout
+
+    signal.signal(signal.SIGALRM, alarm)
+    results = []
+    for name, args in json.loads(sys.stdin.read()):
+        start = time.perf_counter()
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            result = CliRunner().invoke(app, ["check", *args])
+            code, out, err = result.exit_code, result.stdout, result.stderr
+            if result.exception is not None and not isinstance(result.exception, SystemExit):
+                code = 99
+                err += "".join(traceback.format_exception(result.exception))
+        except _CaseTimeout:
+            code, out, err = 124, "", ""
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        results.append((name, dict(exit_code=code, stdout=out, stderr=err,
+                                   seconds=time.perf_counter() - start, max_rss_mb=rss)))
+    sys.stdout.write(json.dumps(results))

@@ -1,0 +1,129 @@
+"""Every hostile checkpoint in ``malformed.CASES`` through the CLI, in a child process with a memory
+(RLIMIT_AS) and per-case time limit: exit 2 with one line naming the file, or an audit (exit 0/1) with a
+valid report; never a traceback, never code executed, never the input modified.
+
+All cases share one child (``run_batch``: start-up paid once); ``REAL_PROCESS_CASES`` also run as
+separate ``python -m hf_vocab_audit`` processes, which measures each one's own time and memory."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from malformed import CASES, MEMORY_LIMIT, TIME_LIMIT, Case, Outcome, run_batch, run_cli
+
+MAX_RSS_MB = 1024  # peak resident memory of one audit; importing torch alone is ~240 MB
+
+
+def tree_state(root: Path) -> dict[str, str]:
+    """Every entry under ``root``: file content hash (size+mtime for big files), link target, or kind."""
+    out: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        rel = str(path.relative_to(root))
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            out[rel] = "link:" + os.readlink(path)
+        elif stat.S_ISREG(info.st_mode):
+            if info.st_size > 64 * 2**20:
+                out[rel] = f"big:{info.st_size}:{info.st_mtime_ns}"
+            else:
+                out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+        else:
+            out[rel] = f"mode:{stat.S_IFMT(info.st_mode)}"
+    return out
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory) -> dict[str, tuple[Outcome, dict[str, str], dict[str, str]]]:
+    base = tmp_path_factory.mktemp("hostile")
+    items, before = [], {}
+    for c in CASES:
+        root = base / c.name
+        root.mkdir()
+        args = c.build(root / "ckpt")
+        before[c.name] = tree_state(root)
+        items.append((c.name, [*args, "--format", "json"]))
+    results = run_batch(items)
+    return {c.name: (results[c.name], before[c.name], tree_state(base / c.name)) for c in CASES}
+
+
+REAL_PROCESS_CASES = [
+    "header_length_2_pow_63", "weights_file_is_a_fifo", "config_1gb_sparse", "config_nested_1m_deep",
+    "bin_pickle_runs_code", "config_symlink_outside", "model_dir_name_with_newline", "header_100k_tensors",
+]
+
+
+@pytest.mark.parametrize("name", REAL_PROCESS_CASES)
+def test_hostile_input_in_its_own_process(name: str, tmp_path):
+    case = next(c for c in CASES if c.name == name)
+    args = case.build(tmp_path / "ckpt")
+    before = tree_state(tmp_path)
+    outcome = run_cli([*args, "--format", "json"], cwd=tmp_path)
+    _check(case, outcome, before, tree_state(tmp_path))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_hostile_input_is_refused_or_audited(case: Case, outcomes):
+    _check(case, *outcomes[case.name])
+
+
+def _check(case: Case, outcome: Outcome, before: dict[str, str], after: dict[str, str]) -> None:
+    assert outcome.exit_code != 124, f"over the {TIME_LIMIT:.0f}s limit"
+    assert outcome.exit_code in case.exit_codes, (outcome.exit_code, outcome.stderr[-2000:])
+    assert "Traceback" not in outcome.stderr
+    if outcome.exit_code == 2:
+        lines = outcome.stderr.splitlines()
+        assert len(lines) == 1, outcome.stderr
+        assert lines[0].startswith("hf-vocab-audit: error: ")
+        assert "unexpected" not in lines[0], lines[0]
+        if case.names:
+            assert case.names in lines[0], lines[0]
+        assert outcome.stdout == ""
+    else:
+        report = json.loads(outcome.stdout)
+        assert report["exit_code"] == outcome.exit_code
+    assert outcome.max_rss_mb < MAX_RSS_MB, f"{outcome.max_rss_mb:.0f} MB (address space capped at {MEMORY_LIMIT})"
+    assert before == after, "the audit changed its input or wrote next to it"
+    assert "PWNED" not in after and not any(k.endswith("PWNED") for k in after), "checkpoint code ran"
+
+
+def test_catalogue_covers_the_issue_list():
+    """The malformed inputs named in issue #6 are all in the catalogue."""
+    names = {c.name for c in CASES}
+    for required in (
+        "header_length_2_pow_63", "header_bigger_than_file", "header_invalid_utf8", "header_invalid_json",
+        "offsets_overlap", "offsets_past_end", "dtype_size_disagrees_with_offsets", "index_names_missing_shard",
+        "tensor_in_two_shards", "vocab_size_a_string", "vocab_size_negative", "vocab_size_null",
+        "tokenizer_json_not_a_tokenizer", "config_symlink_outside", "empty_folder", "model_dir_is_a_file",
+        "config_1gb_sparse", "config_nested_1m_deep", "shape_product_10_pow_400", "bin_pickle_runs_code",
+    ):
+        assert required in names
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    c = next(c for c in CASES if c.name == "offsets_overlap")
+    args = c.build(tmp_path / "ckpt")
+    outcome = run_cli([*args, "--debug"])
+    assert outcome.exit_code == 1  # an uncaught exception under --debug
+    assert "Traceback" in outcome.stderr and "AuditError" in outcome.stderr
+
+
+def test_closed_stdout_is_not_a_traceback(tmp_path):
+    """`hf-vocab-audit check DIR | head -1`: the reader leaves early; the exit code stays the audit's."""
+    import subprocess
+    import sys
+
+    from malformed import tiny_checkpoint
+
+    folder = tiny_checkpoint(tmp_path / "ckpt")
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.Popen([sys.executable, "-m", "hf_vocab_audit", "check", str(folder), "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(root)})
+    proc.stdout.close()  # type: ignore[union-attr]
+    err = proc.stderr.read().decode()  # type: ignore[union-attr]
+    assert proc.wait(timeout=120) == 0  # the healthy audit's code (click alone would exit 1)
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
