@@ -25,7 +25,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".bench-cache"
-SYLLABLES = ["ta", "ke", "ro", "mi", "an", "en", "in", "on", "er", "th", "st", "re", "de", "li", "ve", "co", "la", "pe", "si", "ma", "ne", "tu", "ga", "fo", "bi", "sh", "ch", "pr", "tr", "al", "or", "ar", "ic", "ul", "us", "um", "at", "es", "ed", "ing", "ly", "ion"]
+SYLLABLES = (
+    "ta ke ro mi an en in on er th st re de li ve co la pe si ma ne tu ga fo bi sh ch pr tr al or ar ic ul us um at "
+    "es ed ing ly ion"
+).split()
 
 
 def words(n: int, rng: np.random.Generator) -> list[str]:

@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hf_vocab_audit.demo import build_demo_checkpoint
-from hf_vocab_audit.formats import render, text
-from hf_vocab_audit.gate import run_gate
+from hf_vocab_audit.demo import build_demo_checkpoint  # noqa: E402 - after the sys.path entry above
+from hf_vocab_audit.formats import render, text  # noqa: E402
+from hf_vocab_audit.gate import run_gate  # noqa: E402
 
 OUT_DIR = ROOT / "reports" / "formats"
 TARGET = "models/broken-llama"

@@ -37,7 +37,7 @@ def token_roles(tok: TokenizerFacts) -> dict[int, list[str]]:
             roles.setdefault(token_id, []).append(role)
     for token_id in template_tokens(tok):
         roles.setdefault(token_id, []).append("chat template")
-    for content, token_id in tok.extra_special_tokens:
+    for _content, token_id in tok.extra_special_tokens:
         if token_id is not None and "extra special" not in roles.get(token_id, []):
             roles.setdefault(token_id, []).append("extra special")
     for added in tok.added_tokens:

@@ -94,7 +94,9 @@ def test_offline_run_uses_the_cache(hub):
     code, offline, err = run(hub, "org/broken", "--format", "json", HF_HUB_OFFLINE="1")
     assert code == 1, err
     assert len(hub.requests) == before  # nothing asked of the server
-    strip = lambda r: {k: v for k, v in json.loads(r).items() if k != "duration_s"}
+    def strip(raw):
+        return {k: v for k, v in json.loads(raw).items() if k != "duration_s"}
+
     assert strip(offline) == strip(online)
 
 

@@ -10,7 +10,6 @@ from dataset_builders import write_jsonl, write_parquet
 from hf_vocab_audit import audit
 
 
-
 def dataset_findings(model: Path, *specs: Path, **kwargs):
     report = audit(model, datasets=[str(s) for s in specs], select=["HVA5"], **kwargs)
     return report, {f.code: f for f in report.findings}
