@@ -57,7 +57,7 @@ def make_input(cache: Path) -> Path:
     """The cached checkpoint, hard-linked into a folder whose tokenizer has 2 more special tokens."""
     from tokenizers import AddedToken, Tokenizer
 
-    base = llama_1b(cache / "llama-1b")
+    base = llama_1b(cache / "llama-1.2b-bf16")  # the same checkpoint as benchmarks/check_speed.py
     src = cache / "fix-input"
     shutil.rmtree(src, ignore_errors=True)
     src.mkdir()

@@ -259,7 +259,13 @@ def demo(
     """Build a tiny broken checkpoint (tokens added, embeddings never resized) and audit it."""
     from .demo import run_demo
 
-    raise typer.Exit(run_demo(keep))
+    if keep is not None and keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
+        _fail(f"{keep}: --keep needs a new or empty folder (the demo writes a checkpoint there)", False)
+    try:
+        code = run_demo(keep)
+    except OSError as exc:
+        _fail(f"{exc.filename or keep}: cannot write the demo checkpoint: {exc.strerror or exc}", False)
+    raise typer.Exit(code)
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -82,8 +83,11 @@ def run_gate(
         if fix_options is not None:
             from .fix import fix_checkpoint
 
+            if (audit_options or {}).get("datasets"):
+                raise AuditError(target, "--dataset cannot be combined with --fix: fix the checkpoint, then audit "
+                                 "the dataset against the fixed copy")
             report = fix_checkpoint(folder, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore,
-                                    **fix_options)
+                                    allow=settings.allow, **fix_options)
         else:
             report = audit(folder, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore,
                            **(audit_options or {}))
@@ -96,7 +100,11 @@ def run_gate(
             options = ", ".join(local_only)
             raise AuditError(target, f"{options} need a local checkpoint folder (Hub targets are audited "
                              "from their small files and headers only)")
-        with checkout(ref) as co:
+        with ExitStack() as stack:
+            try:
+                co = stack.enter_context(checkout(ref))
+            except AuditError as exc:  # say so when the user meant a local folder
+                raise AuditError(exc.path, f"{exc.problem} (and no local folder {target!r} exists)") from None
             settings = load_settings(co.folder, cwd=cwd, config=config, overrides=overrides)
             report = audit_hub_checkout(co, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore)
     report, unused = apply_allowlist(report, settings.allow)

@@ -185,16 +185,21 @@ def _add(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(x + y for x, y in zip(a, b, strict=True))
 
 
-def histogram(values: np.ndarray, limit: int | None) -> tuple[int, ...] | None:
+def histogram(values: np.ndarray, limit: int | None, lowest: Any = None) -> tuple[int, ...] | None:
     """Counts of non-negative ``values`` in HIST_BINS equal bins up to ``limit`` and HIST_OVER past it.
 
     Bin i covers [i*limit/HIST_BINS, (i+1)*limit/HIST_BINS); ``limit`` is always an edge, so the
     out-of-range region starts exactly at bin HIST_BINS. Fixed edges make histograms mergeable.
+    ``lowest`` (the minimum, when the caller already knows it) saves a pass over ``values``.
     """
     if limit is None or limit <= 0:
         return None
-    kept = values[values >= 0] if values.size and values.min() < 0 else values
-    idx = np.minimum(kept.astype(np.int64) * HIST_BINS // limit, HIST_BINS + HIST_OVER - 1)
+    if lowest is None:
+        lowest = values.min() if values.size else 0
+    kept = values[values >= 0] if lowest < 0 else values
+    idx = kept.astype(np.int64, copy=False) * HIST_BINS  # one temporary, then in place
+    idx //= limit
+    np.minimum(idx, HIST_BINS + HIST_OVER - 1, out=idx)
     return tuple(int(c) for c in np.bincount(idx, minlength=HIST_BINS + HIST_OVER))
 
 
@@ -368,12 +373,13 @@ def _position_limit(lim: Limits) -> int | None:
     return lim.positions if lim.positions is not None else lim.rotary_positions
 
 
-def _histograms(acc: _Acc, plan: ColumnPlan, values: np.ndarray, lengths: np.ndarray) -> dict[str, Any]:
+def _histograms(acc: _Acc, plan: ColumnPlan, values: np.ndarray, lengths: np.ndarray, lo: Any) -> dict[str, Any]:
     """The plots' histograms of an input_ids column: ids against rows, lengths against positions."""
     if plan.role != INPUT_IDS:
         return {}
     lim = acc.ctx.limits
-    return {"id_hist": histogram(values, lim.input_rows), "length_hist": histogram(lengths, _position_limit(lim))}
+    return {"id_hist": histogram(values, lim.input_rows, 0 if lo is None else lo),
+            "length_hist": histogram(lengths, _position_limit(lim), 0)}
 
 
 def _length_checks(acc: _Acc, column: str, lengths: np.ndarray, row_offset: int) -> None:
@@ -397,7 +403,7 @@ def _id_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int, batc
         values, offsets, null_rows, _ = flat_sequences(arr)
         _null_rows(acc, plan.name, arr, row_offset)
         lengths, lo, hi = _sequence_checks(acc, plan, values, offsets, row_offset)
-        hists = _histograms(acc, plan, values, lengths)
+        hists = _histograms(acc, plan, values, lengths, lo)
         acc.stat(plan.name, ColumnStats(len(arr), int(values.size), null_rows, lo, hi,
                                         int(lengths.max()) if lengths.size else None, **hists))
         if (plan.role == INPUT_IDS and acc.ctx.causal_lm and acc.ctx.limits.eos_id is not None

@@ -96,19 +96,22 @@ def _class_names(feature: Any) -> tuple[str, ...] | None:
 
 
 def _label_plan(name: str, t: pa.DataType, head: str | None, names: tuple[str, ...] | None,
-                input_ids: str | None) -> ColumnPlan | Unchecked:
+                input_ids: str | None) -> ColumnPlan | Unchecked | tuple[str, str]:
+    """The column's plan, an Unchecked (a finding), or (column, reason) when there is nothing to check."""
     if names is not None:
         return ColumnPlan(name, CLASS_LABEL, names)
     if _int_list(t):
         if head == "classification" or name in ("ner_tags", "pos_tags", "chunk_tags"):
             return ColumnPlan(name, CLASS_LABEL)  # token classification: one class per token
         return ColumnPlan(name, LM_LABELS, input_ids_column=input_ids)
+    if is_list(t) and pa.types.is_floating(t.value_type):
+        return (name, "multi-label float targets (BCE): no class range to check")
     if is_list(t):
         return Unchecked(name, "labels", f"{_describe(t)}: expected one integer per row or a list of integers")
     if is_integer_like(t) or _is_string(t):
         return ColumnPlan(name, CLASS_LABEL)
     if pa.types.is_floating(t):
-        return Unchecked(name, "labels", "float labels (regression or multi-label targets are not range-checked)")
+        return (name, "float labels: regression targets have no class range to check")
     return Unchecked(name, "labels", f"{_describe(t)}: expected integers or strings")
 
 
@@ -139,7 +142,12 @@ def plan_columns(
                 unchecked.append(Unchecked(name, "text", f"{_describe(t)}: --text-column needs strings"))
         elif name in label_columns or (not label_columns and (name in LABEL_NAMES or names is not None)):
             result = _label_plan(name, t, head, names, input_ids)
-            (plans if isinstance(result, ColumnPlan) else unchecked).append(result)  # type: ignore[arg-type]
+            if isinstance(result, ColumnPlan):
+                plans.append(result)
+            elif isinstance(result, Unchecked):
+                unchecked.append(result)
+            else:
+                skipped.append(result)
         elif role is not None:
             if _int_list(t) or is_integer_like(t):
                 plans.append(ColumnPlan(name, role))

@@ -22,8 +22,6 @@ INPUT_SUFFIXES = (
     "wte.weight",
     "embed_in.weight",
     "tok_embeddings.weight",
-    "embedding.word_embeddings.weight",
-    "tok_embeddings.weight",
 )
 OUTPUT_SUFFIXES = (
     "lm_head.weight",
@@ -45,6 +43,9 @@ CLASSIFIER_SUFFIXES = (
     "classifier.weight",
     "score.weight",
 )
+# Architectures whose input embeddings carry rows beyond config.vocab_size by design (transformers builds
+# MllamaTextModel.embed_tokens with vocab_size + 8 rows; its lm_head has vocab_size rows).
+EXTRA_INPUT_ROWS = {"mllama": 8}
 _SKIP_PARTS = ("vision", "visual", "audio", "image", "patch", "speech", "mm_projector")
 
 

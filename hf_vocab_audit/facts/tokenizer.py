@@ -382,9 +382,6 @@ def load_tokenizer_via_transformers(folder: Path, model_type: str | None = None)
     if not any((folder / n).exists() for n in SLOW_FILES + ("tokenizer.json",)):
         raise AuditError(folder, "has no tokenizer files (tokenizer.json, vocab.txt, tokenizer.model, ...)")
     _check_folder_entries(folder)
-    import os
-
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         from transformers import AutoTokenizer
         from transformers.utils import logging as hf_logging

@@ -54,6 +54,7 @@ def fix_checkpoint(
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
     weights: bool = False,
+    allow: tuple[Any, ...] = (),
 ) -> Report:
     """Apply the fixes the audit offers to a copy of ``model_dir`` and return the audit of that copy.
 
@@ -72,7 +73,7 @@ def fix_checkpoint(
     src = Path(model_dir)
     facts = gather(src, tokenizer)
     out_path = Path(output) if output is not None else default_output(src)
-    check_output(src, out_path, force)
+    check_output(src, out_path, force, Path(tokenizer) if tokenizer is not None else None)
     if facts.tensors is not None and facts.tensors.refused:
         refused = facts.tensors.refused[0]
         raise AuditError(src / refused.file, f"refused to load ({refused.reason}); --fix cannot rewrite it")
@@ -85,6 +86,11 @@ def fix_checkpoint(
     tokenizer_editable = tokenizer is None or Path(tokenizer).resolve() == src.resolve()
     options = dict(unsafe=unsafe_fixes, pad_to_multiple_of=pad_to_multiple_of,
                    tokenizer_editable=tokenizer_editable, reinit_exclude=untrained)
+    if allow:  # findings the model's allowlist accepts are left alone, not "fixed"
+        from ..settings import apply_allowlist
+
+        accepted, _unused = apply_allowlist(Report("", "", tuple(before)), tuple(allow))
+        before = list(accepted.findings)
     plan = make_plan(facts, sorted(before, key=lambda f: f.code), **options)
     used = method
     reason = unsupported(facts, plan) if plan.changes_weights and method == "surgical" else None

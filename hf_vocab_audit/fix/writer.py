@@ -23,10 +23,11 @@ def default_output(model_dir: Path) -> Path:
     return model_dir.with_name(model_dir.name + "-fixed")
 
 
-def check_output(model_dir: Path, output: Path, force: bool) -> None:
-    src, out = model_dir.resolve(), output.resolve()
-    if out == src or src in out.parents or out in src.parents:
-        raise AuditError(output, "the output folder must not be the model folder, inside it, or around it")
+def check_output(model_dir: Path, output: Path, force: bool, tokenizer: Path | None = None) -> None:
+    out = output.resolve()
+    for src, what in ((model_dir.resolve(), "model"), (tokenizer.resolve() if tokenizer else None, "tokenizer")):
+        if src is not None and (out == src or src in out.parents or out in src.parents):
+            raise AuditError(output, f"the output folder must not be the {what} folder, inside it, or around it")
     if out.exists() and not out.is_dir():
         raise AuditError(output, "exists and is not a folder")
     if out.is_dir() and any(out.iterdir()) and not force:

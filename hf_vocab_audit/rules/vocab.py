@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..facts import Facts
+from ..facts.embeddings import EXTRA_INPUT_ROWS
 from ..findings import Applicability, FixPlan, Location, Severity
 from .registry import Hit, rule
 
@@ -100,7 +101,8 @@ def config_vocab_size_mismatch(facts: Facts):
     """
     cfg, emb = facts.config, facts.embeddings
     rows = emb.input_rows  # type: ignore[union-attr]
-    if cfg.vocab_size == rows:
+    extra = EXTRA_INPUT_ROWS.get(cfg.model_type or "", 0)
+    if cfg.vocab_size + extra == rows:  # type: ignore[operator]
         return
     key = cfg.text_prefix + "vocab_size"
     yield Hit(
@@ -125,7 +127,7 @@ def lm_head_rows_mismatch(facts: Facts):
     """
     emb = facts.embeddings
     inp, out = emb.input, emb.output  # type: ignore[union-attr]
-    if inp.rows == out.rows:  # type: ignore[union-attr]
+    if inp.rows == out.rows + EXTRA_INPUT_ROWS.get(facts.config.model_type or "", 0):  # type: ignore[union-attr]
         return
     small = out if out.rows < inp.rows else inp  # type: ignore[union-attr,operator]
     rows = max(inp.rows, out.rows)  # type: ignore[union-attr,type-var]
