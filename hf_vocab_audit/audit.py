@@ -47,13 +47,15 @@ def audit(
     progress: bool = False,
     engine: str = "local",
     ray_address: str | None = None,
+    dataset_histograms: bool = False,
 ) -> Report:
     """Audit a local checkpoint folder from its files alone (no weights are loaded).
 
     ``weights=True`` also reads the embedding matrices (only them) to find untrained token rows (HVA6xx).
     With ``datasets`` (SPECs: data files, globs, folders, ``save_to_disk`` folders, Hub ids), every
     selected split is also streamed against the model (HVA5xx); ``Report.extra["dataset"]`` holds
-    per-column stats; ``engine="ray"`` scans on Ray Data (at ``ray_address`` or on a local instance).
+    per-column stats (``dataset_histograms=True`` adds the id and length histograms the HTML report plots);
+    ``engine="ray"`` scans on Ray Data (at ``ray_address`` or on a local instance).
     Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run.
     """
     start = time.perf_counter()
@@ -75,7 +77,7 @@ def audit(
         specs = tuple(str(d) for d in datasets)
         df = scan(facts, Options(specs, dataset_config, tuple(splits or ()), tuple(text_columns or ()),
                                  tuple(label_columns or ()), max_rows, batch_size, num_proc, progress,
-                                 engine=engine, ray_address=ray_address))
+                                 engine=engine, ray_address=ray_address, histograms=dataset_histograms))
         more, more_skipped, more_ran = run_dataset_rules(df, rules)
         findings, skipped, ran = findings + more, skipped + more_skipped, ran + more_ran
         extra["dataset"] = dataset_section(df, specs)

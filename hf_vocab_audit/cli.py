@@ -199,6 +199,7 @@ def check(
                 weights=weights, datasets=dataset, dataset_config=dataset_config, splits=split,
                 text_columns=text_column, label_columns=label_column, max_rows=max_rows, batch_size=batch_size,
                 num_proc=num_proc, engine=engine.value, ray_address=ray_address,
+                dataset_histograms=any(f.value == "html" for f in fmt or []),
                 progress=all(f is Format.text for f in fmt or []) and not output_file and sys.stderr.isatty(),
             ),
             fix_options=dict(

@@ -78,6 +78,7 @@ class ScanContext:
     tokenizer: Any = field(default=None, repr=False, compare=False)  # tokenizers.Tokenizer, no pad/truncation
     causal_lm: bool = False
     max_locations: int = MAX_LOCATIONS
+    histograms: bool = False  # only the HTML report plots them
 
 
 @dataclass(frozen=True)
@@ -375,7 +376,7 @@ def _position_limit(lim: Limits) -> int | None:
 
 def _histograms(acc: _Acc, plan: ColumnPlan, values: np.ndarray, lengths: np.ndarray, lo: Any) -> dict[str, Any]:
     """The plots' histograms of an input_ids column: ids against rows, lengths against positions."""
-    if plan.role != INPUT_IDS:
+    if plan.role != INPUT_IDS or not acc.ctx.histograms:
         return {}
     lim = acc.ctx.limits
     return {"id_hist": histogram(values, lim.input_rows, 0 if lo is None else lo),
@@ -451,7 +452,8 @@ def _text_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int) ->
     _length_checks(acc, plan.name, lengths, row_offset)
     acc.stat(plan.name, ColumnStats(len(arr), len(arr) - arr.null_count, arr.null_count, lo, hi,
                                     int(lengths.max()) if lengths.size else None, tokens=total,
-                                    length_hist=histogram(lengths, _position_limit(acc.ctx.limits))))
+                                    length_hist=histogram(lengths, _position_limit(acc.ctx.limits))
+                                    if acc.ctx.histograms else None))
 
 
 def _class_label_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int) -> None:

@@ -35,6 +35,7 @@ class Options:
     progress: bool = False
     engine: str = "local"  # "local" or "ray" (ray_engine.py)
     ray_address: str | None = None
+    histograms: bool = False  # id/length histograms for the HTML report's plots (an extra pass over the ids)
 
 
 @dataclass(frozen=True)
@@ -266,7 +267,7 @@ def scan(facts: Facts, opts: Options) -> DatasetFacts:
     if tokenizer is None and any(p.role == "text" for o in opened for p in o.plan.columns):  # type: ignore[union-attr]
         raise AuditError(facts.model_dir, "text columns need a tokenizer: pass --tokenizer DIR")
     contexts = [ScanContext(o.split.source, o.split.name, o.plan.columns, limits, tokenizer,  # type: ignore[union-attr]
-                            causal_lm=_causal(facts)) for o in opened]
+                            causal_lm=_causal(facts), histograms=opts.histograms) for o in opened]
     results: list[tuple[Summary, int, bool]]
     if opts.engine == "ray":
         from .ray_engine import scan_with_ray

@@ -23,7 +23,9 @@ def test_histogram_puts_the_limit_on_an_edge_and_merges_by_addition():
 def test_input_ids_histograms_reach_the_report_and_the_html(llama_lm, tmp_path):
     rows = [{"input_ids": [1, 5, 7, 2]}, {"input_ids": [1, 150, 2]}, {"input_ids": [1, 103, 103, 9, 2]}]
     data = write_jsonl(tmp_path / "train.jsonl", rows)
-    report = audit(llama_lm, datasets=[str(data)])
+    assert "id_histogram" not in audit(llama_lm, datasets=[str(data)]).extra["dataset"]["splits"][0]["columns"][
+        "input_ids"]  # only computed for the HTML report
+    report = audit(llama_lm, datasets=[str(data)], dataset_histograms=True)
     (split,) = report.extra["dataset"]["splits"]
     column = split["columns"]["input_ids"]
     ids = column["id_histogram"]
@@ -37,3 +39,9 @@ def test_input_ids_histograms_reach_the_report_and_the_html(llama_lm, tmp_path):
     html = render(report, "html")
     assert "train/input_ids: ids against 104 rows" in html
     assert "train/input_ids: lengths against 128 usable positions" in html
+
+
+def test_html_format_asks_the_scan_for_histograms(llama_lm, tmp_path, run_cli):
+    data = write_jsonl(tmp_path / "train.jsonl", [{"input_ids": [1, 5, 7, 2]}, {"input_ids": [1, 150, 2]}])
+    code, out, _ = run_cli("check", llama_lm, "--dataset", data, "--format", "html")
+    assert code == 1 and "train/input_ids: ids against 104 rows" in out
