@@ -161,9 +161,11 @@ def child_scan(model: str, data: str, text: bool) -> None:
 
     facts = gather(model)
     scan(facts, Options((data,), text_columns=("text",) if text else (), max_rows=1))  # warm-up: imports, caches
-    start = time.perf_counter()
-    df = scan(facts, Options((data,), text_columns=("text",) if text else (), batch_size=1000))
-    seconds = time.perf_counter() - start
+    seconds = float("inf")
+    for _ in range(1 if text else 3):  # id scans take a fraction of a second: best of 3
+        start = time.perf_counter()
+        df = scan(facts, Options((data,), text_columns=("text",) if text else (), batch_size=1000))
+        seconds = min(seconds, time.perf_counter() - start)
     stats = next(iter(df.summary.stats.values()))
     print(json.dumps({"seconds": seconds, "rows": sum(s.rows for s in df.splits), "tokens": stats.tokens,
                       "ids": stats.values if not text else 0, "findings_checks": len(df.summary.violations),
@@ -213,6 +215,7 @@ def main() -> None:
         return
     ids10, _ = write_ids(tok, texts, CACHE / f"ids-{args.mb:g}mb-{tok.stem}-x10.parquet", copies=10)
     one, ten = run_child(model, ids_path, text=False), run_child(model, ids10, text=False)
+    print(f"[input_ids x10] {ten['ids']:,} ids in {ten['seconds']:.2f} s -> {ten['ids'] / ten['seconds'] / 1e6:.0f} M ids/s")
     print(f"[peak RSS, input_ids] 1x {one['peak_rss_mb']:.0f} MB, 10x {ten['peak_rss_mb']:.0f} MB "
           f"({ten['peak_rss_mb'] / one['peak_rss_mb'] - 1:+.0%}; target within 20%)")
     small = generate_text(CACHE / f"text-{args.mb / 10:g}mb.jsonl", args.mb / 10, seed=1)
