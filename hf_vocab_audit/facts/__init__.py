@@ -70,10 +70,12 @@ def gather(
     tokenizer_dir: str | Path | None = None,
     *,
     tensors_from: Callable[[Path], CheckpointTensors | None] = load_tensors,
+    tokenizer_facts: TokenizerFacts | None = None,
 ) -> Facts:
     """Read every fact the static rules need from ``model_dir`` (and a separate tokenizer folder).
 
-    ``tensors_from`` supplies the tensor headers (the Hub source reads them remotely).
+    ``tensors_from`` supplies the tensor headers (the Hub source reads them remotely); ``tokenizer_facts``
+    reuses facts already read from byte-identical tokenizer files (``--fix`` re-reading its output).
     """
     folder = _folder(Path(model_dir), "model folder")
     config_path = folder / "config.json"
@@ -87,8 +89,10 @@ def gather(
         missing["generation_config"] = "no generation_config.json"
 
     tok_folder = _folder(Path(tokenizer_dir), "tokenizer folder") if tokenizer_dir else folder
-    tokenizer = None
-    if has_tokenizer(tok_folder):
+    tokenizer = tokenizer_facts
+    if tokenizer is not None:
+        pass
+    elif has_tokenizer(tok_folder):
         tokenizer = load_tokenizer(tok_folder, config.model_type)
     elif tokenizer_dir:
         raise AuditError(tok_folder, "has no tokenizer files (tokenizer.json, vocab.txt, tokenizer.model, ...)")

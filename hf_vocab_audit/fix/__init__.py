@@ -158,7 +158,7 @@ def _write(facts: Any, src: Path, out_path: Path, plan: RepairPlan, used: str, i
         else:
             info["transformers"] = write_transformers(facts, tmp, plan, mean_resizing=mean_resizing)
         apply_edits(src, tmp, plan)
-        out_facts = reread(tmp, tokenizer)
+        out_facts = reread(tmp, tokenizer, _unchanged_tokenizer(facts, src, tmp, tokenizer))
         if used == "surgical" or not plan.changes_weights:
             if facts.tensors is None:
                 info["compared"] = {}
@@ -176,6 +176,19 @@ def _write(facts: Any, src: Path, out_path: Path, plan: RepairPlan, used: str, i
         check_fixed(before, after, [a for a in plan.applied if a.action != REINIT], tmp)
         info["load"] = load_check(tmp, out_facts, verify_load) if facts.tensors else "skipped: no weights"
     return after, skipped, ran, out_facts
+
+
+def _unchanged_tokenizer(facts: Any, src: Path, out: Path, tokenizer: str | Path | None) -> Any:
+    """The input's tokenizer facts when the output's tokenizer files are byte-identical to what was read."""
+    import filecmp
+
+    tok = facts.tokenizer
+    if tok is None or tok.source != "tokenizers":
+        return None
+    if tokenizer is not None:
+        return tok  # a separate tokenizer folder: --fix never writes it
+    same = all((out / name).is_file() and filecmp.cmp(src / name, out / name, shallow=False) for name in tok.files)
+    return tok if same else None
 
 
 def _settle(plan: RepairPlan, before: list[Finding], after: list[Finding]) -> tuple[tuple[AppliedFix, ...], list[Unfixed]]:

@@ -178,9 +178,10 @@ def load_check(output: Path, out_facts: Facts, mode: str) -> str:
     return "ok: transformers loads it with no missing, unexpected or mismatched keys"
 
 
-def reread(output: Path, tokenizer: Path | None) -> Facts:
-    """Every header and JSON file of the output, validated again."""
+def reread(output: Path, tokenizer: Path | None, unchanged_tokenizer: Any = None) -> Facts:
+    """Every header and JSON file of the output, validated again (``unchanged_tokenizer``: the input's
+    tokenizer facts, reused when the fix left the tokenizer files byte-identical)."""
     try:
-        return gather(output, tokenizer)
+        return gather(output, tokenizer, tokenizer_facts=unchanged_tokenizer)
     except AuditError as exc:
         raise VerificationError(output, f"verification failed, nothing written: {exc.problem}") from None
