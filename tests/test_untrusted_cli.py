@@ -7,34 +7,15 @@ separate ``python -m hf_vocab_audit`` processes, which measures each one's own t
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import stat
 from pathlib import Path
 
 import pytest
+from fixsafety import tree_state
 from malformed import CASES, MEMORY_LIMIT, TIME_LIMIT, Case, Outcome, run_batch, run_cli
 
 MAX_RSS_MB = 1024  # peak resident memory of one audit; importing torch alone is ~240 MB
-
-
-def tree_state(root: Path) -> dict[str, str]:
-    """Every entry under ``root``: file content hash (size+mtime for big files), link target, or kind."""
-    out: dict[str, str] = {}
-    for path in sorted(root.rglob("*")):
-        rel = str(path.relative_to(root))
-        info = path.lstat()
-        if stat.S_ISLNK(info.st_mode):
-            out[rel] = "link:" + os.readlink(path)
-        elif stat.S_ISREG(info.st_mode):
-            if info.st_size > 64 * 2**20:
-                out[rel] = f"big:{info.st_size}:{info.st_mtime_ns}"
-            else:
-                out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-        else:
-            out[rel] = f"mode:{stat.S_IFMT(info.st_mode)}"
-    return out
 
 
 @pytest.fixture(scope="module")

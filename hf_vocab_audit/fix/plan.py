@@ -17,7 +17,6 @@ from ..findings import Applicability, AppliedFix, Finding
 PAD_NAMES = ("pad",)
 RESERVED_NAMES = ("reserved", "unused")
 NEW_PAD_CANDIDATES = ("<pad>", "<|pad|>", "[PAD]")
-ROLE_NAMES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")
 REINIT = "reinit-untrained-rows"
 
 
