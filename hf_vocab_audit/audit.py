@@ -81,13 +81,19 @@ def audit(
         more, more_skipped, more_ran = run_dataset_rules(df, rules)
         findings, skipped, ran = findings + more, skipped + more_skipped, ran + more_ran
         extra["dataset"] = dataset_section(df, specs)
+    return make_report(str(model_dir), facts, findings, skipped, ran, start, extra)
+
+
+def make_report(target: str, facts: Facts, findings: list[Finding], skipped: list[Skipped], ran: list[str],
+                start: float, extra: dict | None = None) -> Report:
+    """The report of one audit: findings sorted, facts summarised, timed from ``start``."""
     return Report(
-        target=str(model_dir),
+        target=target,
         tool_version=__version__,
         findings=sort_findings(findings),
         skipped=tuple(skipped),
         facts=facts.summary(),
         rules_run=tuple(ran),
         duration_s=time.perf_counter() - start,
-        extra=extra,
+        extra=extra or {},
     )

@@ -14,12 +14,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .audit import audit, run_rules
+from .audit import audit, make_report, run_rules
 from .errors import AuditError
 from .facts import gather
 from .facts.hub import HubCheckout, checkout, parse_hub_ref
-from .report import Report, sort_findings
+from .report import Report
 from .rules import selected
 from .settings import AllowEntry, Settings, apply_allowlist, load_settings
 
@@ -48,15 +47,7 @@ def audit_hub_checkout(
     if co.tensors is None and co.tensors_missing:
         facts = replace(facts, missing={**facts.missing, "tensors": co.tensors_missing})
     findings, skipped, ran = run_rules(facts, selected(select, ignore))
-    return Report(
-        target=f"{co.ref.repo_id}@{co.commit}",
-        tool_version=__version__,
-        findings=sort_findings(findings),
-        skipped=tuple(skipped),
-        facts=facts.summary(),
-        rules_run=tuple(ran),
-        duration_s=time.perf_counter() - start,
-    )
+    return make_report(f"{co.ref.repo_id}@{co.commit}", facts, findings, skipped, ran, start)
 
 
 def run_gate(

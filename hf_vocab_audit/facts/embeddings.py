@@ -49,6 +49,11 @@ EXTRA_INPUT_ROWS = {"mllama": 8}
 _SKIP_PARTS = ("vision", "visual", "audio", "image", "patch", "speech", "mm_projector")
 
 
+def has_suffix(name: str, suffixes: tuple[str, ...]) -> bool:
+    """Whether a tensor name is one of ``suffixes`` or ends with ``.<suffix>`` (whole path components)."""
+    return any(name == s or name.endswith("." + s) for s in suffixes)
+
+
 @dataclass(frozen=True)
 class EmbeddingFacts:
     input: TensorInfo | None
@@ -76,7 +81,7 @@ def _find(tensors: dict[str, TensorInfo], suffixes: tuple[str, ...], ndim: int =
         matches = [
             t
             for name, t in tensors.items()
-            if (name == suffix or name.endswith("." + suffix))
+            if has_suffix(name, (suffix,))
             and len(t.shape) == ndim
             and not any(part in name for part in _SKIP_PARTS)
         ]
@@ -116,7 +121,7 @@ def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> Embeddin
         for t in sorted(table.values(), key=lambda t: t.name)
         if vocab is not None
         and t.shape[-1:] == (vocab,)
-        and any(t.name == s or t.name.endswith("." + s) for s in VOCAB_BIAS_SUFFIXES)
+        and has_suffix(t.name, VOCAB_BIAS_SUFFIXES)
     )
     return EmbeddingFacts(
         input=inp,

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import AuditError
 from ..facts import Facts
-from ..facts.embeddings import OUTPUT_SUFFIXES, VOCAB_BIAS_SUFFIXES
+from ..facts.embeddings import OUTPUT_SUFFIXES, VOCAB_BIAS_SUFFIXES, has_suffix
 from ..facts.safetensors_header import TensorInfo
 from ..findings import Applicability, AppliedFix, Finding
 
@@ -91,9 +91,8 @@ def vocab_tensors(facts: Facts) -> list[TensorInfo]:
         out.append(emb.output)
     else:  # tied, yet some checkpoints store the output matrix as well
         for t in tensors.tensors.values():
-            if t.name != emb.input.name and len(t.shape) == 2 and t.shape[1:] == emb.input.shape[1:] and any(
-                t.name == s or t.name.endswith("." + s) for s in OUTPUT_SUFFIXES
-            ):
+            if (t.name != emb.input.name and len(t.shape) == 2 and t.shape[1:] == emb.input.shape[1:]
+                    and has_suffix(t.name, OUTPUT_SUFFIXES)):
                 out.append(t)
     out.extend(emb.vocab_sized)
     return out
@@ -101,7 +100,7 @@ def vocab_tensors(facts: Facts) -> list[TensorInfo]:
 
 def vocab_axis(t: TensorInfo) -> int:
     """0 for embedding matrices (one row per token), -1 for vocabulary-sized biases such as (1, V)."""
-    is_bias = any(t.name == s or t.name.endswith("." + s) for s in VOCAB_BIAS_SUFFIXES)
+    is_bias = has_suffix(t.name, VOCAB_BIAS_SUFFIXES)
     return -1 if is_bias or len(t.shape) == 1 else 0
 
 
