@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AuditError
-from .jsonfile import check_inside, read_json_object
+from .jsonfile import check_inside, decimal_int, read_json_object
 
 SPECIAL_ID_KEYS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
 TEXT_CONFIG_KEYS = ("text_config", "decoder", "generator")
@@ -135,8 +135,8 @@ def load_config(path: Path) -> ConfigFacts:
             raise AuditError(path, '"label2id" must be an object')
         parsed_label2id = {}
         for k, v in label2id.items():
-            if isinstance(v, str) and v.lstrip("-").isdigit():
-                v = int(v)
+            if isinstance(v, str) and decimal_int(v) is not None:
+                v = decimal_int(v)
             parsed_label2id[str(k)] = _int(path, f"label2id.{k}", v, minimum=None)  # type: ignore[assignment]
     num_labels = _int(path, "num_labels", raw.get("num_labels"), minimum=1)
 

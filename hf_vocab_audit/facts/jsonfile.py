@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import threading
 from collections.abc import Iterator
@@ -100,6 +101,11 @@ def read_json_object(path: Path, max_bytes: int = MAX_CONFIG_BYTES) -> dict[str,
     if not isinstance(data, dict):
         raise AuditError(path, f"must hold a JSON object, not {type(data).__name__}")
     return data
+
+
+def decimal_int(text: str) -> int | None:
+    """``text`` as an int when it is plain ASCII decimal (``"-3"``), else None (``"²".isdigit()`` is True)."""
+    return int(text) if re.fullmatch(r"-?[0-9]+", text) else None
 
 
 def json_line_of_key(path: Path, key: str) -> int | None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from ..facts.jsonfile import decimal_int
+
 COLORS = {
     "ordinary": "#4c72b0", "added": "#55a868", "untrained": "#c44e52", "suspect": "#dd8452",
     "padding": "#a0a0a0", "bad": "#c44e52", "ok": "#4c72b0",
@@ -249,8 +251,11 @@ def _draw_labels(entries: list[dict[str, Any]]):
     entries = [e for e in entries if e.get("counts")]
     if not entries:
         return None
-    labels = sorted({k for e in entries for k in e["counts"]}, key=lambda k: (not k.lstrip("-").isdigit(),
-                                                                              int(k) if k.lstrip("-").isdigit() else 0, k))
+    def order(k: str) -> tuple[bool, int, str]:
+        value = decimal_int(k)
+        return value is None, value or 0, k
+
+    labels = sorted({k for e in entries for k in e["counts"]}, key=order)
     fig, axes = _figure(9.5, 2.6)
     ax = axes[0][0]
     width = 0.8 / len(entries)
@@ -258,8 +263,9 @@ def _draw_labels(entries: list[dict[str, Any]]):
     for n, e in enumerate(entries):
         counts = [e["counts"].get(k, 0) for k in labels]
         num = e.get("num_labels")
-        edge = [COLORS["bad"] if num is not None and k.lstrip("-").isdigit() and not (0 <= int(k) < num or k == "-100")
-                else "none" for k in labels]
+        values = [decimal_int(k) for k in labels]
+        edge = [COLORS["bad"] if num is not None and v is not None and not (0 <= v < num or v == -100) else "none"
+                for v in values]
         ax.bar(x + n * width, counts, width=width, label=f"{e.get('split')}/{e.get('column')}", edgecolor=edge,
                linewidth=1.5)
     ax.set_xticks(x + width * (len(entries) - 1) / 2, labels)

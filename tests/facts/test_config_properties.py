@@ -116,3 +116,20 @@ def test_generation_config_is_typed_or_refused(config):
     facts = _load(json.dumps(config).encode(), load_generation_config)
     if not isinstance(facts, AuditError):
         assert all(ids and all(type(i) is int for i in ids) for ids in facts.special.ids.values())
+
+
+def test_non_ascii_digits_in_label2id_are_a_one_line_error(tmp_path):
+    # "²".isdigit() is True but int("²") fails: found by the property test above.
+    import json
+
+    from hf_vocab_audit.errors import AuditError
+    from hf_vocab_audit.facts.config import load_config
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"label2id": {"a": "²"}}))
+    try:
+        load_config(path)
+    except AuditError as exc:
+        assert "label2id.a" in str(exc) and "\n" not in str(exc)
+    else:
+        raise AssertionError("a non-integer label id must be refused")

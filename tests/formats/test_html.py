@@ -131,3 +131,13 @@ def test_cli_writes_html(broken_report, run_cli, tmp_path):
     code, _out, _err = run_cli("check", broken_report.target, "--weights", "--format", "html", "--output-file", out)
     assert code == 0
     assert out.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_label_plot_orders_numbers_and_keeps_odd_label_strings():
+    pytest.importorskip("matplotlib")
+    from hf_vocab_audit.formats import plots
+
+    section = {"label_counts": [{"split": "train", "column": "label", "num_labels": 2,
+                                 "counts": {"1": 3, "0": 5, "²": 1, "-100": 2, "7": 1}}]}
+    (caption, svg), = plots.dataset_plots(section)
+    assert caption == "label value counts per split" and svg.lstrip().startswith("<")
