@@ -11,9 +11,9 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from .audit import audit  # noqa: E402
+from .core.findings import Applicability, Finding, FixPlan, Location, Severity, Skipped  # noqa: E402
+from .core.report import SCHEMA_VERSION, Report  # noqa: E402
 from .errors import AuditError  # noqa: E402
-from .findings import Applicability, Finding, FixPlan, Location, Severity, Skipped  # noqa: E402
-from .report import SCHEMA_VERSION, Report  # noqa: E402
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -7,9 +7,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from . import __version__
+from .core.findings import Finding, Skipped
+from .core.report import Report, sort_findings
 from .facts import Facts, gather, skipped_for
-from .findings import Finding, Skipped
-from .report import Report, sort_findings
 from .rules import Rule, selected
 
 
@@ -59,8 +59,8 @@ def audit(
     Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run.
     """
     start = time.perf_counter()
+    rules = selected(select, ignore)  # bad selectors fail before any file is read
     facts = gather(model_dir, tokenizer)
-    rules = selected(select, ignore)
     findings, skipped, ran = run_rules(facts, rules)
     extra: dict = {}
     if weights:

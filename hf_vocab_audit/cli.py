@@ -185,11 +185,12 @@ def check(
     """
     from .formats.outputs import pair_outputs, write_outputs
     from .gate import run_gate
-    from .rules.registry import validate_selectors
+    from .rules.registry import parse_selectors
 
-    unknown = validate_selectors([*(select or []), *(ignore or [])])
-    if unknown:
-        _fail(f"unknown rule code or name: {', '.join(unknown)} (see `hf-vocab-audit rules`)", False)
+    try:
+        parse_selectors([*(select or []), *(ignore or [])], "--select/--ignore")
+    except AuditError as exc:
+        _fail(str(exc), False)
     try:
         pairs = pair_outputs([f.value for f in fmt or []], list(output_file or []))
         outcome = run_gate(
@@ -209,7 +210,7 @@ def check(
         )
         for entry in outcome.unused_allow:
             typer.echo(f"hf-vocab-audit: warning: {entry.where} ({entry.code}) matched no finding", err=True)
-        write_outputs(outcome.report, pairs, outcome.settings.fail_on)
+        write_outputs(outcome.report, pairs)
     except AuditError as exc:
         _fail(str(exc), debug)
     except RecursionError:

@@ -15,23 +15,30 @@ from pathlib import Path
 from typing import Any
 
 from .audit import audit, make_report, run_rules
+from .core.outcome import Outcome
+from .core.report import Report
 from .errors import AuditError
 from .facts import gather
 from .facts.hub import HubCheckout, checkout, parse_hub_ref
-from .report import Report
 from .rules import selected
 from .settings import AllowEntry, Settings, apply_allowlist, load_settings
 
 
 @dataclass(frozen=True)
 class GateOutcome:
+    """The judged report (``report.outcome`` holds the verdict), the settings used, allowlist entries unused."""
+
     report: Report
     settings: Settings
     unused_allow: tuple[AllowEntry, ...]
 
     @property
+    def outcome(self) -> Outcome:
+        return self.report.verdict()
+
+    @property
     def exit_code(self) -> int:
-        return self.settings.exit_code(self.report)
+        return self.outcome.exit_code
 
 
 def audit_hub_checkout(
@@ -99,7 +106,7 @@ def run_gate(
             settings = load_settings(co.folder, cwd=cwd, config=config, overrides=overrides)
             report = audit_hub_checkout(co, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore)
     report, unused = apply_allowlist(report, settings.allow)
-    return GateOutcome(report, settings, tuple(unused))
+    return GateOutcome(report.judged(settings.fail_on, settings.exit_zero), settings, tuple(unused))
 
 
 __all__ = ["AuditError", "GateOutcome", "audit_hub_checkout", "run_gate"]

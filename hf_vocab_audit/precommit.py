@@ -10,8 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from .core.outcome import FAIL_ON
 from .errors import AuditError
-from .report import FAIL_ON
 
 
 def model_folders(files: list[str], root: Path | None = None) -> list[Path]:
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"hf-vocab-audit: error: {exc}", file=sys.stderr)
             worst = 2
             continue
-        sys.stdout.write(render(outcome.report, "text", outcome.settings.fail_on))
+        sys.stdout.write(render(outcome.report, "text"))
         worst = max(worst, outcome.exit_code)
     return worst
 

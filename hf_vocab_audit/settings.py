@@ -12,9 +12,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .core.findings import Finding
+from .core.outcome import FAIL_ON
+from .core.report import Report
 from .errors import AuditError
-from .findings import Finding
-from .report import FAIL_ON, Report
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -50,9 +51,6 @@ class Settings:
     exit_zero: bool = False
     allow: tuple[AllowEntry, ...] = ()
     sources: tuple[str, ...] = ()  # files read, lowest precedence first
-
-    def exit_code(self, report: Report) -> int:
-        return 0 if self.exit_zero else report.exit_code(self.fail_on)
 
 
 def find_pyproject(start: Path) -> Path | None:

@@ -10,7 +10,7 @@ import numpy as np
 from builders import checkpoint, edit_json
 
 from hf_vocab_audit import audit
-from hf_vocab_audit.findings import Severity
+from hf_vocab_audit.core.findings import Severity
 
 
 def codes(report):

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
-from ..findings import Finding, Skipped
+from ..core.findings import Finding, Skipped
 from .checks import CLASS_LABEL, TEXT
 from .kernel import HIST_BINS
 from .scan import DatasetFacts

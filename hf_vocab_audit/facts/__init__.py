@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.findings import Skipped
 from ..errors import AuditError
-from ..findings import Skipped
 from .config import ConfigFacts, GenerationFacts, load_config, load_generation_config
 from .embeddings import EmbeddingFacts, find_embeddings
 from .tensors import CheckpointTensors, load_tensors

@@ -14,10 +14,10 @@ from typing import Any
 
 from .. import __version__
 from ..audit import run_rules
+from ..core.findings import Applicability, AppliedFix, Finding, Skipped
+from ..core.report import Report, sort_findings
 from ..errors import AuditError
 from ..facts import gather
-from ..findings import Applicability, AppliedFix, Finding, Skipped
-from ..report import Report, sort_findings
 from ..rules import selected
 from .edits import apply_edits
 from .plan import REINIT, RepairPlan, Unfixed, make_plan

@@ -7,11 +7,11 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..core.findings import Applicability, AppliedFix, Finding
 from ..errors import AuditError
 from ..facts import Facts
 from ..facts.embeddings import OUTPUT_SUFFIXES, VOCAB_BIAS_SUFFIXES, has_suffix
 from ..facts.safetensors_header import TensorInfo
-from ..findings import Applicability, AppliedFix, Finding
 
 # Never-emitted tokens that may serve as pad, best first (matched on the lower-cased token text).
 PAD_NAMES = ("pad",)

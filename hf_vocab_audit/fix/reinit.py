@@ -94,7 +94,7 @@ def check_reinit_rows(src: Path, t: TensorInfo, out: Path, o: TensorInfo, plan: 
 def weight_audit(facts, rules) -> tuple[list, list, list[str], dict | None, dict[str, tuple[int, ...]]]:
     """The ``--weights`` rules on ``facts``: (findings, skipped, codes run, report section, and per tensor
     the token rows the analysis found untrained or low-norm, which the re-initialising mean leaves out)."""
-    from ..findings import Skipped
+    from ..core.findings import Skipped
     from ..weights import gather_weights
 
     chosen = [r for r in rules if r.scope == "weights"]

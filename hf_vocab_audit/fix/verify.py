@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from ..core.findings import AppliedFix, Finding, Severity
 from ..errors import AuditError
 from ..facts import Facts, gather
 from ..facts.safetensors_header import DTYPE_BITS, TensorInfo
-from ..findings import AppliedFix, Finding, Severity
 from .plan import RepairPlan, as_rows, vocab_axis, vocab_dim
 from .surgical import FLOAT_DTYPES, to_float32
 

@@ -1,13 +1,16 @@
-"""Renderers: one function per output format, ``render(report, fail_on) -> str``."""
+"""Renderers: one function per output format, ``render(report) -> str``.
+
+A renderer reads the report and its outcome (``report.verdict()``); it decides nothing and reads no file.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..report import Report
+from ..core.report import Report
 from . import github, html, json_format, junit, markdown, sarif, text
 
-Renderer = Callable[[Report, str], str]
+Renderer = Callable[[Report], str]
 
 RENDERERS: dict[str, Renderer] = {
     "text": text.render,
@@ -20,9 +23,9 @@ RENDERERS: dict[str, Renderer] = {
 }
 
 
-def render(report: Report, fmt: str, fail_on: str = "error") -> str:
+def render(report: Report, fmt: str) -> str:
     try:
         renderer = RENDERERS[fmt]
     except KeyError:
         raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(RENDERERS)}") from None
-    return renderer(report, fail_on)
+    return renderer(report)

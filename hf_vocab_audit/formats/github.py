@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..findings import Severity
-from ..report import Report
-from .locate import artifact_path, line_of, summary_line
+from ..core.findings import Severity
+from ..core.report import Report
+from .locate import artifact_path, line_of
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -17,7 +17,7 @@ def _prop(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def render(report: Report, fail_on: str = "error") -> str:
+def render(report: Report) -> str:
     lines = []
     for f in report.active():
         props = []
@@ -35,5 +35,5 @@ def render(report: Report, fail_on: str = "error") -> str:
             lines.append(f"hf-vocab-audit: allowed {f.code} {f.name}: {f.allowed}")
     for err in report.errors:
         lines.append(f"::error title=hf-vocab-audit::{_data(err)}")
-    lines.append(f"hf-vocab-audit {report.target}: {summary_line(report, fail_on)}")
+    lines.append(f"hf-vocab-audit {report.target}: {report.verdict().summary_line()}")
     return "\n".join(lines) + "\n"

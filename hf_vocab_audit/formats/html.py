@@ -11,7 +11,7 @@ import base64
 from html import escape
 from typing import Any
 
-from ..report import Report
+from ..core.report import Report
 from . import plots
 
 CSS = """
@@ -32,9 +32,9 @@ figure img{max-width:100%;height:auto;display:block} figcaption{font-size:12px;c
 """
 
 
-def render(report: Report, fail_on: str = "error") -> str:
-    counts = report.counts()
-    verdict = "FAIL" if report.exit_code(fail_on) else "PASS"
+def render(report: Report) -> str:
+    outcome = report.verdict()
+    counts, verdict, fail_on = outcome.counts, outcome.verdict, outcome.fail_on.value
     active = len(report.active())
     parts = [
         "<!DOCTYPE html>",
@@ -44,7 +44,7 @@ def render(report: Report, fail_on: str = "error") -> str:
         f"<style>{CSS}</style></head><body><main>",
         f"<h1>hf-vocab-audit report <span class=\"verdict {verdict}\" id=\"verdict\">{verdict}</span></h1>",
         (f'<p class="muted">{escape(report.target)} &middot; hf-vocab-audit {escape(report.tool_version)} '
-         f"&middot; fail-on {escape(fail_on)}</p>"),
+         f"&middot; fail-on {escape(fail_on)}" + (" &middot; exit-zero" if outcome.exit_zero else "") + "</p>"),
         '<p class="counts">'
         f'<span><b id="findings-count">{active}</b> finding(s):</span>'
         f"<span>{counts['error']} error(s)</span><span>{counts['warning']} warning(s)</span>"

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 
-from ..report import Report
+from ..core.report import Report
 
 
-def render(report: Report, fail_on: str = "error") -> str:
-    data = report.to_dict()
-    data["exit_code"] = report.exit_code(fail_on)
-    data["fail_on"] = fail_on
+def render(report: Report) -> str:
+    data = report.to_dict()  # the verdict fields come from report.verdict()
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from ..findings import Finding
-from ..report import Report
+from ..core.findings import Finding
+from ..core.report import Report
 from .locate import artifact_path, rule_codes, rule_for, skipped_rules
 
 
@@ -20,13 +20,15 @@ def _describe(f: Finding) -> str:
     return "\n".join(lines)
 
 
-def render(report: Report, fail_on: str = "error") -> str:
-    failing = {id(f) for f in report.failing(fail_on)}
+def render(report: Report) -> str:
+    outcome = report.verdict()
+    failing = {id(f) for f in report.gate_failures()}
     skipped = skipped_rules(report)
     codes = rule_codes(report)
     suite = ET.Element("testsuite", name=f"hf-vocab-audit {report.target}")
     props = ET.SubElement(suite, "properties")
-    for name, value in (("target", report.target), ("tool_version", report.tool_version), ("fail_on", fail_on)):
+    for name, value in (("target", report.target), ("tool_version", report.tool_version), ("fail_on", outcome.fail_on.value),
+                        ("exit_zero", str(outcome.exit_zero).lower()), ("exit_code", str(outcome.exit_code))):
         ET.SubElement(props, "property", name=name, value=value)
     n_fail = n_skip = 0
     for code in codes:

@@ -6,9 +6,9 @@ import hashlib
 from functools import cache
 from pathlib import Path, PurePosixPath
 
+from ..core.findings import Finding, Location, Severity
+from ..core.report import Report
 from ..facts.jsonfile import json_line_of_key
-from ..findings import Finding, Location, Severity
-from ..report import Report
 from ..rules import Rule, get_rule
 
 SEVERITY_WORD = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -72,14 +72,4 @@ def skipped_rules(report: Report) -> dict[str, str]:
     return {s.what.split()[0]: s.reason for s in report.skipped if s.what.startswith("HVA")}
 
 
-def verdict(report: Report, fail_on: str) -> str:
-    return "FAIL" if report.exit_code(fail_on) else "PASS"
 
-
-def summary_line(report: Report, fail_on: str) -> str:
-    c = report.counts()
-    allowed = f", {c['allowed']} allowed" if c["allowed"] else ""
-    return (
-        f"{verdict(report, fail_on)}: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info"
-        f"{allowed} (fail-on {fail_on})"
-    )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import html
 
-from ..findings import Finding, Severity
-from ..report import Report
-from .locate import rule_for, verdict
+from ..core.findings import Finding, Severity
+from ..core.report import Report
+from .locate import rule_for
 
 ICON = {Severity.ERROR: "🔴", Severity.WARNING: "🟡", Severity.INFO: "🔵"}
 
@@ -42,14 +42,16 @@ def _details(f: Finding) -> list[str]:
     return out
 
 
-def render(report: Report, fail_on: str = "error") -> str:
-    c = report.counts()
-    mark = "❌" if verdict(report, fail_on) == "FAIL" else "✅"
-    lines = [f"## {mark} hf-vocab-audit {verdict(report, fail_on)}: `{_cell(report.target)}`", ""]
+def render(report: Report) -> str:
+    outcome = report.verdict()
+    c = outcome.counts
+    mark = "❌" if outcome.fails else "✅"
+    lines = [f"## {mark} hf-vocab-audit {outcome.verdict}: `{_cell(report.target)}`", ""]
     allowed = f", {c['allowed']} allowed" if c["allowed"] else ""
+    waived = f", exit-zero: {outcome.failing} at or above it do not fail" if outcome.exit_zero and outcome.failing else ""
     lines.append(
         f"**{c['error']} error(s), {c['warning']} warning(s), {c['info']} info**{allowed} "
-        f"(fail-on `{fail_on}`) · {len(report.rules_run)} rules run · {len(report.skipped)} skipped"
+        f"(fail-on `{outcome.fail_on.value}`{waived}) · {len(report.rules_run)} rules run · {len(report.skipped)} skipped"
     )
     lines.append("")
     if report.findings:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..core.report import Report
 from ..errors import AuditError
-from ..report import Report
 from . import render, text
 
 
@@ -29,12 +29,12 @@ def pair_outputs(formats: list[str], files: list[Path]) -> list[tuple[str, Path 
     )
 
 
-def write_outputs(report: Report, pairs: list[tuple[str, Path | None]], fail_on: str) -> None:
+def write_outputs(report: Report, pairs: list[tuple[str, Path | None]]) -> None:
     for fmt, path in pairs:
         if path is None:
-            write_stdout(render(report, fmt, fail_on))
+            write_stdout(render(report, fmt))
             continue
-        out = text.render(report, fail_on, color=False) if fmt == "text" else render(report, fmt, fail_on)
+        out = text.render(report, color=False) if fmt == "text" else render(report, fmt)
         try:
             path.write_text(out, encoding="utf-8", errors="backslashreplace")
         except OSError as exc:

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..findings import Finding
-from ..report import Report
+from ..core.findings import Finding
+from ..core.report import Report
 from .locate import (
     SEVERITY_WORD,
     artifact_path,
@@ -84,7 +84,8 @@ def _result(report: Report, f: Finding, index: dict[str, int]) -> dict[str, Any]
     return out
 
 
-def to_sarif(report: Report, fail_on: str = "error") -> dict[str, Any]:
+def to_sarif(report: Report) -> dict[str, Any]:
+    outcome = report.verdict()
     codes = rule_codes(report)
     index = {code: i for i, code in enumerate(codes)}
     skipped = skipped_rules(report)
@@ -105,18 +106,19 @@ def to_sarif(report: Report, fail_on: str = "error") -> dict[str, Any]:
         "invocations": [
             {
                 "executionSuccessful": not report.errors,
-                "exitCode": report.exit_code(fail_on),
+                "exitCode": outcome.exit_code,
                 "toolConfigurationNotifications": notes,
-                "properties": {"target": report.target, "failOn": fail_on},
+                "properties": {"target": report.target, "failOn": outcome.fail_on.value,
+                               "exitZero": outcome.exit_zero, "verdict": outcome.verdict},
             }
         ],
         "results": [_result(report, f, index) for f in report.findings],
-        "properties": {"facts": report.facts, "summary": report.counts()},
+        "properties": {"facts": report.facts, "summary": outcome.counts},
     }
     if local_folder(report) is not None and not Path(report.target).is_absolute():
         run["originalUriBaseIds"] = {"%SRCROOT%": {"description": {"text": "The repository root."}}}
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def render(report: Report, fail_on: str = "error") -> str:
-    return json.dumps(to_sarif(report, fail_on), indent=2, ensure_ascii=False) + "\n"
+def render(report: Report) -> str:
+    return json.dumps(to_sarif(report), indent=2, ensure_ascii=False) + "\n"

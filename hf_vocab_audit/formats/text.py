@@ -8,8 +8,8 @@ import sys
 from rich.console import Console
 from rich.markup import escape
 
-from ..findings import Severity
-from ..report import Report
+from ..core.findings import Severity
+from ..core.report import Report
 
 STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
@@ -48,7 +48,7 @@ def _fix_lines(console: Console, report: Report) -> None:
         console.print(f"  note: {escape(note)}", style="dim")
 
 
-def render(report: Report, fail_on: str = "error", *, color: bool | None = None) -> str:
+def render(report: Report, *, color: bool | None = None) -> str:
     buf = io.StringIO()
     terminal = sys.stdout.isatty() if color is None else color
     console = Console(file=buf, force_terminal=terminal, no_color=not terminal, width=100, highlight=False,
@@ -86,13 +86,9 @@ def render(report: Report, fail_on: str = "error", *, color: bool | None = None)
             console.print(f"  [dim]{escape(s.what)}: {escape(s.reason)}[/]")
     for err in report.errors:
         console.print(f"[red]error:[/] {escape(err)}")
-    c = report.counts()
-    verdict = "FAIL" if report.exit_code(fail_on) else "PASS"
-    style = "bold red" if verdict == "FAIL" else "bold green"
-    allowed = f", {c['allowed']} allowed" if c["allowed"] else ""
+    outcome = report.verdict()
+    style = "bold red" if outcome.fails else "bold green"
+    verdict, _, rest = outcome.summary_line().partition(": ")
     console.print()
-    console.print(
-        f"[{style}]{verdict}[/] {c['error']} error(s), {c['warning']} warning(s), {c['info']} info{allowed} "
-        f"(fail-on {fail_on})"
-    )
+    console.print(f"[{style}]{verdict}[/] {escape(rest)}")
     return buf.getvalue()

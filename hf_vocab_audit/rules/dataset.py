@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..core.findings import Location, Severity
 from ..dataset import checks as k
-from ..findings import Location, Severity
 from .registry import Hit, rule
 
 if TYPE_CHECKING:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ..core.findings import Applicability, FixPlan, Location, Severity
 from ..facts import Facts
-from ..findings import Applicability, FixPlan, Location, Severity
 from .registry import Hit, rule
 
 # Learned-position families whose first rows are reserved: RoBERTa-style models start positions at

@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..findings import Finding, FixPlan, Location, Severity
+from ..core.findings import Finding, FixPlan, Location, Severity
+from ..errors import AuditError
 
 CODE_RE = re.compile(r"^HVA\d{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -113,11 +114,33 @@ def validate_selectors(selectors: Iterable[str]) -> list[str]:
     return [s for s in selectors if s.upper() != "ALL" and not any(_matches(r, s) for r in rules)]
 
 
+def parse_selectors(value: Iterable[str] | None, option: str = "select") -> tuple[str, ...]:
+    """``value`` as rule selectors: a bare string is refused (it would select by its characters), an
+    unknown code or name is an :class:`AuditError` naming it; empty strings are dropped."""
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{option} must be a list of rule codes, prefixes or names, not the string {value!r}: "
+                        f"write [{value!r}]")
+    items = tuple(value)
+    wrong = [s for s in items if not isinstance(s, str)]
+    if wrong:
+        raise TypeError(f"{option}: rule selectors are strings, not {wrong[0]!r}")
+    items = tuple(s for s in items if s)
+    unknown = validate_selectors(items)
+    if unknown:
+        raise AuditError(None, f"unknown rule code or name: {', '.join(unknown)} (see `hf-vocab-audit rules`)")
+    return items
+
+
 def selected(select: Iterable[str] | None = None, ignore: Iterable[str] | None = None) -> list[Rule]:
-    """Rules chosen by ``select`` (default all) minus ``ignore``: codes, prefixes (``HVA1``) or names."""
+    """Rules chosen by ``select`` (default all) minus ``ignore``: codes, prefixes (``HVA1``) or names.
+
+    Raises :class:`AuditError` naming an unknown selector, TypeError for a bare string.
+    """
+    sel = parse_selectors(select, "select")
+    ign = parse_selectors(ignore, "ignore")
     rules = all_rules()
-    sel = [s for s in (select or []) if s]
-    ign = [s for s in (ignore or []) if s]
     if sel and not any(s.upper() == "ALL" for s in sel):
         rules = [r for r in rules if any(_matches(r, s) for s in sel)]
     return [r for r in rules if not any(_matches(r, s) for s in ign)]

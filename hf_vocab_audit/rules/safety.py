@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ..core.findings import Location, Severity
 from ..facts import Facts
-from ..findings import Location, Severity
 from .registry import Hit, rule
 
 

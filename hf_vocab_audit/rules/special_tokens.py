@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+from ..core.findings import Applicability, FixPlan, Location, Severity
 from ..facts import Facts
-from ..findings import Applicability, FixPlan, Location, Severity
 from .registry import Hit, rule
 
 ROLE_KEYS = {"bos": "bos_token_id", "eos": "eos_token_id", "pad": "pad_token_id"}

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ..core.findings import Applicability, FixPlan, Location, Severity
 from ..facts import Facts
 from ..facts.embeddings import EXTRA_INPUT_ROWS
-from ..findings import Applicability, FixPlan, Location, Severity
 from .registry import Hit, rule
 
 SHOW = 5  # offending tokens named in a message

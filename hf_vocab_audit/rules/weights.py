@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..findings import Applicability, FixPlan, Location, Severity
+from ..core.findings import Applicability, FixPlan, Location, Severity
 from ..weights.analysis import WeightFacts
 from ..weights.classify import SUSPECT, UNTRAINED
 from .registry import Hit, rule

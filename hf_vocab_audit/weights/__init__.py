@@ -5,8 +5,8 @@ Reads only the input-embedding and (untied) lm_head matrices, memory-mapped in r
 
 from __future__ import annotations
 
+from ..core.findings import Finding, Skipped
 from ..facts import Facts
-from ..findings import Finding, Skipped
 from .analysis import WeightFacts, gather_weights
 
 __all__ = ["WeightFacts", "gather_weights", "run_weight_rules"]

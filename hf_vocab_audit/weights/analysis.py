@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core.findings import Skipped
 from ..facts import Facts
 from ..facts.safetensors_header import TensorInfo
-from ..findings import Skipped
 from . import classify as C
 from .reader import RowReader, supported
 from .stats import ZERO_MAX_ABS, MatrixStats, scan

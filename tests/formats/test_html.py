@@ -46,7 +46,7 @@ def broken_report(tmp_path_factory):
 @needs_chromium
 def test_broken_checkpoint_renders_with_its_plots(broken_report, tmp_path):
     page = tmp_path / "report.html"
-    page.write_text(render(broken_report, "html", "warning"), encoding="utf-8")
+    page.write_text(render(broken_report.judged("warning"), "html"), encoding="utf-8")
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "broken-llama-report.png"
     dom = chromium(page, tmp_path, screenshot=shot)
@@ -79,7 +79,7 @@ def test_same_report_same_bytes(broken_report):
 
 def test_without_matplotlib_the_report_says_so(broken_report, monkeypatch):
     monkeypatch.setattr(plots, "available", lambda: False)
-    page = html.render(broken_report, "error")
+    page = html.render(broken_report.judged("error"))
     assert 'id="no-plots"' in page and "hf-vocab-audit[report]" in page
     assert "<img" not in page
     assert page.count('<tr class="finding') == 3

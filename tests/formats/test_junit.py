@@ -18,7 +18,7 @@ def cases(suite) -> dict[str, list]:
 
 
 def test_one_case_per_rule_and_failures_for_errors(broken_report, tmp_path):
-    suite = parse(tmp_path, junit.render(broken_report, "error"))
+    suite = parse(tmp_path, junit.render(broken_report.judged("error")))
     by_code = cases(suite)
     assert sorted(by_code) == sorted(broken_report.rules_run)
     failing = sorted(code for code, results in by_code.items() if any(isinstance(r, Failure) for r in results))
@@ -30,9 +30,9 @@ def test_one_case_per_rule_and_failures_for_errors(broken_report, tmp_path):
 
 
 def test_fail_on_decides_what_fails(broken_report, tmp_path):
-    warn = cases(parse(tmp_path, junit.render(broken_report, "warning")))
+    warn = cases(parse(tmp_path, junit.render(broken_report.judged("warning"))))
     assert any(isinstance(r, Failure) for r in warn["HVA202"])
-    never = parse(tmp_path, junit.render(broken_report, "never"))
+    never = parse(tmp_path, junit.render(broken_report.judged("never")))
     assert never.failures == 0
 
 

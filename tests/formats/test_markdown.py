@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from hf_vocab_audit.findings import Finding, Location, Severity
+from hf_vocab_audit.core.findings import Finding, Location, Severity
 from hf_vocab_audit.formats import markdown
 
 
@@ -22,6 +22,6 @@ def test_summary_table_and_details(broken_report):
 def test_pass_and_html_escaping(broken_report):
     f = Finding("HVA203", "pad-is-eos", Severity.INFO, "pad <s> equals eos | a & b", Location(file="x.json"))
     report = dataclasses.replace(broken_report, findings=(f,))
-    text = markdown.render(report, "error")
+    text = markdown.render(report.judged("error"))
     assert "✅ hf-vocab-audit PASS" in text
     assert "pad &lt;s&gt; equals eos \\| a &amp; b" in text  # <s> would render as strikethrough

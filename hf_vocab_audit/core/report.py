@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .findings import AppliedFix, Finding, Severity, Skipped
+from .outcome import FAIL_ON, FailOn, Outcome, decide, failing
 
-SCHEMA_VERSION = "1.0"
-FAIL_ON = ("error", "warning", "info", "never")
+# 1.1: ``exit_code`` is the process exit status (0 under exit-zero); ``verdict``, ``exit_zero`` and ``failing``
+# were added; skipped entries may name their ``rule``.
+SCHEMA_VERSION = "1.1"
+__all__ = ["FAIL_ON", "SCHEMA_VERSION", "Report", "sort_findings"]
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,7 @@ class Report:
     rules_run: tuple[str, ...] = ()
     duration_s: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)  # per-extension sections (dataset, weights, fix)
+    outcome: Outcome | None = None  # decided by the gate (hf_vocab_audit.gate); renderers only read it
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)}
@@ -35,17 +39,25 @@ class Report:
         """Findings not accepted by an allowlist."""
         return [f for f in self.findings if f.allowed is None]
 
-    def failing(self, fail_on: str = "error") -> list[Finding]:
-        if fail_on not in FAIL_ON:
-            raise ValueError(f"fail_on must be one of {FAIL_ON}")
-        if fail_on == "never":
-            return []
-        threshold = Severity(fail_on).rank
-        return [f for f in self.active() if f.severity.rank >= threshold]
+    def failing(self, fail_on: str | FailOn = FailOn.ERROR) -> list[Finding]:
+        return failing(self.findings, fail_on)
 
-    def exit_code(self, fail_on: str = "error") -> int:
+    def exit_code(self, fail_on: str | FailOn = FailOn.ERROR) -> int:
         """0 when no finding is at or above ``fail_on``, else 1 (2 is for audits that could not run)."""
-        return 1 if self.failing(fail_on) else 0
+        return decide(self, fail_on).exit_code
+
+    def judged(self, fail_on: str | FailOn = FailOn.ERROR, exit_zero: bool = False) -> Report:
+        """This report with its :class:`Outcome` decided and attached."""
+        return replace(self, outcome=decide(self, fail_on, exit_zero))
+
+    def verdict(self) -> Outcome:
+        """The attached outcome; a report nobody judged (a library ``audit()``) gets the default gate's."""
+        return self.outcome if self.outcome is not None else decide(self)
+
+    def gate_failures(self) -> list[Finding]:
+        """The findings that fail the gate: none when it passes (exit-zero included)."""
+        outcome = self.verdict()
+        return self.failing(outcome.fail_on) if outcome.fails else []
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -62,6 +74,7 @@ class Report:
             "duration_s": round(self.duration_s, 3),
         }
         out.update(self.extra)
+        out.update(self.verdict().to_dict())
         return out
 
 

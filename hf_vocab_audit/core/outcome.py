@@ -1,0 +1,88 @@
+"""The verdict of one audit, decided once: exit code, fail-on, exit-zero and counts.
+
+The gate decides it (:func:`decide`) and attaches it to the report; every renderer and the process exit
+only read it, so a report can never say FAIL while the process exits 0.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from .report import Report
+
+
+class FailOn(str, enum.Enum):
+    """The lowest severity that fails the gate (``never``: nothing does)."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+    NEVER = "never"
+
+
+FAIL_ON = tuple(f.value for f in FailOn)
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+# The report's JSON fields that state the verdict (reports/schema/report.schema.json says the same).
+VERDICT_FIELDS = ("exit_code", "verdict", "fail_on", "exit_zero", "failing")
+
+
+def fail_on_value(fail_on: str | FailOn) -> FailOn:
+    """``fail_on`` as a :class:`FailOn`; ValueError naming the choices otherwise."""
+    try:
+        return FailOn(fail_on)
+    except ValueError:
+        raise ValueError(f"fail_on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}") from None
+
+
+def failing(findings: tuple[Finding, ...] | list[Finding], fail_on: str | FailOn) -> list[Finding]:
+    """Findings not accepted by an allowlist at or above ``fail_on``."""
+    level = fail_on_value(fail_on)
+    if level is FailOn.NEVER:
+        return []
+    threshold = Severity(level.value).rank
+    return [f for f in findings if f.allowed is None and f.severity.rank >= threshold]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the gate decided: ``exit_code`` is the process exit status, ``verdict`` says it in a word."""
+
+    fail_on: FailOn
+    exit_zero: bool
+    failing: int  # findings at or above fail_on, allowlisted ones excluded (counted even under exit_zero)
+    exit_code: int
+    counts: dict[str, int]
+
+    @property
+    def verdict(self) -> str:
+        return "FAIL" if self.exit_code else "PASS"
+
+    @property
+    def fails(self) -> bool:
+        """True when the findings at or above fail-on fail the gate (never under exit-zero)."""
+        return self.exit_code != EXIT_OK
+
+    def summary_line(self) -> str:
+        """``FAIL: 2 error(s), 1 warning(s), 0 info (fail-on error)``: the same words in every format."""
+        c = self.counts
+        allowed = f", {c['allowed']} allowed" if c["allowed"] else ""
+        waived = f", exit-zero: {self.failing} finding(s) at or above it do not fail" if self.exit_zero and self.failing else ""
+        return (f"{self.verdict}: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info{allowed} "
+                f"(fail-on {self.fail_on.value}{waived})")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"exit_code": self.exit_code, "verdict": self.verdict, "fail_on": self.fail_on.value,
+                "exit_zero": self.exit_zero, "failing": self.failing}
+
+
+def decide(report: Report, fail_on: str | FailOn = FailOn.ERROR, exit_zero: bool = False) -> Outcome:
+    """The one place the verdict is computed."""
+    level = fail_on_value(fail_on)
+    n = len(failing(report.findings, level))
+    return Outcome(level, exit_zero, n, EXIT_OK if exit_zero or not n else EXIT_FINDINGS, report.counts())

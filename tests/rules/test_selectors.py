@@ -1,0 +1,31 @@
+"""Rule selectors are validated where they are parsed, in the library as on the command line."""
+
+from __future__ import annotations
+
+import pytest
+from builders import checkpoint
+
+from hf_vocab_audit import AuditError, audit
+from hf_vocab_audit.rules import selected
+
+
+def test_unknown_code_is_an_error_naming_it(tmp_path):
+    with pytest.raises(AuditError, match="HVA999"):
+        audit(tmp_path / "never-read", select=["HVA999"])
+    with pytest.raises(AuditError, match="no-such-rule"):
+        selected(ignore=["HVA1", "no-such-rule"])
+
+
+@pytest.mark.parametrize("option", ["select", "ignore"])
+def test_a_bare_string_is_refused(tmp_path, option):
+    with pytest.raises(TypeError, match="not the string 'HVA101'"):
+        audit(tmp_path, **{option: "HVA101"})
+
+
+def test_codes_prefixes_and_names_select(tmp_path):
+    assert [r.code for r in selected(["HVA101"])] == ["HVA101"]
+    assert [r.code for r in selected(["token-id-beyond-embedding"])] == ["HVA101"]
+    assert {r.code[:4] for r in selected(["HVA1"])} == {"HVA1"}
+    assert "HVA101" not in {r.code for r in selected(["all"], ["HVA101"])}
+    folder = checkpoint(tmp_path / "m", "llama", 104)
+    assert audit(folder, select=["HVA101"]).rules_run == ("HVA101",)

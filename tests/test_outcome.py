@@ -1,0 +1,79 @@
+"""One outcome: every format states the verdict the process exits with (issue 13).
+
+Each scenario runs `check` once, writing every format; each format's verdict must match the exit status.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+from builders import checkpoint, edit_json
+
+from hf_vocab_audit.demo import build_demo_checkpoint
+
+FORMATS = ("text", "json", "markdown", "sarif", "junit", "github", "html")
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("outcome")
+    error = build_demo_checkpoint(root / "error")
+    warning = checkpoint(root / "warning", "llama", 104)
+    edit_json(warning / "config.json", eos_token_id=3)  # HVA202 warning only
+    allowed = build_demo_checkpoint(root / "allowed")
+    return {"error": error, "warning": warning, "allowed": allowed}
+
+
+def allow_everything(run_cli, folder):
+    _, out, _ = run_cli("check", folder, "--format", "json", "--exit-zero")
+    codes = sorted({f["code"] for f in json.loads(out)["findings"]})
+    entries = "".join(f'[[allow]]\ncode = "{c}"\nreason = "accepted for the outcome test"\n\n' for c in codes)
+    (folder / "hf-vocab-audit.toml").write_text(entries, encoding="utf-8")
+
+
+def verdicts(outputs: dict[str, str]) -> dict[str, int]:
+    """What each format says the exit status is (1 = the gate fails)."""
+    sarif = json.loads(outputs["sarif"])["runs"][0]["invocations"][0]
+    suite = ET.fromstring(outputs["junit"].split("\n", 1)[1])
+    data = json.loads(outputs["json"])
+    assert data["verdict"] == ("FAIL" if data["exit_code"] else "PASS")
+    return {
+        "text": int(outputs["text"].strip().splitlines()[-1].startswith("FAIL")),
+        "json": data["exit_code"],
+        "markdown": int(outputs["markdown"].startswith("## ❌ hf-vocab-audit FAIL")),
+        "sarif": sarif["exitCode"],
+        "junit": int(int(suite.get("failures", "0")) > 0),
+        "github": int(": FAIL:" in outputs["github"].strip().splitlines()[-1]),
+        "html": int(re.search(r'id="verdict">(FAIL|PASS)<', outputs["html"]).group(1) == "FAIL"),
+    }
+
+
+@pytest.mark.parametrize("model, flags, expected", [
+    ("error", [], 1),
+    ("error", ["--exit-zero"], 0),
+    ("error", ["--fail-on", "never"], 0),
+    ("warning", [], 0),
+    ("warning", ["--fail-on", "warning"], 1),
+    ("warning", ["--fail-on", "warning", "--exit-zero"], 0),
+    ("allowed", [], 0),
+    ("allowed", ["--fail-on", "info"], 0),
+])
+def test_every_format_agrees_with_the_exit_status(models, run_cli, tmp_path, model, flags, expected):
+    if model == "allowed" and not (models[model] / "hf-vocab-audit.toml").exists():
+        allow_everything(run_cli, models[model])
+    args = ["check", models[model], *flags]
+    files = {}
+    for fmt in FORMATS:
+        files[fmt] = tmp_path / f"report.{fmt}"
+        args += ["--format", fmt, "--output-file", files[fmt]]
+    code, _, err = run_cli(*args)
+    assert code == expected, err
+    outputs = {fmt: path.read_text(encoding="utf-8") for fmt, path in files.items()}
+    assert verdicts(outputs) == dict.fromkeys(FORMATS, code)
+    data = json.loads(outputs["json"])
+    assert data["exit_zero"] == ("--exit-zero" in flags)
+    if model == "allowed":
+        assert data["summary"]["allowed"] >= 1 and data["failing"] == 0
