@@ -60,8 +60,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
 
-    from hf_vocab_audit.facts.safetensors_header import read_header
-    from hf_vocab_audit.weights.reader import RowReader
+    from hf_vocab_audit.io.rows import RowReader
+    from hf_vocab_audit.io.safetensors_header import read_header
     from hf_vocab_audit.weights.stats import scan
 
     path = build(args.rows, args.cols)

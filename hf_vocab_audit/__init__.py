@@ -8,12 +8,11 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from .audit import audit  # noqa: E402
 from .core.findings import Applicability, Finding, FixPlan, Location, Severity, Skipped  # noqa: E402
 from .core.report import SCHEMA_VERSION, Report  # noqa: E402
 from .errors import AuditError  # noqa: E402
+from .version import __version__  # noqa: E402
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -5,28 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
-from . import __version__
-from .core.findings import Finding, Skipped
+from .core.findings import AppliedFix, Skipped, Source
 from .core.report import Report, sort_findings
-from .facts import Facts, gather, skipped_for
-from .rules import Rule, selected
-
-
-def run_rules(facts: Facts, rules: Iterable[Rule]) -> tuple[list[Finding], list[Skipped], list[str]]:
-    findings: list[Finding] = []
-    skipped: list[Skipped] = []
-    ran: list[str] = []
-    for r in rules:
-        if r.scope != "static":
-            continue
-        skip = skipped_for(facts, r.requires)
-        if skip is not None:
-            skipped.append(Skipped(f"{r.code} {r.name}", skip.reason))
-            continue
-        findings.extend(r.findings(facts))
-        ran.append(r.code)
-    return findings, skipped, ran
+from .facts import Facts, gather
+from .rules import selected
+from .rules.runner import RuleRun, run_dataset, run_static, run_weights
+from .version import __version__
 
 
 def audit(
@@ -61,39 +47,42 @@ def audit(
     start = time.perf_counter()
     rules = selected(select, ignore)  # bad selectors fail before any file is read
     facts = gather(model_dir, tokenizer)
-    findings, skipped, ran = run_rules(facts, rules)
-    extra: dict = {}
+    run = run_static(facts, rules)
+    extra: dict[str, Any] = {}
     if weights:
-        from .weights import run_weight_rules
-
-        w_findings, w_skipped, w_ran, section = run_weight_rules(facts, rules)
-        findings, skipped, ran = findings + w_findings, skipped + w_skipped, ran + w_ran
-        if section is not None:
-            extra["weights"] = section
+        more, weight_facts = run_weights(facts, rules)
+        run += more
+        if weight_facts is not None:
+            extra["weights"] = weight_facts.summary()
     if datasets:
-        from .dataset.report import dataset_section, run_dataset_rules
+        from .dataset.report import dataset_section
         from .dataset.scan import Options, scan
 
         specs = tuple(str(d) for d in datasets)
         df = scan(facts, Options(specs, dataset_config, tuple(splits or ()), tuple(text_columns or ()),
                                  tuple(label_columns or ()), max_rows, batch_size, num_proc, progress,
                                  engine=engine, ray_address=ray_address, histograms=dataset_histograms))
-        more, more_skipped, more_ran = run_dataset_rules(df, rules)
-        findings, skipped, ran = findings + more, skipped + more_skipped, ran + more_ran
+        run += run_dataset(df, rules)
         extra["dataset"] = dataset_section(df, specs)
-    return make_report(str(model_dir), facts, findings, skipped, ran, start, extra)
+    return make_report(str(model_dir), facts, run, start, extra)
 
 
-def make_report(target: str, facts: Facts, findings: list[Finding], skipped: list[Skipped], ran: list[str],
-                start: float, extra: dict | None = None) -> Report:
-    """The report of one audit: findings sorted, facts summarised, timed from ``start``."""
+def make_report(target: str, facts: Facts, run: RuleRun, start: float, extra: dict[str, Any] | None = None, *,
+                skipped: tuple[Skipped, ...] = (), fixes: tuple[AppliedFix, ...] = (), source: Source = Source.FOLDER,
+                facts_update: dict[str, Any] | None = None) -> Report:
+    """The report of one audit: findings sorted, facts summarised, timed from ``start``.
+
+    ``skipped`` is further work not done, ``fixes`` what ``--fix`` applied, ``facts_update`` overrides summary facts.
+    """
     return Report(
         target=target,
         tool_version=__version__,
-        findings=sort_findings(findings),
-        skipped=tuple(skipped),
-        facts=facts.summary(),
-        rules_run=tuple(ran),
+        findings=sort_findings(list(run.findings)),
+        skipped=run.skipped + skipped,
+        facts=facts.summary() | (facts_update or {}),
+        fixes=fixes,
+        rules_run=run.ran,
         duration_s=time.perf_counter() - start,
         extra=extra or {},
+        source=source,
     )

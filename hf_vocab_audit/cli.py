@@ -9,8 +9,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from . import __version__
 from .errors import AuditError, one_line
+from .version import __version__
 
 app = typer.Typer(
     name="hf-vocab-audit",

@@ -8,20 +8,22 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .audit import audit, make_report, run_rules
+from .audit import audit, make_report
+from .core.findings import Finding, Source
 from .core.outcome import Outcome
 from .core.report import Report
 from .errors import AuditError
 from .facts import gather
 from .facts.hub import HubCheckout, checkout, parse_hub_ref
 from .rules import selected
-from .settings import AllowEntry, Settings, apply_allowlist, load_settings
+from .rules.runner import run_static
+from .settings import AllowEntry, Settings, apply_allowlist, load_settings, mark_allowed
 
 
 @dataclass(frozen=True)
@@ -53,8 +55,15 @@ def audit_hub_checkout(
     facts = gather(co.folder, tokenizer, tensors_from=lambda _folder: co.tensors)
     if co.tensors is None and co.tensors_missing:
         facts = replace(facts, missing={**facts.missing, "tensors": co.tensors_missing})
-    findings, skipped, ran = run_rules(facts, selected(select, ignore))
-    return make_report(f"{co.ref.repo_id}@{co.commit}", facts, findings, skipped, ran, start)
+    run = run_static(facts, selected(select, ignore), lines=False)
+    return make_report(f"{co.ref.repo_id}@{co.commit}", facts, run, start, source=Source.HUB)
+
+
+def _acceptor(allow: tuple[AllowEntry, ...]) -> Callable[[list[Finding]], list[Finding]] | None:
+    """What --fix calls to mark the input's findings the model's allowlist accepts (it leaves those alone)."""
+    if not allow:
+        return None
+    return lambda findings: mark_allowed(findings, allow)[0]
 
 
 def run_gate(
@@ -85,7 +94,7 @@ def run_gate(
                 raise AuditError(target, "--dataset cannot be combined with --fix: fix the checkpoint, then audit "
                                  "the dataset against the fixed copy")
             report = fix_checkpoint(folder, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore,
-                                    allow=settings.allow, **fix_options)
+                                    accept=_acceptor(settings.allow), **fix_options)
         else:
             report = audit(folder, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore,
                            **(audit_options or {}))

@@ -8,6 +8,7 @@ then command-line flags. The per-model allowlist (``[[allow]]``) lives only in t
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -164,17 +165,22 @@ def load_settings(
     return Settings(**values, allow=allow, sources=tuple(sources))
 
 
-def apply_allowlist(report: Report, entries: tuple[AllowEntry, ...]) -> tuple[Report, list[AllowEntry]]:
+def mark_allowed(findings: Iterable[Finding], entries: tuple[AllowEntry, ...]) -> tuple[list[Finding], list[AllowEntry]]:
     """Mark findings an entry accepts (``Finding.allowed`` = its reason); also return entries that matched nothing."""
-    if not entries:
-        return report, []
     used: set[int] = set()
-    findings = []
-    for f in report.findings:
+    out = []
+    for f in findings:
         hit = next((i for i, e in enumerate(entries) if e.matches(f)), None)
         if hit is not None and f.allowed is None:
             used.add(hit)
             f = replace(f, allowed=entries[hit].reason)
-        findings.append(f)
-    unused = [e for i, e in enumerate(entries) if i not in used]
+        out.append(f)
+    return out, [e for i, e in enumerate(entries) if i not in used]
+
+
+def apply_allowlist(report: Report, entries: tuple[AllowEntry, ...]) -> tuple[Report, list[AllowEntry]]:
+    """The report with the findings an entry accepts marked; also the entries that matched nothing."""
+    if not entries:
+        return report, []
+    findings, unused = mark_allowed(report.findings, entries)
     return replace(report, findings=tuple(findings)), unused

@@ -22,6 +22,14 @@ class Severity(str, enum.Enum):
 _RANK = {Severity.INFO: 1, Severity.WARNING: 2, Severity.ERROR: 3}
 
 
+class Source(str, enum.Enum):
+    """Where the audited checkpoint came from: a local folder, a Hub commit, or objects in memory."""
+
+    FOLDER = "folder"
+    HUB = "hub"
+    MEMORY = "memory"
+
+
 class Applicability(str, enum.Enum):
     """Whether applying a fix keeps the model's behaviour (``safe``) or may change it (``unsafe``)."""
 
@@ -42,9 +50,12 @@ class Location:
     column: str | None = None
     row: int | None = None
     position: int | None = None
+    # 1-based line of ``key`` (or ``token``) in a JSON ``file``, recorded by the audit for SARIF/GitHub;
+    # not part of the finding's identity nor of its JSON form.
+    line: int | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        return {k: v for k, v in asdict(self).items() if v is not None and k != "line"}
 
     def __str__(self) -> str:
         parts = []
@@ -113,9 +124,17 @@ class Skipped:
 
     what: str
     reason: str
+    rule: str | None = None  # the rule's code, when the work not done is a rule
+
+    @classmethod
+    def of_rule(cls, code: str, name: str, reason: str) -> Skipped:
+        return cls(f"{code} {name}", reason, rule=code)
 
     def to_dict(self) -> dict[str, str]:
-        return {"what": self.what, "reason": self.reason}
+        out = {"what": self.what, "reason": self.reason}
+        if self.rule is not None:
+            out["rule"] = self.rule
+        return out
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,11 @@ only read it, so a report can never say FAIL while the process exits 0.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .findings import Finding, Severity
-
-if TYPE_CHECKING:
-    from .report import Report
 
 
 class FailOn(str, enum.Enum):
@@ -40,7 +38,17 @@ def fail_on_value(fail_on: str | FailOn) -> FailOn:
         raise ValueError(f"fail_on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}") from None
 
 
-def failing(findings: tuple[Finding, ...] | list[Finding], fail_on: str | FailOn) -> list[Finding]:
+def count(findings: Sequence[Finding]) -> dict[str, int]:
+    """Findings per severity (allowlisted ones left out) and how many the allowlist accepted."""
+    out = {s.value: 0 for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)}
+    for f in findings:
+        if f.allowed is None:
+            out[f.severity.value] += 1
+    out["allowed"] = sum(1 for f in findings if f.allowed is not None)
+    return out
+
+
+def failing(findings: Sequence[Finding], fail_on: str | FailOn) -> list[Finding]:
     """Findings not accepted by an allowlist at or above ``fail_on``."""
     level = fail_on_value(fail_on)
     if level is FailOn.NEVER:
@@ -81,8 +89,8 @@ class Outcome:
                 "exit_zero": self.exit_zero, "failing": self.failing}
 
 
-def decide(report: Report, fail_on: str | FailOn = FailOn.ERROR, exit_zero: bool = False) -> Outcome:
+def decide(findings: Sequence[Finding], fail_on: str | FailOn = FailOn.ERROR, exit_zero: bool = False) -> Outcome:
     """The one place the verdict is computed."""
     level = fail_on_value(fail_on)
-    n = len(failing(report.findings, level))
-    return Outcome(level, exit_zero, n, EXIT_OK if exit_zero or not n else EXIT_FINDINGS, report.counts())
+    n = len(failing(findings, level))
+    return Outcome(level, exit_zero, n, EXIT_OK if exit_zero or not n else EXIT_FINDINGS, count(findings))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .findings import AppliedFix, Finding, Severity, Skipped
-from .outcome import FAIL_ON, FailOn, Outcome, decide, failing
+from .findings import AppliedFix, Finding, Skipped, Source
+from .outcome import FAIL_ON, FailOn, Outcome, count, decide, failing
 
 # 1.1: ``exit_code`` is the process exit status (0 under exit-zero); ``verdict``, ``exit_zero`` and ``failing``
 # were added; skipped entries may name their ``rule``.
@@ -26,14 +26,11 @@ class Report:
     rules_run: tuple[str, ...] = ()
     duration_s: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)  # per-extension sections (dataset, weights, fix)
+    source: Source = Source.FOLDER  # a folder target's files are paths from the repository root
     outcome: Outcome | None = None  # decided by the gate (hf_vocab_audit.gate); renderers only read it
 
     def counts(self) -> dict[str, int]:
-        out = {s.value: 0 for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)}
-        for f in self.active():
-            out[f.severity.value] += 1
-        out["allowed"] = sum(1 for f in self.findings if f.allowed is not None)
-        return out
+        return count(self.findings)
 
     def active(self) -> list[Finding]:
         """Findings not accepted by an allowlist."""
@@ -44,15 +41,15 @@ class Report:
 
     def exit_code(self, fail_on: str | FailOn = FailOn.ERROR) -> int:
         """0 when no finding is at or above ``fail_on``, else 1 (2 is for audits that could not run)."""
-        return decide(self, fail_on).exit_code
+        return decide(self.findings, fail_on).exit_code
 
     def judged(self, fail_on: str | FailOn = FailOn.ERROR, exit_zero: bool = False) -> Report:
         """This report with its :class:`Outcome` decided and attached."""
-        return replace(self, outcome=decide(self, fail_on, exit_zero))
+        return replace(self, outcome=decide(self.findings, fail_on, exit_zero))
 
     def verdict(self) -> Outcome:
         """The attached outcome; a report nobody judged (a library ``audit()``) gets the default gate's."""
-        return self.outcome if self.outcome is not None else decide(self)
+        return self.outcome if self.outcome is not None else decide(self.findings)
 
     def gate_failures(self) -> list[Finding]:
         """The findings that fail the gate: none when it passes (exit-zero included)."""

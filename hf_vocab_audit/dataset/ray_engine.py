@@ -280,7 +280,7 @@ def scan_split(spec: str, split: str, ctx: ScanContext, *, config: str | None, b
 def scan_with_ray(opened: Sequence[Any], contexts: Sequence[ScanContext], opts: Any) -> list[tuple[Summary, int, bool]]:
     """The Ray engine behind ``scan.scan``: one (summary, rows, truncated) per opened split."""
     require_ray()
-    from .scan import _Bar
+    from .progress import ProgressBar
 
     results = []
     with ray_session(opts.ray_address), _data_context():
@@ -289,7 +289,7 @@ def scan_with_ray(opened: Sequence[Any], contexts: Sequence[ScanContext], opts: 
                       "num_rows": o.split.num_rows}
             try:
                 if opts.progress:
-                    with _Bar(f"{o.split.name} (ray)", o.split.num_rows) as bar:
+                    with ProgressBar(f"{o.split.name} (ray)", o.split.num_rows) as bar:
                         results.append(scan_split(o.split.source, o.split.name, ctx, bar=bar, **kwargs))
                 else:
                     results.append(scan_split(o.split.source, o.split.name, ctx, **kwargs))

@@ -1,4 +1,4 @@
-"""The dataset section of a report (``Report.extra["dataset"]``) and the dataset rule runner."""
+"""The dataset section of a report (``Report.extra["dataset"]``) and the dataset work skipped."""
 
 from __future__ import annotations
 
@@ -6,22 +6,12 @@ from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
-from ..core.findings import Finding, Skipped
+from ..core.findings import Skipped
 from .checks import CLASS_LABEL, TEXT
 from .kernel import HIST_BINS
 from .scan import DatasetFacts
 
 MAX_LISTED_VALUES = 1000  # unique label values listed per column
-
-
-def run_dataset_rules(df: DatasetFacts, rules: Iterable[Any]) -> tuple[list[Finding], list[Skipped], list[str]]:
-    findings: list[Finding] = []
-    ran: list[str] = []
-    for r in rules:
-        if r.scope == "dataset":
-            findings.extend(r.findings(df))
-            ran.append(r.code)
-    return findings, skipped_work(df), ran
 
 
 def skipped_work(df: DatasetFacts) -> list[Skipped]:

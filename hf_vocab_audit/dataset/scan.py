@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -14,8 +13,9 @@ import pyarrow as pa
 
 from ..errors import AuditError
 from ..facts import Facts
-from ..rules.positions import usable_positions
+from ..facts.positions import usable_positions
 from .kernel import ColumnPlan, Limits, ScanContext, Summary, merge, summarize
+from .progress import ProgressBar
 from .roles import Plan, Unchecked, head_kind, plan_columns
 from .spec import Split, open_spec
 
@@ -215,37 +215,7 @@ def _worker(spec: str, config: str | None, split_name: str, ctx: ScanContext, op
     return _scan_one(o, ctx, opts, None)
 
 
-class _Bar:
-    """A rich progress line on standard error: rows, rows/s and tokens/s."""
 
-    def __init__(self, label: str, total: int | None):
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[info]}"),
-                                 TimeElapsedColumn(), transient=True, console=_stderr_console())
-        self.task = self.progress.add_task(label, total=total, info="")
-        self.start = time.perf_counter()
-        self.rows = 0
-
-    def advance(self, n: int, summary: Summary) -> None:
-        self.rows += n
-        tokens = sum(s.tokens + (s.values if s.max_length is not None else 0) for s in summary.stats.values())
-        dt = max(time.perf_counter() - self.start, 1e-9)
-        self.progress.update(self.task, advance=n,
-                             info=f"{self.rows:,} rows  {self.rows / dt:,.0f} rows/s  {tokens / dt:,.0f} tokens/s")
-
-    def __enter__(self) -> _Bar:  # noqa: PYI034
-        self.progress.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
-
-
-def _stderr_console() -> Any:
-    from rich.console import Console
-
-    return Console(file=sys.stderr)
 
 
 def scan(facts: Facts, opts: Options) -> DatasetFacts:
@@ -285,7 +255,7 @@ def scan(facts: Facts, opts: Options) -> DatasetFacts:
         results = []
         for o, ctx in zip(opened, contexts):
             if opts.progress:
-                with _Bar(f"{o.split.name}", o.split.num_rows) as bar:
+                with ProgressBar(f"{o.split.name}", o.split.num_rows) as bar:
                     results.append(_scan_one(o, ctx, opts, bar))
             else:
                 results.append(_scan_one(o, ctx, opts, None))

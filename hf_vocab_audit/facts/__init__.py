@@ -6,7 +6,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.findings import Skipped
 from ..errors import AuditError
 from .config import ConfigFacts, GenerationFacts, load_config, load_generation_config
 from .embeddings import EmbeddingFacts, find_embeddings
@@ -110,37 +109,3 @@ def gather(
         if embeddings.input is None:
             missing["input_embedding"] = "no tensor recognised as the input embeddings"
     return Facts(folder, config, generation, tokenizer, tensors, embeddings, missing)
-
-
-def skipped_for(facts: Facts, requires: tuple[str, ...]) -> Skipped | None:
-    """Why a rule needing ``requires`` cannot run on these facts, or None."""
-    for need in requires:
-        reason = _why_missing(facts, need)
-        if reason:
-            return Skipped(need, reason)
-    return None
-
-
-def _why_missing(facts: Facts, need: str) -> str | None:
-    emb = facts.embeddings
-    if need == "tokenizer":
-        return None if facts.tokenizer else facts.missing.get("tokenizer", "no tokenizer")
-    if need == "tensors":
-        return None if facts.tensors else facts.missing.get("tensors", "no weights")
-    if need == "input_embedding":
-        if facts.tensors is None or not facts.tensors.tensors:
-            return facts.missing.get("tensors", "no weights")
-        return None if emb and emb.input else facts.missing.get("input_embedding", "no input embeddings")
-    if need == "untied_output":
-        if not emb or emb.input is None:
-            return facts.missing.get("input_embedding", facts.missing.get("tensors", "no weights"))
-        if emb.tied:
-            return "output embeddings are tied to the input embeddings (HVA101 covers them)"
-        return None if emb.output else "no separate output-embedding (lm_head) tensor"
-    if need == "chat_template":
-        if not facts.tokenizer:
-            return facts.missing.get("tokenizer", "no tokenizer")
-        return None if facts.tokenizer.chat_template else "the tokenizer has no chat template"
-    if need == "config_vocab_size":
-        return None if facts.config.vocab_size is not None else "config.json has no vocab_size"
-    raise ValueError(f"unknown fact requirement {need!r}")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AuditError
-from .jsonfile import check_inside, decimal_int, read_json_object
+from ..io.jsonfile import check_inside, decimal_int, read_json_object
 
 SPECIAL_ID_KEYS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
 TEXT_CONFIG_KEYS = ("text_config", "decoder", "generator")

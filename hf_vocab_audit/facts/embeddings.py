@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..io.safetensors_header import TensorInfo
 from .config import ConfigFacts
-from .safetensors_header import TensorInfo
 from .tensors import CheckpointTensors
 from .transformers_tables import default_tie_word_embeddings
 

@@ -20,7 +20,7 @@ from tempfile import TemporaryDirectory
 from typing import Any
 
 from ..errors import AuditError
-from .safetensors_header import TensorInfo, _tensor
+from ..io.safetensors_header import TensorInfo, _tensor
 from .tensors import SAFETENSORS, SAFETENSORS_INDEX, CheckpointTensors
 
 HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[^\s@]+))?$")

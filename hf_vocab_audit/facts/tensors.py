@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import AuditError
-from .jsonfile import check_inside, read_json_object
-from .safetensors_header import SafetensorsHeader, TensorInfo, read_header
+from ..io.jsonfile import check_inside, read_json_object
+from ..io.safetensors_header import SafetensorsHeader, TensorInfo, read_header
 
 SAFETENSORS = "model.safetensors"
 SAFETENSORS_INDEX = "model.safetensors.index.json"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AuditError
-from .jsonfile import MAX_TOKENIZER_BYTES, check_inside, read_bytes, read_json_object, short_integers
+from ..io.jsonfile import MAX_TOKENIZER_BYTES, check_inside, read_bytes, read_json_object, short_integers
 from .transformers_tables import model_input_names, tokenizer_class_for
 
 ROLES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")

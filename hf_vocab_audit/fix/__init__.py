@@ -8,20 +8,19 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
-from ..audit import run_rules
+from ..audit import make_report
 from ..core.findings import Applicability, AppliedFix, Finding, Skipped
-from ..core.report import Report, sort_findings
+from ..core.report import Report
 from ..errors import AuditError
-from ..facts import gather
+from ..facts import Facts, gather
 from ..rules import selected
+from ..rules.runner import RuleRun, run_static, run_weights
 from .edits import apply_edits
 from .plan import REINIT, RepairPlan, Unfixed, make_plan
-from .reinit import weight_audit
 from .surgical import unsupported, write_surgical
 from .transformers_route import write_transformers
 from .verify import (
@@ -54,13 +53,14 @@ def fix_checkpoint(
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
     weights: bool = False,
-    allow: tuple[Any, ...] = (),
+    accept: Callable[[list[Finding]], list[Finding]] | None = None,
 ) -> Report:
     """Apply the fixes the audit offers to a copy of ``model_dir`` and return the audit of that copy.
 
     The copy is written to a temporary sibling of ``output`` (default ``<model_dir>-fixed``), verified,
     then renamed into place; ``Report.fixes`` lists what was applied and ``Report.extra["fix"]`` the
-    unfixed findings, notes and verification. ``weights=True`` also runs the ``--weights`` rules on the
+    unfixed findings, notes and verification. ``accept`` marks the input's findings an allowlist accepts
+    (``Finding.allowed``): those are left alone, not "fixed". ``weights=True`` also runs the ``--weights`` rules on the
     input and the output; with ``unsafe_fixes`` their untrained token rows are set to the mean of the
     trained rows (they stay untrained: HVA601 reports them as equal to the mean).
     Raises :class:`AuditError` on bad input or a failed check.
@@ -78,19 +78,17 @@ def fix_checkpoint(
         refused = facts.tensors.refused[0]
         raise AuditError(src / refused.file, f"refused to load ({refused.reason}); --fix cannot rewrite it")
     rules = selected(select, ignore)
-    before, _skipped, _ran = run_rules(facts, rules)
+    before = list(run_static(facts, rules).findings)
     untrained: dict[str, tuple[int, ...]] = {}
     if weights:
-        w_before, _w_skipped, _w_ran, _section, untrained = weight_audit(facts, rules)
-        before += w_before
+        w_run, weight_facts = run_weights(facts, rules)
+        before += w_run.findings
+        untrained = flagged_rows(weight_facts)
     tokenizer_editable = tokenizer is None or Path(tokenizer).resolve() == src.resolve()
     options = dict(unsafe=unsafe_fixes, pad_to_multiple_of=pad_to_multiple_of,
                    tokenizer_editable=tokenizer_editable, reinit_exclude=untrained)
-    if allow:  # findings the model's allowlist accepts are left alone, not "fixed"
-        from ..settings import apply_allowlist
-
-        accepted, _unused = apply_allowlist(Report("", "", tuple(before)), tuple(allow))
-        before = list(accepted.findings)
+    if accept is not None:
+        before = accept(before)
     plan = make_plan(facts, sorted(before, key=lambda f: f.code), **options)
     used = method
     reason = unsupported(facts, plan) if plan.changes_weights and method == "surgical" else None
@@ -110,7 +108,7 @@ def fix_checkpoint(
                      "--weights reports them as such (HVA601) until training updates them")
     info: dict[str, Any] = {}
     try:
-        after, skipped, ran, out_facts = _write(facts, src, out_path, plan, used, info, rules, before,
+        after, out_facts = _write(facts, src, out_path, plan, used, info, rules, before,
                                                 force=force, tokenizer=None if tokenizer_editable else tokenizer,
                                                 mean_resizing=mean_resizing, verify_load=verify_load,
                                                 weights=weights)
@@ -120,7 +118,7 @@ def fix_checkpoint(
         reason = exc.strerror or str(exc)
         raise AuditError(out_path, f"cannot be written ({reason}); nothing was written there") from exc
     weights_section = info.pop("weights", None)
-    fixes, unfixed = _settle(plan, before, after)
+    fixes, unfixed = _settle(plan, before, list(after.findings))
     load_skip = (Skipped("--verify-load", info["load"]),) if info["load"].startswith("skipped") else ()
     extra = {
         "input": str(src),
@@ -134,22 +132,23 @@ def fix_checkpoint(
     }
     if plan.reinit:
         extra["reinit"] = {name: list(ids) for name, ids in plan.reinit.items()}
-    return Report(
-        target=str(out_path),
-        tool_version=__version__,
-        findings=sort_findings(after),
-        skipped=tuple(skipped) + load_skip,
-        facts=out_facts.summary() | {"weight_files": list(out_facts.tensors.files) if out_facts.tensors else []},
-        fixes=fixes,
-        rules_run=tuple(ran),
-        duration_s=time.perf_counter() - start,
-        extra={"fix": extra, **({"weights": weights_section} if weights_section else {})},
-    )
+    return make_report(str(out_path), out_facts, after, start,
+                       {"fix": extra, **({"weights": weights_section} if weights_section else {})},
+                       skipped=load_skip, fixes=fixes,
+                       facts_update={"weight_files": list(out_facts.tensors.files) if out_facts.tensors else []})
+
+
+def flagged_rows(weight_facts: Any) -> dict[str, tuple[int, ...]]:
+    """Per tensor, the token rows the weights analysis found untrained or low-norm (the re-initialising
+    mean leaves them out)."""
+    if weight_facts is None:
+        return {}
+    return {s.stats.tensor: tuple(int(i) for i in s.flagged()) for s in weight_facts.sides}
 
 
 def _write(facts: Any, src: Path, out_path: Path, plan: RepairPlan, used: str, info: dict[str, Any], rules: Any,
            before: list[Finding], *, force: bool, tokenizer: str | Path | None, mean_resizing: bool,
-           verify_load: str, weights: bool = False) -> tuple[list[Finding], list[Skipped], list[str], Any]:
+           verify_load: str, weights: bool = False) -> tuple[RuleRun, Facts]:
     """Write the fixed checkpoint to a temporary folder, prove it, then rename it to ``out_path``."""
     with atomic_folder(out_path, force) as tmp:
         if used == "surgical" or not plan.changes_weights:
@@ -168,14 +167,15 @@ def _write(facts: Any, src: Path, out_path: Path, plan: RepairPlan, used: str, i
                 info["compared"] = _same_files(facts, tmp)
         else:
             info["compared"] = compare_state_dicts(facts, tmp, plan)
-        after, skipped, ran = run_rules(out_facts, rules)
+        after = run_static(out_facts, rules)
         if weights:
-            w_after, w_skipped, w_ran, info["weights"], _ = weight_audit(out_facts, rules)
-            after, skipped, ran = after + w_after, skipped + w_skipped, ran + w_ran
+            w_after, weight_facts = run_weights(out_facts, rules)
+            after += w_after
+            info["weights"] = weight_facts.summary() if weight_facts is not None else None
         # Re-initialised rows stay untrained (HVA601 "equals the mean"): compare_safetensors proved their bytes.
-        check_fixed(before, after, [a for a in plan.applied if a.action != REINIT], tmp)
+        check_fixed(before, after.findings, [a for a in plan.applied if a.action != REINIT], tmp)
         info["load"] = load_check(tmp, out_facts, verify_load) if facts.tensors else "skipped: no weights"
-    return after, skipped, ran, out_facts
+    return after, out_facts
 
 
 def _unchanged_tokenizer(facts: Any, src: Path, out: Path, tokenizer: str | Path | None) -> Any:

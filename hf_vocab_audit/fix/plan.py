@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core.findings import Applicability, AppliedFix, Finding
 from ..errors import AuditError
 from ..facts import Facts
-from ..facts.embeddings import OUTPUT_SUFFIXES, VOCAB_BIAS_SUFFIXES, has_suffix
-from ..facts.safetensors_header import TensorInfo
+from ..facts.vocab_geometry import vocab_axis, vocab_dim, vocab_tensors
 
 # Never-emitted tokens that may serve as pad, best first (matched on the lower-cased token text).
 PAD_NAMES = ("pad",)
@@ -79,40 +77,6 @@ class RepairPlan:
         if self.new_tokens:
             files.add("tokenizer.json")
         return files
-
-
-def vocab_tensors(facts: Facts) -> list[TensorInfo]:
-    """Every tensor whose vocabulary dimension must grow with the embeddings."""
-    emb, tensors = facts.embeddings, facts.tensors
-    if emb is None or emb.input is None or tensors is None:
-        return []
-    out = [emb.input]
-    if emb.output is not None:
-        out.append(emb.output)
-    else:  # tied, yet some checkpoints store the output matrix as well
-        for t in tensors.tensors.values():
-            if (t.name != emb.input.name and len(t.shape) == 2 and t.shape[1:] == emb.input.shape[1:]
-                    and has_suffix(t.name, OUTPUT_SUFFIXES)):
-                out.append(t)
-    out.extend(emb.vocab_sized)
-    return out
-
-
-def vocab_axis(t: TensorInfo) -> int:
-    """0 for embedding matrices (one row per token), -1 for vocabulary-sized biases such as (1, V)."""
-    is_bias = has_suffix(t.name, VOCAB_BIAS_SUFFIXES)
-    return -1 if is_bias or len(t.shape) == 1 else 0
-
-
-def vocab_dim(t: TensorInfo) -> int:
-    return t.shape[vocab_axis(t)]
-
-
-def as_rows(t: TensorInfo) -> tuple[int, int]:
-    """(vocabulary entries, values per entry) of a growable tensor laid out row-major."""
-    if vocab_axis(t) == 0:
-        return t.shape[0], math.prod(t.shape[1:])
-    return t.shape[-1], 1
 
 
 def _round_up(n: int, multiple: int | None) -> int:

@@ -14,9 +14,11 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import AuditError
-from ..facts.safetensors_header import TensorInfo
-from .plan import RepairPlan, as_rows
-from .surgical import FLOAT_DTYPES, MEAN_CHUNK_BYTES, from_float32, to_float32
+from ..facts.vocab_geometry import as_rows
+from ..io.dtypes import FLOAT_DTYPES, from_float32
+from ..io.rows import mean_of_rows
+from ..io.safetensors_header import TensorInfo
+from .plan import RepairPlan
 
 
 def unsupported_reinit(t: TensorInfo) -> str | None:
@@ -30,20 +32,10 @@ def unsupported_reinit(t: TensorInfo) -> str | None:
 def trained_mean(path: Path, t: TensorInfo, trained: int, leave_out: np.ndarray) -> tuple[np.ndarray, int]:
     """(float32 mean, rows averaged) of the first ``trained`` rows of ``t`` except the ids in ``leave_out``."""
     rows, width = as_rows(t)
-    n = min(trained, rows)
-    keep = np.ones(n, bool)
-    keep[leave_out[(leave_out >= 0) & (leave_out < n)]] = False
-    count = int(keep.sum())
+    mean, count = mean_of_rows(path, t, rows, width, trained, leave_out)
     if count == 0:
         raise AuditError(path, f"tensor {t.name} has no trained row to take the mean of")
-    mm = np.memmap(path, dtype=FLOAT_DTYPES[t.dtype], mode="r", offset=t.begin, shape=(rows, width))  # type: ignore
-    step = max(1, MEAN_CHUNK_BYTES // max(width * mm.dtype.itemsize, 1))
-    total = np.zeros(width, np.float64)
-    for start in range(0, n, step):
-        block = to_float32(np.asarray(mm[start : min(n, start + step)]), t.dtype)
-        total += np.add.reduce(block[keep[start : start + len(block)]], axis=0, dtype=np.float32)
-    del mm
-    return (total / count).astype(np.float32), count
+    return mean, count
 
 
 def mean_row_bytes(path: Path, t: TensorInfo, plan: RepairPlan) -> bytes:
@@ -72,38 +64,3 @@ def row_ranges(t: TensorInfo, ids: tuple[int, ...]) -> list[tuple[int, int]]:
     if start < rows:
         out.append((start * row, (rows - start) * row))
     return out
-
-
-def check_reinit_rows(src: Path, t: TensorInfo, out: Path, o: TensorInfo, plan: RepairPlan, output: Path) -> None:
-    """Every re-initialised row of the output holds the finite mean of the input's trained rows."""
-    from .verify import _fail
-
-    row = mean_row_bytes(src, t, plan)
-    if not np.isfinite(to_float32(np.frombuffer(row, FLOAT_DTYPES[t.dtype]), t.dtype)).all():
-        _fail(output, f"tensor {t.name}: the mean of the trained rows is not finite")
-    rows, width = as_rows(o)
-    mm = np.memmap(out, dtype=FLOAT_DTYPES[o.dtype], mode="r", offset=o.begin, shape=(rows, width))  # type: ignore
-    ids = list(plan.reinit[t.name])
-    got = np.asarray(mm[ids])
-    del mm
-    expect = np.frombuffer(row, FLOAT_DTYPES[t.dtype])
-    if not (got.view(np.uint8).reshape(len(ids), -1) == expect.view(np.uint8)).all():
-        _fail(output, f"tensor {t.name}: re-initialised rows do not hold the mean of the trained rows")
-
-
-def weight_audit(facts, rules) -> tuple[list, list, list[str], dict | None, dict[str, tuple[int, ...]]]:
-    """The ``--weights`` rules on ``facts``: (findings, skipped, codes run, report section, and per tensor
-    the token rows the analysis found untrained or low-norm, which the re-initialising mean leaves out)."""
-    from ..core.findings import Skipped
-    from ..weights import gather_weights
-
-    chosen = [r for r in rules if r.scope == "weights"]
-    if not chosen:
-        return [], [], [], None, {}
-    weights, skipped = gather_weights(facts)
-    if weights is None:
-        reason = skipped[0].reason if skipped else "no weights"
-        return [], skipped + [Skipped(f"{r.code} {r.name}", reason) for r in chosen], [], None, {}
-    findings = [f for r in chosen for f in r.findings(weights)]
-    untrained = {s.stats.tensor: tuple(int(i) for i in s.flagged()) for s in weights.sides}
-    return findings, skipped, [r.code for r in chosen], weights.summary(), untrained

@@ -20,13 +20,14 @@ import numpy as np
 
 from ..errors import AuditError
 from ..facts import Facts
-from ..facts.safetensors_header import TensorInfo
 from ..facts.tensors import SAFETENSORS_INDEX
-from .plan import RepairPlan, as_rows, vocab_axis, vocab_dim, vocab_tensors
+from ..facts.vocab_geometry import as_rows, vocab_axis, vocab_dim, vocab_tensors
+from ..io.dtypes import FLOAT_DTYPES, from_float32
+from ..io.rows import mean_of_rows
+from ..io.safetensors_header import TensorInfo
+from .plan import RepairPlan
 
-FLOAT_DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "BF16": np.uint16}
 CHUNK_BYTES = 64 * 1024 * 1024  # streaming copies
-MEAN_CHUNK_BYTES = 16 * 1024 * 1024  # rows read at a time for the mean (x4 in float32/float64 buffers)
 ZERO_FILL_SUFFIXES = ("final_logits_bias",)  # transformers pads these with zeros, not the mean
 
 
@@ -72,53 +73,10 @@ def _config_dims(facts: Facts) -> set[int]:
     return {v for k, v in text.items() if isinstance(v, int) and not isinstance(v, bool) and k != "vocab_size"}
 
 
-# ---- dtype conversions (bf16 is stored as raw uint16) ----------------------------------------
-
-
-def to_float32(block: np.ndarray, dtype: str) -> np.ndarray:
-    if dtype == "BF16":
-        return (block.astype(np.uint32) << 16).view(np.float32)
-    return block.astype(np.float32)
-
-
-def from_float32(values: np.ndarray, dtype: str) -> np.ndarray:
-    """float32 -> the checkpoint dtype, rounding to nearest even (as torch does)."""
-    values = np.ascontiguousarray(values, dtype=np.float32)
-    if dtype != "BF16":
-        return values.astype(FLOAT_DTYPES[dtype])
-    bits = values.view(np.uint32).astype(np.uint64)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
-    rounded[np.isnan(values)] = 0x7FC0
-    return rounded
-
-
 def mean_row(path: Path, t: TensorInfo, trained: int) -> np.ndarray:
     """float32 mean of the first ``trained`` rows (or entries) of ``t``, read in blocks of rows."""
     rows, width = as_rows(t)
-    storage = np.dtype(FLOAT_DTYPES[t.dtype])
-    row_bytes = width * storage.itemsize
-    step = max(1, MEAN_CHUNK_BYTES // max(row_bytes, 1))
-    total = np.zeros(width, dtype=np.float64)
-    n = min(trained, rows)
-    buf = np.empty(step * width, dtype=storage)
-    wide = np.empty(step * width, dtype=np.uint32) if t.dtype == "BF16" else None
-    with open(path, "rb", buffering=0) as fh:
-        fh.seek(t.begin)  # type: ignore[arg-type]
-        for start in range(0, n, step):
-            count = min(n, start + step) - start
-            view = buf[: count * width]
-            if fh.readinto(memoryview(view).cast("B")) != view.nbytes:
-                raise AuditError(path, f"tensor {t.name} ends early")
-            if wide is not None:  # bf16 -> float32 in place: the 16 stored bits become the high half
-                block32 = wide[: count * width]
-                block32[...] = view
-                block32 <<= 16
-                block = block32.view(np.float32)
-            else:
-                block = view.astype(np.float32) if t.dtype != "F64" else view
-            # Rows are summed in float32 within a block (vectorised over the row), blocks in float64.
-            total += np.add.reduce(block.reshape(count, width), axis=0)
-    return (total / max(n, 1)).astype(np.float32)
+    return mean_of_rows(path, t, rows, width, trained)[0]
 
 
 def new_rows_bytes(path: Path, t: TensorInfo, new: int, trained: int) -> tuple[bytes, str]:

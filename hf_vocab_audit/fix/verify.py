@@ -18,9 +18,11 @@ import numpy as np
 from ..core.findings import AppliedFix, Finding, Severity
 from ..errors import AuditError
 from ..facts import Facts, gather
-from ..facts.safetensors_header import DTYPE_BITS, TensorInfo
-from .plan import RepairPlan, as_rows, vocab_axis, vocab_dim
-from .surgical import FLOAT_DTYPES, to_float32
+from ..facts.vocab_geometry import as_rows, vocab_axis, vocab_dim
+from ..io.dtypes import FLOAT_DTYPES, to_float32
+from ..io.safetensors_header import DTYPE_BITS, TensorInfo
+from .plan import RepairPlan
+from .reinit import mean_row_bytes
 
 AUTO_LOAD_LIMIT = 512 * 1024 * 1024  # bytes of weights under which --verify-load auto loads the model
 BLOCK = 16 * 1024 * 1024
@@ -77,7 +79,7 @@ def compare_safetensors(src: Facts, out: Facts, plan: RepairPlan, output: Path) 
         length = t.end - t.begin  # type: ignore[operator]
         ranges = [(0, length)]
         if name in plan.reinit:
-            from .reinit import check_reinit_rows, row_ranges
+            from .reinit import row_ranges
 
             ranges = row_ranges(t, plan.reinit[name])
             check_reinit_rows(src.model_dir / t.file, t, output / o.file, o, plan, output)  # type: ignore
@@ -185,3 +187,18 @@ def reread(output: Path, tokenizer: Path | None, unchanged_tokenizer: Any = None
         return gather(output, tokenizer, tokenizer_facts=unchanged_tokenizer)
     except AuditError as exc:
         raise VerificationError(output, f"verification failed, nothing written: {exc.problem}") from None
+
+
+def check_reinit_rows(src: Path, t: TensorInfo, out: Path, o: TensorInfo, plan: RepairPlan, output: Path) -> None:
+    """Every re-initialised row of the output holds the finite mean of the input's trained rows."""
+    row = mean_row_bytes(src, t, plan)
+    if not np.isfinite(to_float32(np.frombuffer(row, FLOAT_DTYPES[t.dtype]), t.dtype)).all():
+        _fail(output, f"tensor {t.name}: the mean of the trained rows is not finite")
+    rows, width = as_rows(o)
+    mm = np.memmap(out, dtype=FLOAT_DTYPES[o.dtype], mode="r", offset=o.begin, shape=(rows, width))  # type: ignore
+    ids = list(plan.reinit[t.name])
+    got = np.asarray(mm[ids])
+    del mm
+    expect = np.frombuffer(row, FLOAT_DTYPES[t.dtype])
+    if not (got.view(np.uint8).reshape(len(ids), -1) == expect.view(np.uint8)).all():
+        _fail(output, f"tensor {t.name}: re-initialised rows do not hold the mean of the trained rows")

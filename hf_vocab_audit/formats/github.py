@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core.findings import Severity
 from ..core.report import Report
-from .locate import artifact_path, line_of
+from .locate import artifact_path
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -24,7 +24,7 @@ def render(report: Report) -> str:
         file = artifact_path(report, f.location.file)
         if file:
             props.append(f"file={_prop(file)}")
-            line = line_of(report, f.location)
+            line = f.location.line
             if line is not None:
                 props.append(f"line={line}")
         props.append(f"title={_prop(f'{f.code} {f.name}')}")

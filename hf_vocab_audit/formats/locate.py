@@ -6,46 +6,27 @@ import hashlib
 from functools import cache
 from pathlib import Path, PurePosixPath
 
-from ..core.findings import Finding, Location, Severity
+from ..core.findings import Finding, Severity, Source
 from ..core.report import Report
-from ..facts.jsonfile import json_line_of_key
 from ..rules import Rule, get_rule
 
 SEVERITY_WORD = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
-def local_folder(report: Report) -> Path | None:
-    """The audited folder when the target is a local folder (Hub targets have none)."""
-    folder = Path(report.target)
-    return folder if folder.is_dir() else None
+def local_folder(report: Report) -> bool:
+    """True when the target is a local folder (its files are paths from the repository root)."""
+    return report.source is Source.FOLDER
 
 
 def artifact_path(report: Report, file: str | None) -> str | None:
     """``file`` as a path from the repository root: ``TARGET/file`` (posix), or ``file`` for a Hub target."""
     if not file:
         return None
-    if local_folder(report) is None:
+    if not local_folder(report):
         return file
     joined = PurePosixPath(Path(report.target).as_posix()) / file
     parts = [p for p in joined.parts if p != "."]
     return str(PurePosixPath(*parts)) if parts else file
-
-
-def line_of(report: Report, location: Location) -> int | None:
-    """1-based line of the location's key (or token) in a JSON file of a local target."""
-    folder = local_folder(report)
-    if folder is None or not location.file or not location.file.endswith(".json"):
-        return None
-    path = folder / location.file
-    if not path.is_file():
-        return None
-    if location.key:
-        line = json_line_of_key(path, location.key.split(".")[-1])
-        if line is not None:
-            return line
-    if location.token:
-        return json_line_of_key(path, location.token)
-    return None
 
 
 def fingerprint(finding: Finding) -> str:
@@ -63,13 +44,13 @@ def rule_for(code: str) -> Rule | None:
 def rule_codes(report: Report) -> list[str]:
     """Every rule the report speaks of: run, skipped, or with findings; sorted."""
     codes = set(report.rules_run) | {f.code for f in report.findings}
-    codes |= {s.what.split()[0] for s in report.skipped if s.what.startswith("HVA")}
+    codes |= {s.rule for s in report.skipped if s.rule is not None}
     return sorted(codes)
 
 
 def skipped_rules(report: Report) -> dict[str, str]:
     """Rule code -> why it was skipped."""
-    return {s.what.split()[0]: s.reason for s in report.skipped if s.what.startswith("HVA")}
+    return {s.rule: s.reason for s in report.skipped if s.rule is not None}
 
 
 

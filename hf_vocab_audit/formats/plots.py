@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from ..facts.jsonfile import decimal_int
+from ..io.jsonfile import decimal_int
 
 COLORS = {
     "ordinary": "#4c72b0", "added": "#55a868", "untrained": "#c44e52", "suspect": "#dd8452",

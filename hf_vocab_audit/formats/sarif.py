@@ -12,7 +12,6 @@ from .locate import (
     SEVERITY_WORD,
     artifact_path,
     fingerprint,
-    line_of,
     local_folder,
     rule_codes,
     rule_for,
@@ -45,11 +44,11 @@ def _location(report: Report, f: Finding) -> dict[str, Any] | None:
     if uri is None:
         return None
     physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
-    if local_folder(report) is not None and not Path(report.target).is_absolute():
+    if local_folder(report) and not Path(report.target).is_absolute():
         physical["artifactLocation"]["uriBaseId"] = "%SRCROOT%"
-    elif local_folder(report) is not None:
-        physical["artifactLocation"]["uri"] = Path(uri).resolve().as_uri()
-    line = line_of(report, f.location)
+    elif local_folder(report):
+        physical["artifactLocation"]["uri"] = Path(uri).as_uri()
+    line = f.location.line
     if line is not None:
         physical["region"] = {"startLine": line}
     out: dict[str, Any] = {"physicalLocation": physical}
@@ -115,7 +114,7 @@ def to_sarif(report: Report) -> dict[str, Any]:
         "results": [_result(report, f, index) for f in report.findings],
         "properties": {"facts": report.facts, "summary": outcome.counts},
     }
-    if local_folder(report) is not None and not Path(report.target).is_absolute():
+    if local_folder(report) and not Path(report.target).is_absolute():
         run["originalUriBaseIds"] = {"%SRCROOT%": {"description": {"text": "The repository root."}}}
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 

@@ -1,18 +1,7 @@
-"""Rules: pure functions of facts, registered in one table (``registry.RULES``)."""
+"""Rules: pure functions of facts, registered in one table (``registry.RULES``), run by ``runner``."""
 
 from __future__ import annotations
 
-import importlib
+from .registry import RULE_MODULES, RULES, Hit, Rule, Scope, all_rules, get_rule, load_all, rule, selected
 
-from .registry import RULES, Hit, Rule, all_rules, get_rule, rule, selected
-
-# Modules that register rules; each extension (dataset, weights) adds its own module here.
-RULE_MODULES = ("safety", "vocab", "special_tokens", "positions", "classification", "dataset", "weights")
-
-
-def load_all() -> None:
-    for name in RULE_MODULES:
-        importlib.import_module(f"{__name__}.{name}")
-
-
-__all__ = ["RULES", "Hit", "Rule", "all_rules", "get_rule", "load_all", "rule", "selected"]
+__all__ = ["RULES", "RULE_MODULES", "Hit", "Rule", "Scope", "all_rules", "get_rule", "load_all", "rule", "selected"]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.findings import Location, Severity
 from ..dataset import checks as k
-from .registry import Hit, rule
+from .registry import Hit, Scope, rule
 
 if TYPE_CHECKING:
     from ..dataset.kernel import Violation
@@ -81,7 +81,7 @@ def _embedding_name(df: DatasetFacts) -> str:
     return emb.input.name if emb and emb.input else "config.json vocab_size"
 
 
-@rule("HVA501", "dataset-token-id-out-of-range", Severity.ERROR, scope="dataset")
+@rule("HVA501", "dataset-token-id-out-of-range", Severity.ERROR, scope=Scope.DATASET)
 def dataset_token_id_out_of_range(df: DatasetFacts):
     """Token ids in the dataset (id columns or tokenized text) are >= the input-embedding rows.
 
@@ -102,7 +102,7 @@ def dataset_token_id_out_of_range(df: DatasetFacts):
         yield _hit(source, split, column, v, what, embedding_rows=rows, tokenized=text)
 
 
-@rule("HVA502", "dataset-negative-id", Severity.ERROR, scope="dataset")
+@rule("HVA502", "dataset-negative-id", Severity.ERROR, scope=Scope.DATASET)
 def dataset_negative_id(df: DatasetFacts):
     """A non-label id column (input_ids, token_type_ids, attention_mask, position_ids) holds negative values.
 
@@ -118,7 +118,7 @@ def dataset_negative_id(df: DatasetFacts):
         yield _hit(source, split, column, v, "are negative (-100 is only valid in labels)")
 
 
-@rule("HVA503", "dataset-token-type-out-of-range", Severity.ERROR, scope="dataset")
+@rule("HVA503", "dataset-token-type-out-of-range", Severity.ERROR, scope=Scope.DATASET)
 def dataset_token_type_out_of_range(df: DatasetFacts):
     """token_type_ids in the dataset are >= the model's `type_vocab_size`.
 
@@ -134,7 +134,7 @@ def dataset_token_type_out_of_range(df: DatasetFacts):
         yield _hit(source, split, column, v, f">= type_vocab_size {n}", type_vocab_size=n)
 
 
-@rule("HVA504", "dataset-sequence-too-long", Severity.ERROR, scope="dataset")
+@rule("HVA504", "dataset-sequence-too-long", Severity.ERROR, scope=Scope.DATASET)
 def dataset_sequence_too_long(df: DatasetFacts):
     """Sequences (or position_ids) in the dataset go past the positions an absolute-position model has.
 
@@ -154,7 +154,7 @@ def dataset_sequence_too_long(df: DatasetFacts):
         yield _hit(source, split, column, v, f">= the {n} usable positions", usable_positions=n)
 
 
-@rule("HVA505", "dataset-sequence-beyond-rotary-positions", Severity.INFO, scope="dataset")
+@rule("HVA505", "dataset-sequence-beyond-rotary-positions", Severity.INFO, scope=Scope.DATASET)
 def dataset_sequence_beyond_rotary(df: DatasetFacts):
     """Sequences are longer than a rotary model's `max_position_embeddings`.
 
@@ -202,7 +202,7 @@ def _one_based(df: DatasetFacts, source: str, column: str) -> bool:
     return n is not None and bool(classes) and classes[0] == 1 and classes[-1] == n
 
 
-@rule("HVA510", "dataset-label-out-of-range", Severity.ERROR, scope="dataset")
+@rule("HVA510", "dataset-label-out-of-range", Severity.ERROR, scope=Scope.DATASET)
 def dataset_label_out_of_range(df: DatasetFacts):
     """Class labels outside `0..num_labels-1` (other than the ignore index -100).
 
@@ -222,7 +222,7 @@ def dataset_label_out_of_range(df: DatasetFacts):
                    num_labels=n)
 
 
-@rule("HVA511", "dataset-labels-one-based", Severity.ERROR, scope="dataset")
+@rule("HVA511", "dataset-labels-one-based", Severity.ERROR, scope=Scope.DATASET)
 def dataset_labels_one_based(df: DatasetFacts):
     """Class labels run 1..num_labels instead of 0..num_labels-1 (the 1-based pattern).
 
@@ -242,7 +242,7 @@ def dataset_labels_one_based(df: DatasetFacts):
                    hint=hint, num_labels=n)
 
 
-@rule("HVA512", "dataset-label-minus-one", Severity.ERROR, scope="dataset")
+@rule("HVA512", "dataset-label-minus-one", Severity.ERROR, scope=Scope.DATASET)
 def dataset_label_minus_one(df: DatasetFacts):
     """Class labels are -1, a common marker for "unknown" or "unlabelled".
 
@@ -260,7 +260,7 @@ def dataset_label_minus_one(df: DatasetFacts):
         yield _hit(source, split, column, v, "are -1 (not the ignore index -100)")
 
 
-@rule("HVA513", "dataset-label-holes", Severity.WARNING, scope="dataset")
+@rule("HVA513", "dataset-label-holes", Severity.WARNING, scope=Scope.DATASET)
 def dataset_label_holes(df: DatasetFacts):
     """The label encoding has holes: some classes between 0 and the largest label never occur.
 
@@ -286,7 +286,7 @@ def dataset_label_holes(df: DatasetFacts):
                   details={"missing": missing[:100], "classes": classes[:100]})
 
 
-@rule("HVA514", "dataset-label-unseen-in-train", Severity.WARNING, scope="dataset")
+@rule("HVA514", "dataset-label-unseen-in-train", Severity.WARNING, scope=Scope.DATASET)
 def dataset_label_unseen_in_train(df: DatasetFacts):
     """A validation/test split has labels that never occur in the train split.
 
@@ -320,7 +320,7 @@ def dataset_label_unseen_in_train(df: DatasetFacts):
             )
 
 
-@rule("HVA515", "dataset-label-not-in-label2id", Severity.ERROR, scope="dataset")
+@rule("HVA515", "dataset-label-not-in-label2id", Severity.ERROR, scope=Scope.DATASET)
 def dataset_label_not_in_label2id(df: DatasetFacts):
     """String labels that `config.label2id` does not map to a class id.
 
@@ -352,7 +352,7 @@ def dataset_label_not_in_label2id(df: DatasetFacts):
                   details={"missing": missing[:100], "label2id": known})
 
 
-@rule("HVA516", "dataset-label-count-mismatch", Severity.WARNING, scope="dataset")
+@rule("HVA516", "dataset-label-count-mismatch", Severity.WARNING, scope=Scope.DATASET)
 def dataset_label_count_mismatch(df: DatasetFacts):
     """The number of classes in the data differs from the model's `num_labels`.
 
@@ -381,7 +381,7 @@ def dataset_label_count_mismatch(df: DatasetFacts):
 # ------------------------------------------------------------------------- language-model labels
 
 
-@rule("HVA520", "dataset-lm-label-out-of-range", Severity.ERROR, scope="dataset")
+@rule("HVA520", "dataset-lm-label-out-of-range", Severity.ERROR, scope=Scope.DATASET)
 def dataset_lm_label_out_of_range(df: DatasetFacts):
     """Language-model `labels` hold ids >= the output-embedding (lm_head) rows, or negatives other than -100.
 
@@ -398,7 +398,7 @@ def dataset_lm_label_out_of_range(df: DatasetFacts):
                    output_rows=rows)
 
 
-@rule("HVA521", "dataset-lm-labels-all-masked", Severity.WARNING, scope="dataset")
+@rule("HVA521", "dataset-lm-labels-all-masked", Severity.WARNING, scope=Scope.DATASET)
 def dataset_lm_labels_all_masked(df: DatasetFacts):
     """Rows whose `labels` are all -100: nothing to learn from them.
 
@@ -414,7 +414,7 @@ def dataset_lm_labels_all_masked(df: DatasetFacts):
         yield _hit(source, split, column, v, "with every label -100 (value = row length)")
 
 
-@rule("HVA522", "dataset-eos-label-masked", Severity.WARNING, scope="dataset")
+@rule("HVA522", "dataset-eos-label-masked", Severity.WARNING, scope=Scope.DATASET)
 def dataset_eos_label_masked(df: DatasetFacts):
     """End-of-sequence tokens get no loss because pad == eos and padding is masked.
 
@@ -437,7 +437,7 @@ def dataset_eos_label_masked(df: DatasetFacts):
 # ----------------------------------------------------------------------------------- bad columns
 
 
-@rule("HVA530", "dataset-column-unchecked", Severity.ERROR, scope="dataset")
+@rule("HVA530", "dataset-column-unchecked", Severity.ERROR, scope=Scope.DATASET)
 def dataset_column_unchecked(df: DatasetFacts):
     """A column the model reads (ids, labels, text by flag) has a type that cannot be checked or trained on.
 
@@ -455,7 +455,7 @@ def dataset_column_unchecked(df: DatasetFacts):
                       details={"role": u.role, "reason": u.reason})
 
 
-@rule("HVA531", "dataset-null-values", Severity.ERROR, scope="dataset")
+@rule("HVA531", "dataset-null-values", Severity.ERROR, scope=Scope.DATASET)
 def dataset_null_values(df: DatasetFacts):
     """A checked column has missing (null) values.
 

@@ -4,46 +4,12 @@ from __future__ import annotations
 
 from ..core.findings import Applicability, FixPlan, Location, Severity
 from ..facts import Facts
+from ..facts.positions import usable_positions
+from ..facts.requirements import Requirement
 from .registry import Hit, rule
 
-# Learned-position families whose first rows are reserved: RoBERTa-style models start positions at
-# padding_idx + 1; BART/OPT-style models carry an offset of 2.
-PADDING_OFFSET_TYPES = frozenset(
-    {"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "longformer", "roberta-prelayernorm", "xmod",
-     "data2vec-text", "ibert", "mpnet", "esm", "bros", "layoutlmv3", "markuplm", "lilt", "luke", "mluke", "nezha"}
-)  # fmt: skip
-OFFSET_TWO_TYPES = frozenset({"bart", "mbart", "opt", "plbart", "blenderbot", "blenderbot-small", "biogpt"})
-# Learned absolute positions, for checkpoints whose weights are not at hand.
-ABSOLUTE_TYPES = frozenset(
-    {"bert", "distilbert", "electra", "albert", "gpt2", "gpt_neo", "xlm", "ernie", "megatron-bert",
-     "mobilebert", "squeezebert", "convbert", "layoutlm", "splinter", "roc_bert", "funnel", "canine"}
-) | PADDING_OFFSET_TYPES | OFFSET_TWO_TYPES  # fmt: skip
 
-
-def usable_positions(facts: Facts) -> tuple[int, str] | None:
-    """(positions a sequence may use, how that was derived) for learned-absolute models, else None."""
-    cfg = facts.config
-    mtype = cfg.model_type or ""
-    pos = facts.embeddings.position if facts.embeddings else None
-    if cfg.has_rotary or (cfg.position_embedding_type not in (None, "absolute")):
-        return None
-    if pos is not None:
-        rows, source = pos.rows, f"{pos.name} has {pos.rows} rows"
-    elif mtype in ABSOLUTE_TYPES and cfg.max_position_embeddings:
-        rows, source = cfg.max_position_embeddings, f"max_position_embeddings is {cfg.max_position_embeddings}"
-        if mtype in OFFSET_TWO_TYPES:
-            rows += 2
-    else:
-        return None
-    if mtype in PADDING_OFFSET_TYPES:
-        pad = (cfg.special.ids.get("pad_token_id") or (1,))[0]
-        return rows - pad - 1, f"{source}, minus padding_idx {pad} + 1 reserved"  # type: ignore[operator]
-    if mtype in OFFSET_TWO_TYPES and pos is not None:
-        return rows - 2, f"{source}, minus the 2 reserved offset rows"  # type: ignore[operator]
-    return rows, source  # type: ignore[return-value]
-
-
-@rule("HVA301", "model-max-length-exceeds-positions", Severity.ERROR, requires=("tokenizer",))
+@rule("HVA301", "model-max-length-exceeds-positions", Severity.ERROR, requires=(Requirement.TOKENIZER,))
 def model_max_length_exceeds_positions(facts: Facts):
     """The tokenizer's `model_max_length` is above the positions an absolute-position model can use.
 
@@ -73,7 +39,7 @@ def model_max_length_exceeds_positions(facts: Facts):
     )
 
 
-@rule("HVA303", "model-max-length-unset", Severity.WARNING, requires=("tokenizer",))
+@rule("HVA303", "model-max-length-unset", Severity.WARNING, requires=(Requirement.TOKENIZER,))
 def model_max_length_unset(facts: Facts):
     """An absolute-position model's tokenizer sets no `model_max_length`.
 
@@ -97,7 +63,7 @@ def model_max_length_unset(facts: Facts):
     )
 
 
-@rule("HVA302", "token-type-id-out-of-range", Severity.ERROR, requires=("tokenizer",))
+@rule("HVA302", "token-type-id-out-of-range", Severity.ERROR, requires=(Requirement.TOKENIZER,))
 def token_type_id_out_of_range(facts: Facts):
     """The tokenizer returns `token_type_ids` the model's token-type embeddings have no row for.
 

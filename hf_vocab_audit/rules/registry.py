@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import enum
+import importlib
 import inspect
 import re
 from collections.abc import Callable, Iterable
@@ -10,9 +12,25 @@ from typing import Any
 
 from ..core.findings import Finding, FixPlan, Location, Severity
 from ..errors import AuditError
+from ..facts.requirements import Requirement
 
 CODE_RE = re.compile(r"^HVA\d{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+# Modules that register rules; each extension (dataset, weights) adds its own module here.
+RULE_MODULES = ("safety", "vocab", "special_tokens", "positions", "classification", "dataset", "weights")
+
+
+class Scope(str, enum.Enum):
+    """What a rule reads: the checkpoint's files (static), a streamed dataset, or the embedding matrices."""
+
+    STATIC = "static"
+    DATASET = "dataset"
+    WEIGHTS = "weights"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @dataclass(frozen=True)
@@ -31,11 +49,11 @@ class Rule:
     code: str
     name: str
     severity: Severity
-    scope: str  # "static", "dataset" or "weights"
+    scope: Scope
     summary: str
     why: str
     how_to_fix: str
-    requires: tuple[str, ...]
+    requires: tuple[Requirement, ...]
     check: Callable[..., Iterable[Hit]] = field(repr=False, compare=False)
 
     def findings(self, facts: Any) -> list[Finding]:
@@ -71,7 +89,8 @@ def _sections(doc: str) -> tuple[str, str, str]:
     return " ".join(summary.split()), inspect.cleandoc(why), inspect.cleandoc(fix)
 
 
-def rule(code: str, name: str, severity: Severity, *, requires: tuple[str, ...] = (), scope: str = "static"):
+def rule(code: str, name: str, severity: Severity, *, requires: tuple[Requirement, ...] = (),
+         scope: Scope = Scope.STATIC) -> Callable[[Callable[..., Iterable[Hit]]], Callable[..., Iterable[Hit]]]:
     """Register a check. Its docstring is the rule's doc: a summary, then ``Why:`` and ``Fix:``."""
 
     def register(check: Callable[..., Iterable[Hit]]) -> Callable[..., Iterable[Hit]]:
@@ -84,15 +103,20 @@ def rule(code: str, name: str, severity: Severity, *, requires: tuple[str, ...] 
         summary, why, how = _sections(check.__doc__ or "")
         if not (summary and why and how):
             raise ValueError(f"{code}: the docstring needs a summary, 'Why:' and 'Fix:'")
-        RULES[code] = Rule(code, name, severity, scope, summary, why, how, requires, check)
+        RULES[code] = Rule(code, name, severity, Scope(scope), summary, why, how, tuple(map(Requirement, requires)),
+                           check)
         return check
 
     return register
 
 
-def all_rules() -> list[Rule]:
-    from . import load_all
+def load_all() -> None:
+    """Import every rule module (each registers its rules); the weights rules import numpy only when run."""
+    for name in RULE_MODULES:
+        importlib.import_module(f"{__package__}.{name}")
 
+
+def all_rules() -> list[Rule]:
     load_all()
     return [RULES[c] for c in sorted(RULES)]
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
 from ..core.findings import Applicability, FixPlan, Location, Severity
 from ..facts import Facts
+from ..facts.chat_template import control_strings
+from ..facts.requirements import Requirement
 from .registry import Hit, rule
 
 ROLE_KEYS = {"bos": "bos_token_id", "eos": "eos_token_id", "pad": "pad_token_id"}
@@ -29,7 +29,7 @@ def _declared(facts: Facts):
             yield source, file, facts_part.special.keys[key], key.removesuffix("_token_id"), ids, None
 
 
-@rule("HVA201", "special-token-id-out-of-range", Severity.ERROR, requires=("input_embedding",))
+@rule("HVA201", "special-token-id-out-of-range", Severity.ERROR, requires=(Requirement.INPUT_EMBEDDING,))
 def special_token_id_out_of_range(facts: Facts):
     """A special-token id in the tokenizer, config or generation config has no embedding row.
 
@@ -117,7 +117,7 @@ def special_token_id_disagreement(facts: Facts):
         )
 
 
-@rule("HVA203", "missing-pad-token", Severity.WARNING, requires=("tokenizer",))
+@rule("HVA203", "missing-pad-token", Severity.WARNING, requires=(Requirement.TOKENIZER,))
 def missing_pad_token(facts: Facts):
     """The tokenizer has no pad token.
 
@@ -140,7 +140,7 @@ def missing_pad_token(facts: Facts):
     )
 
 
-@rule("HVA204", "pad-token-is-eos", Severity.WARNING, requires=("tokenizer",))
+@rule("HVA204", "pad-token-is-eos", Severity.WARNING, requires=(Requirement.TOKENIZER,))
 def pad_token_is_eos(facts: Facts):
     """The pad token is the eos token.
 
@@ -163,24 +163,15 @@ def pad_token_is_eos(facts: Facts):
     )
 
 
-# Control strings: ChatML/Llama-3/Phi style <|...|>, DeepSeek's full-width <｜...｜>, Gemma's turns.
-# Bracket tags such as [INST] or <tools> are left alone: many tokenizers split them by design.
-CONTROL_RE = re.compile(r"<\|[^<>|\s'\"]{1,64}\|>|<｜[^<>｜\s'\"]{1,64}｜>|</?(?:start|end)_of_turn>")
-
-
-def _control_strings(template: str) -> list[str]:
-    return sorted(set(CONTROL_RE.findall(template)))
-
-
 def _template_hits(facts: Facts):
     tok = facts.tokenizer
     rows = facts.input_rows
-    for text in _control_strings(tok.chat_template or ""):  # type: ignore[union-attr]
+    for text in control_strings(tok.chat_template or ""):  # type: ignore[union-attr]
         ids = tok.encode(text)  # type: ignore[union-attr]
         yield text, ids, rows
 
 
-@rule("HVA205", "chat-template-token-split", Severity.WARNING, requires=("chat_template",))
+@rule("HVA205", "chat-template-token-split", Severity.WARNING, requires=(Requirement.CHAT_TEMPLATE,))
 def chat_template_token_split(facts: Facts):
     """A control string in the chat template is not a single token.
 
@@ -204,7 +195,7 @@ def chat_template_token_split(facts: Facts):
         )
 
 
-@rule("HVA206", "chat-template-token-out-of-range", Severity.ERROR, requires=("chat_template", "input_embedding"))
+@rule("HVA206", "chat-template-token-out-of-range", Severity.ERROR, requires=(Requirement.CHAT_TEMPLATE, Requirement.INPUT_EMBEDDING))
 def chat_template_token_out_of_range(facts: Facts):
     """A control string in the chat template encodes to an id with no embedding row.
 
@@ -228,7 +219,7 @@ def chat_template_token_out_of_range(facts: Facts):
         )
 
 
-@rule("HVA207", "added-token-conflict", Severity.ERROR, requires=("tokenizer",))
+@rule("HVA207", "added-token-conflict", Severity.ERROR, requires=(Requirement.TOKENIZER,))
 def added_token_conflict(facts: Facts):
     """Added tokens are declared with duplicate or conflicting ids.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..core.findings import Applicability, FixPlan, Location, Severity
 from ..facts import Facts
 from ..facts.embeddings import EXTRA_INPUT_ROWS
+from ..facts.requirements import Requirement
 from .registry import Hit, rule
 
 SHOW = 5  # offending tokens named in a message
@@ -29,7 +30,7 @@ def _grow_fix(rows: int, tensor: str) -> FixPlan:
     )
 
 
-@rule("HVA101", "token-id-beyond-embedding", Severity.ERROR, requires=("tokenizer", "input_embedding"))
+@rule("HVA101", "token-id-beyond-embedding", Severity.ERROR, requires=(Requirement.TOKENIZER, Requirement.INPUT_EMBEDDING))
 def token_id_beyond_embedding(facts: Facts):
     """The tokenizer can emit an id that has no row in the input-embedding matrix.
 
@@ -59,7 +60,7 @@ def token_id_beyond_embedding(facts: Facts):
     )
 
 
-@rule("HVA102", "token-id-beyond-lm-head", Severity.ERROR, requires=("tokenizer", "untied_output"))
+@rule("HVA102", "token-id-beyond-lm-head", Severity.ERROR, requires=(Requirement.TOKENIZER, Requirement.UNTIED_OUTPUT))
 def token_id_beyond_lm_head(facts: Facts):
     """The tokenizer can emit an id that has no row in the untied output projection (lm_head).
 
@@ -86,7 +87,7 @@ def token_id_beyond_lm_head(facts: Facts):
     )
 
 
-@rule("HVA103", "config-vocab-size-mismatch", Severity.ERROR, requires=("input_embedding", "config_vocab_size"))
+@rule("HVA103", "config-vocab-size-mismatch", Severity.ERROR, requires=(Requirement.INPUT_EMBEDDING, Requirement.CONFIG_VOCAB_SIZE))
 def config_vocab_size_mismatch(facts: Facts):
     """`config.json`'s `vocab_size` differs from the rows of the input-embedding matrix.
 
@@ -113,7 +114,7 @@ def config_vocab_size_mismatch(facts: Facts):
     )
 
 
-@rule("HVA104", "lm-head-rows-mismatch", Severity.ERROR, requires=("untied_output",))
+@rule("HVA104", "lm-head-rows-mismatch", Severity.ERROR, requires=(Requirement.UNTIED_OUTPUT,))
 def lm_head_rows_mismatch(facts: Facts):
     """An untied lm_head has a different number of rows than the input embeddings.
 
@@ -147,7 +148,7 @@ def _pad_multiple(rows: int) -> int | None:
     return multiple if multiple >= 8 else None
 
 
-@rule("HVA105", "padded-embedding-rows", Severity.INFO, requires=("tokenizer", "input_embedding"))
+@rule("HVA105", "padded-embedding-rows", Severity.INFO, requires=(Requirement.TOKENIZER, Requirement.INPUT_EMBEDDING))
 def padded_embedding_rows(facts: Facts):
     """The embedding matrix has more rows than the tokenizer has ids: padding, not a bug.
 
@@ -174,7 +175,7 @@ def padded_embedding_rows(facts: Facts):
     )
 
 
-@rule("HVA208", "token-id-gap", Severity.WARNING, requires=("tokenizer",))
+@rule("HVA208", "token-id-gap", Severity.WARNING, requires=(Requirement.TOKENIZER,))
 def token_id_gap(facts: Facts):
     """Some ids between 0 and the tokenizer's largest id belong to no token.
 

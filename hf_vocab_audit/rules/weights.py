@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..core.findings import Applicability, FixPlan, Location, Severity
-from ..weights.analysis import WeightFacts
-from ..weights.classify import SUSPECT, UNTRAINED
-from .registry import Hit, rule
+from ..weights.status import SUSPECT, UNTRAINED
+
+if TYPE_CHECKING:  # the analysis imports numpy: only a --weights run loads it (rules.runner.run_weights)
+    from ..weights.analysis import WeightFacts
+from .registry import Hit, Scope, rule
 
 SIDE_WORDS = {"input": "input embedding", "output": "lm_head"}
 PHRASES = {"zero": "is all zero", "mean": "equals the mean of the other rows (a mean resize, never trained)",
@@ -16,6 +18,8 @@ PHRASES = {"zero": "is all zero", "mean": "equals the mean of the other rows (a 
 
 def _describe(w: WeightFacts, token_id: int, wanted: int) -> tuple[list[str], dict[str, dict]]:
     """Sentences like "input embedding row all zero (norm 0, max |v| 0)" for the sides in ``wanted``."""
+    import numpy as np
+
     parts, details = [], {}
     for side in w.sides:
         ind = side.indicators(token_id)
@@ -56,7 +60,7 @@ def _hits(w: WeightFacts, wanted: int, what: str):
         )
 
 
-@rule("HVA601", "untrained-token-row", Severity.WARNING, scope="weights")
+@rule("HVA601", "untrained-token-row", Severity.WARNING, scope=Scope.WEIGHTS)
 def untrained_token_row(w: WeightFacts):
     """A token the tokenizer emits in normal use has an untrained embedding or lm_head row.
 
@@ -75,7 +79,7 @@ def untrained_token_row(w: WeightFacts):
     yield from _hits(w, UNTRAINED, "has an untrained row")
 
 
-@rule("HVA602", "low-norm-token-row", Severity.WARNING, scope="weights")
+@rule("HVA602", "low-norm-token-row", Severity.WARNING, scope=Scope.WEIGHTS)
 def low_norm_token_row(w: WeightFacts):
     """A token the tokenizer emits in normal use has a row whose norm is far below the ordinary tokens'.
 
@@ -91,7 +95,7 @@ def low_norm_token_row(w: WeightFacts):
     yield from _hits(w, SUSPECT, "has a suspiciously small row")
 
 
-@rule("HVA603", "untrained-rows-summary", Severity.INFO, scope="weights")
+@rule("HVA603", "untrained-rows-summary", Severity.INFO, scope=Scope.WEIGHTS)
 def untrained_rows_summary(w: WeightFacts):
     """Count of untrained or low-norm rows of tokens not emitted in normal use (reserved, unused, rare).
 

@@ -9,9 +9,9 @@ import numpy as np
 
 from ..core.findings import Skipped
 from ..facts import Facts
-from ..facts.safetensors_header import TensorInfo
+from ..io.rows import RowReader, supported
+from ..io.safetensors_header import TensorInfo
 from . import classify as C
-from .reader import RowReader, supported
 from .stats import ZERO_MAX_ABS, MatrixStats, scan
 from .usage import in_normal_use, token_roles
 

@@ -14,15 +14,23 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .stats import MatrixStats
+from .status import (  # noqa: F401 - re-exported: the classification's vocabulary
+    DUPLICATE,
+    LOW_NORM,
+    MEAN,
+    NOT_A_TOKEN,
+    REASON_NAMES,
+    STATUS_NAMES,
+    SUSPECT,
+    TRAINED,
+    UNTRAINED,
+    ZERO,
+)
 
 SUSPECT_Z = 5.0
 SUSPECT_RATIO = 0.5
 MAD_SCALE = 1.4826  # MAD -> standard deviation for a normal distribution
 
-TRAINED, UNTRAINED, SUSPECT, NOT_A_TOKEN = 0, 1, 2, 3
-STATUS_NAMES = ("trained", "untrained", "suspect", "not a token")
-ZERO, MEAN, DUPLICATE, LOW_NORM = 1, 2, 4, 8
-REASON_NAMES = {ZERO: "zero", MEAN: "mean", DUPLICATE: "duplicate", LOW_NORM: "low-norm"}
 
 
 def reason_names(mask: int) -> list[str]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .reader import RowReader
+from ..io.rows import RowReader
 
 # A row whose every |value| is at most this is zero (unsloth's untrained-token test).
 ZERO_MAX_ABS = 1e-16

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+from ..facts.chat_template import control_strings
 from ..facts.tokenizer import TokenizerFacts
-from ..rules.special_tokens import CONTROL_RE
 
 # Roles whose tokens the model reads or must predict in ordinary training and generation.
 USED_ROLES = ("bos", "eos", "sep", "cls")
@@ -22,7 +22,7 @@ def template_tokens(tok: TokenizerFacts) -> dict[int, str]:
     for added in tok.added_tokens:
         if added.content and added.content in template:
             out[added.id] = added.content
-    for text in set(CONTROL_RE.findall(template)):
+    for text in control_strings(template):
         ids = tok.encode(text)
         if len(ids) == 1:
             out[ids[0]] = text

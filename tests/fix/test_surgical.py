@@ -9,9 +9,9 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from hf_vocab_audit.facts.safetensors_header import read_header
 from hf_vocab_audit.fix import fix_checkpoint
-from hf_vocab_audit.fix.surgical import from_float32, to_float32
+from hf_vocab_audit.io.dtypes import from_float32, to_float32
+from hf_vocab_audit.io.safetensors_header import read_header
 
 from .fixkit import broken, state
 

@@ -29,3 +29,12 @@ def test_codes_prefixes_and_names_select(tmp_path):
     assert "HVA101" not in {r.code for r in selected(["all"], ["HVA101"])}
     folder = checkpoint(tmp_path / "m", "llama", 104)
     assert audit(folder, select=["HVA101"]).rules_run == ("HVA101",)
+
+
+def test_a_skipped_rule_names_its_code(tmp_path):
+    """Skipped work says which rule did not run (``Skipped.rule``), not a string to split."""
+    folder = checkpoint(tmp_path / "m", "llama", 104)  # no chat template: HVA205/HVA206 cannot run
+    report = audit(folder, select=["HVA205"])
+    assert report.rules_run == ()
+    assert [(s.rule, s.to_dict()["rule"]) for s in report.skipped] == [("HVA205", "HVA205")]
+    assert report.skipped[0].reason == "the tokenizer has no chat template"

@@ -7,9 +7,9 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from hf_vocab_audit.facts.safetensors_header import read_header
-from hf_vocab_audit.weights import reader as reader_mod
-from hf_vocab_audit.weights.reader import RowReader
+from hf_vocab_audit.io import rows as reader_mod
+from hf_vocab_audit.io.rows import RowReader
+from hf_vocab_audit.io.safetensors_header import read_header
 from hf_vocab_audit.weights.stats import scan
 
 

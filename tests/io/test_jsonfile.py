@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from hf_vocab_audit.errors import AuditError
-from hf_vocab_audit.facts.jsonfile import read_json_object, short_integers
+from hf_vocab_audit.io.jsonfile import read_json_object, short_integers
 
 
 def test_interleaved_users_restore_the_digit_limit():

@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import AuditError
-from ..facts.safetensors_header import TensorInfo
+from .dtypes import FLOAT_DTYPES, STORAGE, to_float32
+from .safetensors_header import TensorInfo
 
-# safetensors dtype -> numpy dtype of the stored bits
-STORAGE = {"BF16": np.dtype("<u2"), "F16": np.dtype("<f2"), "F32": np.dtype("<f4")}
 CHUNK_BYTES = 1024 * 1024  # float32 bytes per chunk: stays in cache between the passes over it
+MEAN_CHUNK_BYTES = 16 * 1024 * 1024  # rows read at a time for a mean (x4 in float32/float64 buffers)
 
 
 def supported(info: TensorInfo) -> str | None:
@@ -57,13 +57,7 @@ class RowReader:
 
     def to_float(self, bits: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """float32 values of stored ``bits`` (into ``out`` when given, to reuse one buffer)."""
-        if out is None:
-            out = np.empty(bits.shape, np.float32)
-        if self.info.dtype == "BF16":
-            np.left_shift(bits, 16, out=out.view(np.uint32), dtype=np.uint32)
-        else:
-            out[...] = bits
-        return out
+        return to_float32(bits, self.info.dtype, np.empty(bits.shape, np.float32) if out is None else out)
 
     def chunks(self) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """(first row, stored bits, float32 values) per chunk of rows; the float buffer is reused."""
@@ -80,3 +74,35 @@ class RowReader:
             part = ids[i : i + step]
             bits = np.asarray(self._mm[part])
             yield part, bits, self.to_float(bits)
+
+
+def mean_of_rows(path: Path, info: TensorInfo, rows: int, width: int, first: int,
+                 leave_out: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """(float32 mean, rows averaged) of the first ``first`` of ``rows`` rows of ``width`` values of a
+    tensor, except the row ids in ``leave_out``; read in blocks of rows.
+
+    Rows are summed in float32 within a block (float64 for F64 tensors), blocks in float64. No row: zeros, 0.
+    """
+    n = min(first, rows)
+    keep = None
+    if leave_out is not None:
+        keep = np.ones(n, bool)
+        keep[leave_out[(leave_out >= 0) & (leave_out < n)]] = False
+    count = n if keep is None else int(keep.sum())
+    total = np.zeros(width, np.float64)
+    if count == 0 or width == 0:
+        return total.astype(np.float32), count
+    storage = np.dtype(FLOAT_DTYPES[info.dtype])
+    try:
+        mm = np.memmap(path, dtype=storage, mode="r", offset=info.begin or 0, shape=(n, width))
+    except (OSError, ValueError):
+        raise AuditError(path, f"tensor {info.name} ends early") from None
+    step = max(1, MEAN_CHUNK_BYTES // max(width * storage.itemsize, 1))
+    for start in range(0, n, step):
+        raw = np.asarray(mm[start : min(n, start + step)])
+        block = raw if info.dtype == "F64" else to_float32(raw, info.dtype)
+        if keep is not None:
+            block = block[keep[start : start + len(block)]]
+        total += np.add.reduce(block, axis=0)
+    del mm
+    return (total / count).astype(np.float32), count

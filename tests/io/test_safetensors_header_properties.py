@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hf_vocab_audit.errors import AuditError
-from hf_vocab_audit.facts.safetensors_header import DTYPE_BITS, read_header
+from hf_vocab_audit.io.safetensors_header import DTYPE_BITS, read_header
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 WHOLE_BYTE = sorted(d for d, b in DTYPE_BITS.items() if b % 8 == 0)

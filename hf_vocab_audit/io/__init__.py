@@ -1,0 +1,1 @@
+"""Bounded readers of untrusted bytes: JSON files, safetensors headers, embedding rows, dtypes."""

@@ -1,0 +1,152 @@
+"""The package's layers import one way, and no module imports another in a loop (docs/architecture.md).
+
+Imports are read with ``ast`` (module level and inside functions, ``TYPE_CHECKING`` blocks included), so a
+lazy import cannot hide an upward dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "hf_vocab_audit"
+ROOT = "hf_vocab_audit"
+
+# Lowest first. A unit may import units of lower rank only; units of equal rank may not import each other.
+RANK = {
+    "errors": 0, "version": 0,
+    "core": 1,
+    "io": 2,
+    "facts": 3,
+    "weights": 4, "dataset": 4,
+    "rules": 5,
+    "audit": 6,
+    "fix": 7,
+    "settings": 8,
+    "formats": 9, "gate": 9,
+    "demo": 10, "precommit": 10,
+    "cli": 11,
+    "__main__": 12, "": 12,  # "": the package's own __init__ (the public API)
+}  # fmt: skip
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(path: Path) -> set[str]:
+    """The package modules ``path`` imports (a ``from pkg import submodule`` names the submodule)."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.split(".")[0] == ROOT}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != ROOT:
+                continue
+            submodules = {f"{target}.{a.name}" for a in node.names if _exists(f"{target}.{a.name}")}
+            if submodules and len(submodules) == len(node.names):
+                out |= submodules
+            else:
+                out.add(target)
+                out |= submodules
+    out.discard(name)
+    return out
+
+
+def _exists(module: str) -> bool:
+    rel = Path(*module.split(".")[1:])
+    return (PACKAGE / rel).with_suffix(".py").is_file() or (PACKAGE / rel / "__init__.py").is_file()
+
+
+def unit(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def graph() -> dict[str, set[str]]:
+    return {module_name(p): imports(p) for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def test_every_unit_has_a_layer():
+    assert {unit(m) for m in graph()} <= set(RANK), "add the new package or module to RANK and docs/architecture.md"
+
+
+def test_nothing_imports_upward_or_sideways():
+    bad = []
+    for module, targets in graph().items():
+        for target in targets:
+            a, b = unit(module), unit(target)
+            if a != b and RANK[b] >= RANK[a]:
+                bad.append(f"{module} -> {target} ({a} rank {RANK[a]}, {b} rank {RANK[b]})")
+    assert not bad, "\n".join(sorted(bad))
+
+
+def test_no_import_cycles():
+    g = graph()
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(g.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, stack)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(g):
+        if node not in state:
+            visit(node, [])
+    assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_checker_sees_a_cycle_and_an_upward_import(tmp_path, monkeypatch):
+    """The walker itself: a planted upward import and a planted loop are reported."""
+    pkg = tmp_path / ROOT
+    (pkg / "core").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "core" / "__init__.py").write_text("")
+    (pkg / "core" / "a.py").write_text("from ..audit import x\nfrom . import b\n")
+    (pkg / "core" / "b.py").write_text("def f():\n    from .a import y\n")
+    (pkg / "audit.py").write_text("")
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", pkg)
+    g = graph()
+    assert g["hf_vocab_audit.core.a"] == {"hf_vocab_audit.audit", "hf_vocab_audit.core.b"}
+    assert g["hf_vocab_audit.core.b"] == {"hf_vocab_audit.core.a"}
+    try:
+        test_nothing_imports_upward_or_sideways()
+    except AssertionError as exc:
+        assert "core.a -> hf_vocab_audit.audit" in str(exc)
+    else:
+        raise AssertionError("the upward import was not reported")
+    try:
+        test_no_import_cycles()
+    except AssertionError as exc:
+        assert "core.a -> hf_vocab_audit.core.b -> hf_vocab_audit.core.a" in str(exc)
+    else:
+        raise AssertionError("the cycle was not reported")
+
+
+def test_a_plain_audit_imports_no_numpy_weights_or_arrow():
+    """The rule registry loads every rule module; the weights and dataset engines stay unimported."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from hf_vocab_audit.rules import all_rules; import hf_vocab_audit.audit; all_rules(); "
+            "print(sorted(m for m in ('numpy', 'pyarrow', 'torch', 'hf_vocab_audit.weights.analysis') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
