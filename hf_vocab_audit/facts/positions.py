@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from . import Facts
+    from .checkpoint import Facts
 
 # Learned-position families whose first rows are reserved: RoBERTa-style models start positions at
 # padding_idx + 1; BART/OPT-style models carry an offset of 2.

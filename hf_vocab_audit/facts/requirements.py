@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from . import Facts
+    from .checkpoint import Facts
 
 
 class Requirement(str, enum.Enum):

@@ -9,7 +9,7 @@ from ..io.safetensors_header import TensorInfo
 from .embeddings import OUTPUT_SUFFIXES, VOCAB_BIAS_SUFFIXES, has_suffix
 
 if TYPE_CHECKING:
-    from . import Facts
+    from .checkpoint import Facts
 
 
 def vocab_tensors(facts: Facts) -> list[TensorInfo]:

@@ -1,0 +1,52 @@
+"""The facts of one checkpoint, whichever source gathered them (folder, Hub commit, objects in memory)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .config import ConfigFacts, GenerationFacts
+from .embeddings import EmbeddingFacts
+from .tensors import CheckpointTensors
+from .tokenizer import TokenizerFacts
+
+
+@dataclass(frozen=True)
+class Facts:
+    model_dir: Path
+    config: ConfigFacts
+    generation: GenerationFacts | None
+    tokenizer: TokenizerFacts | None
+    tensors: CheckpointTensors | None
+    embeddings: EmbeddingFacts | None
+    missing: dict[str, str] = field(default_factory=dict)  # fact name -> why it is absent
+
+    @property
+    def input_rows(self) -> int | None:
+        return self.embeddings.input_rows if self.embeddings else None
+
+    def summary(self) -> dict[str, object]:
+        """The facts a person wants at the top of a report."""
+        emb, tok, cfg = self.embeddings, self.tokenizer, self.config
+        return {
+            "model_type": cfg.model_type,
+            "architectures": list(cfg.architectures),
+            "config_vocab_size": cfg.vocab_size,
+            "tokenizer_length": tok.length if tok else None,
+            "tokenizer_max_id": tok.max_id if tok else None,
+            "tokenizer_source": tok.source if tok else None,
+            "weights_format": self.tensors.format if self.tensors else None,
+            "weight_files": list(self.tensors.files) if self.tensors else [],
+            "input_embedding": _tensor(emb.input if emb else None),
+            "output_embedding": _tensor(emb.output if emb else None),
+            "tied_embeddings": emb.tied if emb else None,
+            "max_position_embeddings": cfg.max_position_embeddings,
+            "model_max_length": tok.model_max_length if tok else None,
+            "special_token_ids": {role: i for role, (_c, i) in sorted(tok.special_tokens.items())} if tok else {},
+        }
+
+
+def _tensor(info: object) -> dict[str, object] | None:
+    if info is None:
+        return None
+    return {"name": info.name, "shape": list(info.shape), "dtype": info.dtype, "file": info.file}  # type: ignore[attr-defined]

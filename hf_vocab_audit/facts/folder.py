@@ -1,0 +1,72 @@
+"""The folder source: the facts of a local checkpoint folder (and a separate tokenizer folder).
+
+The Hub source (:mod:`.hub`) checks a commit's small files out into a folder and supplies the tensor
+headers it read remotely; a source of objects in memory builds the same :class:`Facts` from live objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from ..errors import AuditError
+from .checkpoint import Facts
+from .config import load_config, load_generation_config
+from .embeddings import find_embeddings
+from .tensors import CheckpointTensors, load_tensors
+from .tokenizer import TokenizerFacts, has_tokenizer, load_tokenizer
+
+
+def _folder(path: Path, what: str) -> Path:
+    if not path.exists():
+        raise AuditError(path, f"{what} does not exist")
+    if not path.is_dir():
+        raise AuditError(path, f"{what} must be a folder, not a file")
+    return path
+
+
+def gather(
+    model_dir: str | Path,
+    tokenizer_dir: str | Path | None = None,
+    *,
+    tensors_from: Callable[[Path], CheckpointTensors | None] = load_tensors,
+    tokenizer_facts: TokenizerFacts | None = None,
+) -> Facts:
+    """Read every fact the static rules need from ``model_dir`` (and a separate tokenizer folder).
+
+    ``tensors_from`` supplies the tensor headers (the Hub source reads them remotely); ``tokenizer_facts``
+    reuses facts already read from byte-identical tokenizer files (``--fix`` re-reading its output).
+    """
+    folder = _folder(Path(model_dir), "model folder")
+    config_path = folder / "config.json"
+    if not config_path.exists():
+        raise AuditError(config_path, "missing: a transformers checkpoint folder needs config.json")
+    config = load_config(config_path)
+    missing: dict[str, str] = {}
+    gen_path = folder / "generation_config.json"
+    generation = load_generation_config(gen_path) if gen_path.exists() else None
+    if generation is None:
+        missing["generation_config"] = "no generation_config.json"
+
+    tok_folder = _folder(Path(tokenizer_dir), "tokenizer folder") if tokenizer_dir else folder
+    tokenizer = tokenizer_facts
+    if tokenizer is not None:
+        pass
+    elif has_tokenizer(tok_folder):
+        tokenizer = load_tokenizer(tok_folder, config.model_type)
+    elif tokenizer_dir:
+        raise AuditError(tok_folder, "has no tokenizer files (tokenizer.json, vocab.txt, tokenizer.model, ...)")
+    else:
+        missing["tokenizer"] = f"no tokenizer files in {folder} (pass --tokenizer DIR)"
+
+    tensors = tensors_from(folder)
+    embeddings = None
+    if tensors is None:
+        missing["tensors"] = "no model.safetensors, sharded index or pytorch_model.bin"
+    elif not tensors.tensors:
+        missing["tensors"] = "the weight files could not be read safely"
+    else:
+        embeddings = find_embeddings(tensors, config)
+        if embeddings.input is None:
+            missing["input_embedding"] = "no tensor recognised as the input embeddings"
+    return Facts(folder, config, generation, tokenizer, tensors, embeddings, missing)
