@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, NoReturn, Optional
 
 import typer
 
@@ -57,7 +57,7 @@ class FailOn(str, enum.Enum):
     never = "never"
 
 
-def _fail(message: str, debug: bool) -> None:
+def _fail(message: str, debug: bool) -> NoReturn:
     if debug:
         raise
     typer.echo(f"hf-vocab-audit: error: {one_line(message)}", err=True)
@@ -249,7 +249,7 @@ def explain(code: Annotated[str, typer.Argument(help="Rule code (HVA101) or name
     r = get_rule(code)
     if r is None:
         _fail(f"unknown rule {code!r} (see `hf-vocab-audit rules`)", False)
-    typer.echo(r.explain())  # type: ignore[union-attr]
+    typer.echo(r.explain())
 
 
 @app.command()

@@ -210,11 +210,11 @@ def merge(a: Summary, b: Summary) -> Summary:
     for k, v in b.rows.items():
         rows[k] = rows.get(k, 0) + v
     stats = dict(a.stats)
-    for k, s in b.stats.items():
-        stats[k] = merge_stats(stats[k], s) if k in stats else s
+    for column, s in b.stats.items():
+        stats[column] = merge_stats(stats[column], s) if column in stats else s
     violations = dict(a.violations)
-    for k, v in b.violations.items():
-        violations[k] = merge_violation(violations[k], v) if k in violations else v
+    for check, found in b.violations.items():
+        violations[check] = merge_violation(violations[check], found) if check in violations else found
     return Summary(rows, stats, violations)
 
 

@@ -64,9 +64,9 @@ def ray_session(address: str | None) -> Iterator[None]:
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR, "configure_logging": True}
     try:
         if address:
-            ray.init(address=address, **quiet)  # type: ignore[arg-type]
+            ray.init(address=address, **quiet)
         else:
-            ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, **quiet)  # type: ignore[arg-type]
+            ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, **quiet)
     except Exception as exc:  # noqa: BLE001 - ray raises ConnectionError, RuntimeError, ValueError...
         where = address or "a local Ray instance"
         raise AuditError(None, f"--engine ray: cannot start or reach {where}: {_first_line(exc)}") from None
@@ -214,7 +214,8 @@ def read_split(spec: str, split: str, config: str | None, batch_size: int) -> An
     if src.reader == "parquet":
         return ray.data.read_parquet(files, file_extensions=None, partitioning=None)
     if src.reader == "jsonl":
-        return ray.data.read_json(files, lines=True, file_extensions=None, partitioning=None)
+        return ray.data.read_json(files, lines=True, file_extensions=None,
+                                  partitioning=None)  # type: ignore[arg-type]  # None: no path partitioning (ray's own default for parquet)
     if src.reader == "text":  # the local engine keeps empty lines
         return ray.data.read_text(files, drop_empty_lines=False, file_extensions=None)
     table = _datasets_table(spec, split, config)
@@ -241,7 +242,7 @@ def _data_context() -> Iterator[None]:
         "use_datasource_v2": False,
     }
     saved = {k: getattr(ctx, k, None) for k in settings}
-    saved_order = ctx.execution_options.preserve_order
+    saved_order = bool(ctx.execution_options.preserve_order)
     for k, v in settings.items():
         setattr(ctx, k, v)
     ctx.execution_options.preserve_order = True  # file readers: batches come back in file order
@@ -250,8 +251,8 @@ def _data_context() -> Iterator[None]:
     try:
         yield
     finally:
-        for k, v in saved.items():
-            setattr(ctx, k, v)
+        for k, old in saved.items():
+            setattr(ctx, k, old)
         ctx.execution_options.preserve_order = saved_order
 
 

@@ -187,6 +187,13 @@ def _open_all(opts: Options, facts: Facts) -> list[_Opened]:
     return opened
 
 
+def _plan(o: _Opened) -> Plan:
+    """The column plan of an opened split (made by ``_open`` before any scan)."""
+    if o.plan is None:
+        raise RuntimeError(f"split {o.split.name!r} was scanned before its columns were planned")
+    return o.plan
+
+
 def _scan_one(o: _Opened, ctx: ScanContext, opts: Options, bar: Any) -> tuple[Summary, int, bool]:
     summary = Summary()
     rows = 0
@@ -234,9 +241,9 @@ def scan(facts: Facts, opts: Options) -> DatasetFacts:
     limits, head, num_labels_source, missing = limits_for(facts)
     opened = _open_all(opts, facts)
     tokenizer = _tokenizer(facts)
-    if tokenizer is None and any(p.role == "text" for o in opened for p in o.plan.columns):  # type: ignore[union-attr]
+    if tokenizer is None and any(p.role == "text" for o in opened for p in _plan(o).columns):
         raise AuditError(facts.model_dir, "text columns need a tokenizer: pass --tokenizer DIR")
-    contexts = [ScanContext(o.split.source, o.split.name, o.plan.columns, limits, tokenizer,  # type: ignore[union-attr]
+    contexts = [ScanContext(o.split.source, o.split.name, _plan(o).columns, limits, tokenizer,
                             causal_lm=_causal(facts), histograms=opts.histograms) for o in opened]
     results: list[tuple[Summary, int, bool]]
     if opts.engine == "ray":
@@ -248,7 +255,7 @@ def scan(facts: Facts, opts: Options) -> DatasetFacts:
 
         spawn = multiprocessing.get_context("spawn")  # no fork after the tokenizer's threads started
         with ProcessPoolExecutor(max_workers=min(opts.num_proc, len(opened)), mp_context=spawn) as pool:
-            futures = [pool.submit(_worker, o.split.source, opts.config, o.split.name, ctx, opts, o.plan)
+            futures = [pool.submit(_worker, o.split.source, opts.config, o.split.name, ctx, opts, _plan(o))
                        for o, ctx in zip(opened, contexts)]
             results = [f.result() for f in futures]
     else:
@@ -263,7 +270,7 @@ def scan(facts: Facts, opts: Options) -> DatasetFacts:
     splits = []
     for o, (s, rows, truncated) in zip(opened, results):
         summary = merge(summary, s)
-        plan: Plan = o.plan  # type: ignore[assignment]
+        plan = _plan(o)
         splits.append(SplitScan(o.split.source, o.split.name, rows, plan.columns, plan.unchecked, plan.skipped,
                                 truncated))
     return DatasetFacts(facts, limits, head, num_labels_source, tuple(splits), summary,

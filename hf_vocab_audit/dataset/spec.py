@@ -63,9 +63,9 @@ def _arrow_file_batches(files: list[Path]) -> Callable[[int], Iterator[pa.Table]
                 try:
                     reader = pa.ipc.open_stream(source)
                 except pa.ArrowInvalid:
-                    reader = pa.ipc.open_file(source)  # type: ignore[assignment]
-                    for i in range(reader.num_record_batches):  # type: ignore[attr-defined]
-                        yield from _rechunk(reader.get_batch(i), batch_size)  # type: ignore[attr-defined]
+                    reader = pa.ipc.open_file(source)
+                    for i in range(reader.num_record_batches):
+                        yield from _rechunk(reader.get_batch(i), batch_size)
                     continue
                 for record_batch in reader:
                     yield from _rechunk(record_batch, batch_size)
@@ -147,7 +147,8 @@ def _saved(path: Path, source: str) -> list[Split]:
             raise AuditError(path / "dataset_dict.json", '"splits" must be a list of split names')
         return [_saved_split(path / n, source, n) for n in names]
     state = _read_json(path / "state.json")
-    name = state.get("_split") if isinstance(state.get("_split"), str) else "train"
+    split = state.get("_split")
+    name = split if isinstance(split, str) else "train"
     return [_saved_split(path, source, name)]
 
 

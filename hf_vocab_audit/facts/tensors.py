@@ -79,11 +79,11 @@ def load_safetensors(folder: Path) -> CheckpointTensors | None:
                 raise AuditError(path, f"tensor {info.name!r} is also in {tensors[info.name].file}")
             tensors[info.name] = info
     for name, shard in sorted(weight_map.items()):
-        info = tensors.get(name)
-        if info is None:
+        found = tensors.get(name)
+        if found is None:
             raise AuditError(index_path, f"maps tensor {name!r} to {shard!r}, which does not contain it")
-        if info.file != shard:
-            raise AuditError(index_path, f"maps tensor {name!r} to {shard!r}, but it is in {info.file!r}")
+        if found.file != shard:
+            raise AuditError(index_path, f"maps tensor {name!r} to {shard!r}, but it is in {found.file!r}")
     return CheckpointTensors("safetensors", tuple(shards), index_file, tensors, headers)
 
 

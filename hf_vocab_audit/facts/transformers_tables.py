@@ -68,7 +68,7 @@ def generate() -> dict[str, Any]:
         if (v[0] if isinstance(v, (tuple, list)) else v)
     }
     input_names: dict[str, list[str]] = {}
-    for class_name in sorted(set(tokenizer_class.values())):
+    for class_name in sorted({c for c in tokenizer_class.values() if c is not None}):
         cls = getattr(transformers, class_name, None)
         if cls is None:
             try:

@@ -85,8 +85,8 @@ def fix_checkpoint(
         before += w_run.findings
         untrained = flagged_rows(weight_facts)
     tokenizer_editable = tokenizer is None or Path(tokenizer).resolve() == src.resolve()
-    options = dict(unsafe=unsafe_fixes, pad_to_multiple_of=pad_to_multiple_of,
-                   tokenizer_editable=tokenizer_editable, reinit_exclude=untrained)
+    options: dict[str, Any] = dict(unsafe=unsafe_fixes, pad_to_multiple_of=pad_to_multiple_of,
+                                   tokenizer_editable=tokenizer_editable, reinit_exclude=untrained)
     if accept is not None:
         before = accept(before)
     plan = make_plan(facts, sorted(before, key=lambda f: f.code), **options)
@@ -157,7 +157,8 @@ def _write(facts: Any, src: Path, out_path: Path, plan: RepairPlan, used: str, i
         else:
             info["transformers"] = write_transformers(facts, tmp, plan, mean_resizing=mean_resizing)
         apply_edits(src, tmp, plan)
-        out_facts = reread(tmp, tokenizer, _unchanged_tokenizer(facts, src, tmp, tokenizer))
+        out_facts = reread(tmp, Path(tokenizer) if tokenizer is not None else None,
+                           _unchanged_tokenizer(facts, src, tmp, tokenizer))
         if used == "surgical" or not plan.changes_weights:
             if facts.tensors is None:
                 info["compared"] = {}

@@ -149,7 +149,7 @@ def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: RepairPlan) -> list
     offset = 0
     for t in entries:
         starts[t.name] = offset
-        size = t.end - t.begin  # type: ignore[operator]
+        size = t.end - t.begin
         shape = list(t.shape)
         if t.name in plan.grow:
             new = plan.grow[t.name]
@@ -164,7 +164,7 @@ def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: RepairPlan) -> list
         head = header_bytes(new_header)
         write_all(out, head)
         for t in entries:
-            copy_range(src, out, t.begin, t.end - t.begin)  # type: ignore[arg-type,operator]
+            copy_range(src, out, t.begin, t.end - t.begin)
             if t.name in extra:
                 write_all(out, extra[t.name])
         for t in entries:
@@ -178,7 +178,7 @@ def write_surgical(facts: Facts, dst: Path, plan: RepairPlan) -> list[GrownTenso
     src = facts.model_dir
     tensors = facts.tensors
     changed = [*plan.grow, *plan.reinit]
-    shards_to_rewrite = {tensors.tensors[name].file for name in changed} if tensors else set()  # type: ignore
+    shards_to_rewrite = {tensors.tensors[name].file for name in changed} if tensors else set()
     skip = set(shards_to_rewrite) | plan.edited_files
     if plan.grow and tensors and tensors.index_file:
         skip.add(tensors.index_file)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -32,7 +32,7 @@ class VerificationError(AuditError):
     """The written checkpoint failed a check: it is discarded, the target is left untouched."""
 
 
-def _fail(output: Path, problem: str) -> None:
+def _fail(output: Path, problem: str) -> NoReturn:
     raise VerificationError(output, f"verification failed, nothing written: {problem}")
 
 
@@ -45,7 +45,7 @@ def same_bytes(a: Path, a_off: int, b: Path, b_off: int, length: int) -> bool:
         left = length
         while left > 0:
             n = min(BLOCK, left)
-            if fa.readinto(memoryview(buf_a)[:n]) != n or fb.readinto(memoryview(buf_b)[:n]) != n:
+            if fa.readinto(buf_a.data[:n]) != n or fb.readinto(buf_b.data[:n]) != n:
                 return False
             if not np.array_equal(buf_a[:n], buf_b[:n]):
                 return False
@@ -55,7 +55,7 @@ def same_bytes(a: Path, a_off: int, b: Path, b_off: int, length: int) -> bool:
 
 def _finite(path: Path, t: TensorInfo, start: int) -> bool:
     shape = as_rows(t)
-    mm = np.memmap(path, dtype=FLOAT_DTYPES[t.dtype], mode="r", offset=t.begin, shape=shape)  # type: ignore[arg-type]
+    mm = np.memmap(path, dtype=FLOAT_DTYPES[t.dtype], mode="r", offset=t.begin or 0, shape=shape)
     ok = bool(np.isfinite(to_float32(np.asarray(mm[start:]), t.dtype)).all())
     del mm
     return ok
@@ -69,24 +69,24 @@ def compare_safetensors(src: Facts, out: Facts, plan: RepairPlan, output: Path) 
         o = after.get(name)
         if o is None:
             _fail(output, f"tensor {name} is missing from the output")
-        if o.dtype != t.dtype:  # type: ignore[union-attr]
-            _fail(output, f"tensor {name} changed dtype {t.dtype} -> {o.dtype}")  # type: ignore[union-attr]
+        if o.dtype != t.dtype:
+            _fail(output, f"tensor {name} changed dtype {t.dtype} -> {o.dtype}")
         expect = list(t.shape)
         if name in plan.grow:
             expect[vocab_axis(t)] = plan.grow[name]
-        if list(o.shape) != expect:  # type: ignore[union-attr]
-            _fail(output, f"tensor {name} has shape {list(o.shape)}, expected {expect}")  # type: ignore[union-attr]
+        if list(o.shape) != expect:
+            _fail(output, f"tensor {name} has shape {list(o.shape)}, expected {expect}")
         length = t.end - t.begin  # type: ignore[operator]
         ranges = [(0, length)]
         if name in plan.reinit:
             from .reinit import row_ranges
 
             ranges = row_ranges(t, plan.reinit[name])
-            check_reinit_rows(src.model_dir / t.file, t, output / o.file, o, plan, output)  # type: ignore
+            check_reinit_rows(src.model_dir / t.file, t, output / o.file, o, plan, output)
         for start, size in ranges:
-            if not same_bytes(src.model_dir / t.file, t.begin + start, output / o.file, o.begin + start, size):  # type: ignore
+            if not same_bytes(src.model_dir / t.file, t.begin + start, output / o.file, o.begin + start, size):  # type: ignore[operator]
                 _fail(output, f"tensor {name}: bytes of the input differ in the output")
-        if name in plan.grow and not _finite(output / o.file, o, vocab_dim(t)):  # type: ignore[arg-type]
+        if name in plan.grow and not _finite(output / o.file, o, vocab_dim(t)):
             _fail(output, f"tensor {name}: the new rows are not finite")
         compared += 1
         nbytes += length
@@ -110,13 +110,13 @@ def compare_state_dicts(src: Facts, output: Path, plan: RepairPlan) -> dict[str,
         o = after.get(name)
         if o is None:
             _fail(output, f"tensor {name} is not in the model loaded from the output")
-        if o.dtype != t.dtype:  # type: ignore[union-attr]
-            _fail(output, f"tensor {name} changed dtype {t.dtype} -> {o.dtype}")  # type: ignore[union-attr]
-        if o.shape != t.shape:  # type: ignore[union-attr]
-            axes = [i for i in range(t.dim()) if o.dim() == t.dim() and o.shape[i] != t.shape[i]]  # type: ignore
-            if len(axes) != 1 or o.shape[axes[0]] < t.shape[axes[0]]:  # type: ignore[union-attr]
-                _fail(output, f"tensor {name} has shape {list(o.shape)}, input {list(t.shape)}")  # type: ignore
-            o = o.narrow(axes[0], 0, t.shape[axes[0]])  # type: ignore[union-attr]
+        if o.dtype != t.dtype:
+            _fail(output, f"tensor {name} changed dtype {t.dtype} -> {o.dtype}")
+        if o.shape != t.shape:
+            axes = [i for i in range(t.dim()) if o.dim() == t.dim() and o.shape[i] != t.shape[i]]
+            if len(axes) != 1 or o.shape[axes[0]] < t.shape[axes[0]]:
+                _fail(output, f"tensor {name} has shape {list(o.shape)}, input {list(t.shape)}")
+            o = o.narrow(axes[0], 0, t.shape[axes[0]])
         if not torch.equal(o, t):
             _fail(output, f"tensor {name}: values of the input differ in the output")
         compared += 1
@@ -195,7 +195,7 @@ def check_reinit_rows(src: Path, t: TensorInfo, out: Path, o: TensorInfo, plan: 
     if not np.isfinite(to_float32(np.frombuffer(row, FLOAT_DTYPES[t.dtype]), t.dtype)).all():
         _fail(output, f"tensor {t.name}: the mean of the trained rows is not finite")
     rows, width = as_rows(o)
-    mm = np.memmap(out, dtype=FLOAT_DTYPES[o.dtype], mode="r", offset=o.begin, shape=(rows, width))  # type: ignore
+    mm = np.memmap(out, dtype=FLOAT_DTYPES[o.dtype], mode="r", offset=o.begin or 0, shape=(rows, width))
     ids = list(plan.reinit[t.name])
     got = np.asarray(mm[ids])
     del mm

@@ -19,7 +19,7 @@ def pair_outputs(formats: list[str], files: list[Path]) -> list[tuple[str, Path 
     """(format, file or None for standard output) pairs; AuditError when the counts do not fit the rule."""
     formats = formats or ["text"]
     if len(files) == len(formats):
-        return list(zip(formats, files))  # type: ignore[arg-type]
+        return list(zip(formats, files))
     if len(files) == len(formats) - 1:
         return [(formats[0], None), *zip(formats[1:], files)]
     raise AuditError(

@@ -45,7 +45,7 @@ def _svg(fig) -> str:
 def _render(draw, *args: Any) -> str | None:
     import matplotlib
 
-    with matplotlib.rc_context(RC):
+    with matplotlib.rc_context(RC):  # type: ignore[arg-type]  # matplotlib types rc keys as literals; RC's are valid
         fig = draw(*args)
         return None if fig is None else _svg(fig)
 
@@ -79,7 +79,7 @@ def _draw_vocabulary(facts: dict[str, Any]):
     low = min(v for _l, v in sizes)
     zoom = low < top and (top - low) < 0.05 * top
     fig, axes = _figure(9.5, 1.0 + 0.42 * len(sizes), ncols=2 if zoom else 1)
-    panels = [(axes[0][0], 0, top * 1.02)]
+    panels: list[tuple[Any, float, float]] = [(axes[0][0], 0, top * 1.02)]
     if zoom:
         margin = max(2, (top - low) * 0.6)
         panels.append((axes[0][1], max(0, low - margin), top + margin))

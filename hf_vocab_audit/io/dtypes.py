@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 # safetensors dtype -> numpy dtype of the stored bits (bf16 has no numpy dtype: its 16 bits as uint16)
-FLOAT_DTYPES: dict[str, type[np.generic]] = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "BF16": np.uint16}
+FLOAT_DTYPES: dict[str, type[Any]] = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "BF16": np.uint16}
 # the subset the weights analysis reads (little-endian storage)
-STORAGE = {"BF16": np.dtype("<u2"), "F16": np.dtype("<f2"), "F32": np.dtype("<f4")}
+STORAGE: dict[str, np.dtype[Any]] = {"BF16": np.dtype("<u2"), "F16": np.dtype("<f2"), "F32": np.dtype("<f4")}
 
 
 def to_float32(block: np.ndarray, dtype: str, out: np.ndarray | None = None) -> np.ndarray:

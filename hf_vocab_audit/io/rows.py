@@ -42,7 +42,7 @@ class RowReader:
             self._mm: np.ndarray = np.zeros((self.rows, self.cols), self.storage)
             return
         try:
-            self._mm = np.memmap(self.path, dtype=self.storage, mode="r", offset=info.begin,
+            self._mm = np.memmap(self.path, dtype=self.storage, mode="r", offset=info.begin or 0,
                                  shape=(self.rows, self.cols))
         except (OSError, ValueError) as exc:
             raise AuditError(self.path, f"cannot map tensor {info.name!r}: {exc}") from None

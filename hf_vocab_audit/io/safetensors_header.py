@@ -93,7 +93,7 @@ def read_header(path: Path, rel: str) -> SafetensorsHeader:
     tensors: list[TensorInfo] = []
     for name, entry in header.items():
         tensors.append(_tensor(path, rel, name, entry, data_start, data_len))
-    spans = sorted((t.begin, t.end, t.name) for t in tensors if t.end != t.begin)  # type: ignore[type-var]
+    spans = sorted((t.begin, t.end, t.name) for t in tensors if t.begin is not None and t.end is not None and t.end != t.begin)
     for (_b0, e0, n0), (b1, _e1, n1) in zip(spans, spans[1:], strict=False):
         if b1 < e0:
             raise AuditError(path, f"tensors {n0[:200]!r} and {n1[:200]!r} overlap in the data section")

@@ -28,10 +28,10 @@ def model_max_length_exceeds_positions(facts: Facts):
     if usable is None or tok.model_max_length is None:  # type: ignore[union-attr]
         return
     limit, source = usable
-    if tok.model_max_length <= limit:  # type: ignore[union-attr,operator]
+    if tok.model_max_length <= limit:  # type: ignore[union-attr]
         return
     yield Hit(
-        f"tokenizer model_max_length {tok.model_max_length} > the {limit} positions the model can use "  # type: ignore
+        f"tokenizer model_max_length {tok.model_max_length} > the {limit} positions the model can use "  # type: ignore[union-attr]
         f"({source})",
         Location(file="tokenizer_config.json", key="model_max_length"),
         fix=FixPlan("set-model-max-length", f"set model_max_length to {limit}", Applicability.SAFE, {"value": limit}),

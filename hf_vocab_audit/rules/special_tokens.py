@@ -209,7 +209,7 @@ def chat_template_token_out_of_range(facts: Facts):
     """
     tok = facts.tokenizer
     for text, ids, rows in _template_hits(facts):
-        bad = [i for i in ids if i >= rows]  # type: ignore[operator]
+        bad = [i for i in ids if i >= rows]
         if not bad:
             continue
         yield Hit(

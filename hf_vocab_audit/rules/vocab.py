@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..core.findings import Applicability, FixPlan, Location, Severity
 from ..facts import Facts
 from ..facts.embeddings import EXTRA_INPUT_ROWS
@@ -11,7 +13,7 @@ from .registry import Hit, rule
 SHOW = 5  # offending tokens named in a message
 
 
-def _tokens(facts: Facts, ids: list[int]) -> tuple[str, list[dict[str, object]]]:
+def _tokens(facts: Facts, ids: list[int]) -> tuple[str, list[dict[str, Any]]]:
     tok = facts.tokenizer
     assert tok is not None
     listed = [{"id": i, "token": tok.id_to_token(i)} for i in ids[:SHOW]]
@@ -52,8 +54,8 @@ def token_id_beyond_embedding(facts: Facts):
         return
     named, listed = _tokens(facts, ids)
     yield Hit(
-        f"the tokenizer can emit {len(ids)} id(s) >= the {rows} rows of {emb.input.name}: {named}",  # type: ignore
-        Location(file=emb.input.file, tensor=emb.input.name, token=listed[0]["token"], token_id=ids[0]),  # type: ignore
+        f"the tokenizer can emit {len(ids)} id(s) >= the {rows} rows of {emb.input.name}: {named}",  # type: ignore[union-attr]
+        Location(file=emb.input.file, tensor=emb.input.name, token=listed[0]["token"], token_id=ids[0]),  # type: ignore[union-attr]
         fix=_grow_fix(tok.max_id + 1, emb.input.name),  # type: ignore[union-attr]
         details={"rows": rows, "tokenizer_length": tok.length, "max_id": tok.max_id,  # type: ignore[union-attr]
                  "count": len(ids), "tokens": listed},
@@ -80,8 +82,8 @@ def token_id_beyond_lm_head(facts: Facts):
         return
     named, listed = _tokens(facts, ids)
     yield Hit(
-        f"the tokenizer can emit {len(ids)} id(s) >= the {out.rows} rows of {out.name}: {named}",  # type: ignore
-        Location(file=out.file, tensor=out.name, token=listed[0]["token"], token_id=ids[0]),  # type: ignore
+        f"the tokenizer can emit {len(ids)} id(s) >= the {out.rows} rows of {out.name}: {named}",  # type: ignore[union-attr]
+        Location(file=out.file, tensor=out.name, token=listed[0]["token"], token_id=ids[0]),  # type: ignore[union-attr]
         fix=_grow_fix(tok.max_id + 1, out.name),  # type: ignore[union-attr]
         details={"rows": out.rows, "count": len(ids), "tokens": listed},  # type: ignore[union-attr]
     )
@@ -127,16 +129,18 @@ def lm_head_rows_mismatch(facts: Facts):
     Resize both to the same number of rows: grow the smaller one (`--fix`), never shrink the larger.
     """
     emb = facts.embeddings
-    inp, out = emb.input, emb.output  # type: ignore[union-attr]
-    if inp.rows == out.rows + EXTRA_INPUT_ROWS.get(facts.config.model_type or "", 0):  # type: ignore[union-attr]
+    inp, out = (emb.input, emb.output) if emb is not None else (None, None)
+    if inp is None or out is None or inp.rows is None or out.rows is None:  # Requirement.UNTIED_OUTPUT
         return
-    small = out if out.rows < inp.rows else inp  # type: ignore[union-attr,operator]
-    rows = max(inp.rows, out.rows)  # type: ignore[union-attr,type-var]
+    if inp.rows == out.rows + EXTRA_INPUT_ROWS.get(facts.config.model_type or "", 0):
+        return
+    small = out if out.rows < inp.rows else inp
+    rows = max(inp.rows, out.rows)
     yield Hit(
-        f"{out.name} has {out.rows} rows but {inp.name} has {inp.rows}",  # type: ignore[union-attr]
+        f"{out.name} has {out.rows} rows but {inp.name} has {inp.rows}",
         Location(file=small.file, tensor=small.name),
         fix=_grow_fix(rows, small.name),
-        details={"input_rows": inp.rows, "output_rows": out.rows},  # type: ignore[union-attr]
+        details={"input_rows": inp.rows, "output_rows": out.rows},
     )
 
 
@@ -163,12 +167,12 @@ def padded_embedding_rows(facts: Facts):
     emb, tok = facts.embeddings, facts.tokenizer
     rows = emb.input_rows  # type: ignore[union-attr]
     used = tok.max_id + 1  # type: ignore[union-attr]
-    if rows <= used:  # type: ignore[operator]
+    if rows is None or rows <= used:
         return
-    multiple = _pad_multiple(rows)  # type: ignore[arg-type]
+    multiple = _pad_multiple(rows)
     pad = f", a multiple of {multiple}" if multiple and multiple >= 32 else ""
     yield Hit(
-        f"{rows - used} of the {rows} rows of {emb.input.name} (ids {used}..{rows - 1}) are padding "  # type: ignore
+        f"{rows - used} of the {rows} rows of {emb.input.name} (ids {used}..{rows - 1}) are padding "  # type: ignore[union-attr]
         f"no token maps to (tokenizer emits ids up to {used - 1}{pad})",
         Location(file=emb.input.file, tensor=emb.input.name),  # type: ignore[union-attr]
         details={"rows": rows, "used": used, "unused": rows - used, "multiple_of": multiple},
@@ -206,5 +210,5 @@ def token_id_gap(facts: Facts):
         f"{missing} id(s) below the largest id {int(ids[-1])} belong to no token ({text}); "
         f"len(tokenizer) is {tok.length} but ids reach {tok.max_id}",  # type: ignore[union-attr]
         Location(file="tokenizer.json"),
-        details={"missing": missing, "ranges": ranges, "length": tok.length, "max_id": tok.max_id},  # type: ignore
+        details={"missing": missing, "ranges": ranges, "length": tok.length, "max_id": tok.max_id},  # type: ignore[union-attr]
     )

@@ -155,9 +155,9 @@ def gather_weights(facts: Facts) -> tuple[WeightFacts | None, list[Skipped]]:
         matrices.append(("output", emb.output))
     sides, skipped = [], []
     for name, info in matrices:
-        why = supported(info)
-        if why:
-            skipped.append(Skipped(f"weights ({name} embeddings)", why))
+        unreadable = supported(info)
+        if unreadable:
+            skipped.append(Skipped(f"weights ({name} embeddings)", unreadable))
             continue
         stats = scan(RowReader(facts.model_dir, info))
         ids = _token_ids(facts, stats.rows)

@@ -110,7 +110,7 @@ def _duplicates(reader: RowReader, hashes: np.ndarray, zero: np.ndarray) -> np.n
     first = order[group_start]  # smallest id of each hash group (stable sort keeps ids ascending)
     cand, cand_first = order[in_group], first[in_group]
     firsts = np.unique(cand_first)
-    first_bits = {}
+    first_bits: dict[int, np.ndarray] = {}
     for part, bits, _x in reader.take(firsts):
         first_bits.update(zip(part.tolist(), _row_words(bits)))
     step = reader.chunk_rows()
