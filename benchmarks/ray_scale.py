@@ -73,14 +73,15 @@ def driver_cost(model: Path, data: Path, batches: int = 200) -> tuple[float, flo
     sys.path.insert(0, str(ROOT))
     import pyarrow as pa
 
-    from hf_vocab_audit.dataset.kernel import ColumnPlan, ScanContext, Summary, merge, summarize
+    from hf_vocab_audit.dataset.kernel import summarize
     from hf_vocab_audit.dataset.ray_engine import shift
     from hf_vocab_audit.dataset.scan import _tokenizer, limits_for
+    from hf_vocab_audit.dataset.summary import ColumnRole, ScanContext, Summary, merge
     from hf_vocab_audit.facts import gather
 
     facts = gather(model)
     limits = limits_for(facts)[0]
-    ctx = ScanContext(str(data), "train", (ColumnPlan("text", "text"),), limits, _tokenizer(facts))
+    ctx = ScanContext(str(data), "train", (ColumnRole("text", "text"),), limits, _tokenizer(facts))
     texts = read_texts(data if data.is_file() else next(data.rglob("*.jsonl")))[: batches * 1000]
     blobs = [pickle.dumps(summarize(pa.table({"text": texts[i:i + 1000]}), 0, ctx))
              for i in range(0, len(texts), 1000)]

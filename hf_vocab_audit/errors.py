@@ -18,6 +18,14 @@ def one_line(text: str, limit: int = 1000) -> str:
     return out if len(out) <= limit else out[: limit - 3] + "..."
 
 
+def first_line(exc: BaseException, limit: int = 300, *, default: str | None = None) -> str:
+    """The first line of ``str(exc)`` (else ``default``, else the exception's class name), at most ``limit``
+    characters: third-party errors carry tracebacks and dumps that must not reach a one-line message."""
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else (exc.__class__.__name__ if default is None else default)
+    return line[:limit]
+
+
 class AuditError(Exception):
     """Bad input: names the file and the problem in one line."""
 

@@ -1,4 +1,4 @@
-"""The scan kernel: ``summarize(batch, row_offset, context) -> Summary`` and one associative ``merge``.
+"""The scan kernel: ``summarize(batch, row_offset, context) -> Summary`` (its merge is in :mod:`.summary`).
 
 Pure functions over one Arrow batch (vectorised with numpy; no per-token Python loops, no global
 state), so the same kernel and merge run in a local loop or on a distributed engine. A summary holds
@@ -9,13 +9,12 @@ by (row, position) so merging in any order gives the same answer.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from .arrays import as_array, flat_sequences, is_list, minmax, row_violation, scalars, unique_counts, violation
 from .checks import (  # noqa: F401 - re-exported names the rules read
     ALL_MASKED,
     ATTENTION_MASK,
@@ -39,296 +38,17 @@ from .checks import (  # noqa: F401 - re-exported names the rules read
     TOO_LONG,
     TYPE_TOO_LARGE,
 )
-
-MAX_LOCATIONS = 5  # exact locations kept per check
-HIST_BINS = 32  # histogram bins from 0 up to a limit (embedding rows, usable positions) ...
-HIST_OVER = 8  # ... and past it; the last bin is open-ended
-UNIQUE_CAP = 10_000  # distinct label values tracked before a column counts as "too many to list"
-TOP_CAP = 100_000  # distinct offending values counted before the counter is dropped
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What the model can take; None means "not known, not checked"."""
-
-    input_rows: int | None = None
-    output_rows: int | None = None
-    type_vocab_size: int | None = None
-    positions: int | None = None  # usable learned absolute positions
-    rotary_positions: int | None = None  # max_position_embeddings of a rotary model (info only)
-    num_labels: int | None = None
-    tokenizer_max_id: int | None = None
-    eos_id: int | None = None  # set only when pad == eos
-
-
-@dataclass(frozen=True)
-class ColumnPlan:
-    name: str
-    role: str
-    names: tuple[str, ...] | None = None  # ClassLabel names, when the feature declares them
-    input_ids_column: str | None = None  # for LM labels: the aligned input_ids column (eos check)
-
-
-@dataclass(frozen=True)
-class ScanContext:
-    source: str
-    split: str
-    columns: tuple[ColumnPlan, ...]
-    limits: Limits
-    tokenizer: Any = field(default=None, repr=False, compare=False)  # tokenizers.Tokenizer, no pad/truncation
-    causal_lm: bool = False
-    max_locations: int = MAX_LOCATIONS
-    histograms: bool = False  # only the HTML report plots them
-
-
-@dataclass(frozen=True)
-class Violation:
-    """Offending values of one check in one column of one split."""
-
-    values: int
-    rows: int
-    locations: tuple[tuple[int, int | None, Any], ...]  # (row, position, value), first by (row, position)
-    top: dict[Any, int] | None  # offending value -> count; None once more than TOP_CAP distinct
-
-
-@dataclass(frozen=True)
-class ColumnStats:
-    rows: int = 0
-    values: int = 0
-    nulls: int = 0
-    min: Any = None
-    max: Any = None
-    max_length: int | None = None
-    tokens: int = 0  # tokens produced by tokenizing a text column
-    uniques: dict[Any, tuple[int, int, int | None]] | None = None  # value -> (count, first row, first position)
-    uniques_capped: bool = False
-    id_hist: tuple[int, ...] | None = None  # ids against the embedding rows (see histogram())
-    length_hist: tuple[int, ...] | None = None  # sequence lengths against the usable positions
-
-
-Key = tuple[str, str, str]  # (source, split, column)
-
-
-@dataclass(frozen=True)
-class Summary:
-    rows: dict[tuple[str, str], int] = field(default_factory=dict)  # (source, split) -> rows seen
-    stats: dict[Key, ColumnStats] = field(default_factory=dict)
-    violations: dict[tuple[str, str, str, str], Violation] = field(default_factory=dict)  # Key + (check,)
-
-
-# ----------------------------------------------------------------------------------------- merge
-
-
-def _pos(position: int | None) -> int:
-    return -1 if position is None else position
-
-
-def _merge_locations(a: tuple, b: tuple, limit: int = MAX_LOCATIONS) -> tuple:
-    return tuple(sorted(a + b, key=lambda loc: (loc[0], _pos(loc[1])))[:limit])
-
-
-def _merge_counts(a: dict | None, b: dict | None, cap: int) -> dict | None:
-    if a is None or b is None:
-        return None
-    out = dict(a)
-    for k, v in b.items():
-        out[k] = out.get(k, 0) + v
-    return out if len(out) <= cap else None
-
-
-def merge_violation(a: Violation, b: Violation) -> Violation:
-    return Violation(
-        a.values + b.values,
-        a.rows + b.rows,
-        _merge_locations(a.locations, b.locations),
-        _merge_counts(a.top, b.top, TOP_CAP),
-    )
-
-
-def _pick(a: Any, b: Any, fn: Any) -> Any:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return fn(a, b)
-
-
-def merge_stats(a: ColumnStats, b: ColumnStats) -> ColumnStats:
-    capped = a.uniques_capped or b.uniques_capped
-    uniques = None
-    if a.uniques is not None or b.uniques is not None:
-        uniques = dict(a.uniques or {})
-        for value, (count, row, pos) in (b.uniques or {}).items():
-            old = uniques.get(value)
-            if old is None:
-                uniques[value] = (count, row, pos)
-            else:
-                first = min((old[1], _pos(old[2])), (row, _pos(pos)))
-                uniques[value] = (old[0] + count, first[0], None if first[1] < 0 else first[1])
-        if len(uniques) > UNIQUE_CAP or capped:
-            uniques, capped = {}, True
-    return ColumnStats(
-        rows=a.rows + b.rows,
-        values=a.values + b.values,
-        nulls=a.nulls + b.nulls,
-        min=_pick(a.min, b.min, min),
-        max=_pick(a.max, b.max, max),
-        max_length=_pick(a.max_length, b.max_length, max),
-        tokens=a.tokens + b.tokens,
-        uniques=uniques,
-        uniques_capped=capped,
-        id_hist=_pick(a.id_hist, b.id_hist, _add),
-        length_hist=_pick(a.length_hist, b.length_hist, _add),
-    )
-
-
-def _add(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(x + y for x, y in zip(a, b, strict=True))
-
-
-def histogram(values: np.ndarray, limit: int | None, lowest: Any = None) -> tuple[int, ...] | None:
-    """Counts of non-negative ``values`` in HIST_BINS equal bins up to ``limit`` and HIST_OVER past it.
-
-    Bin i covers [i*limit/HIST_BINS, (i+1)*limit/HIST_BINS); ``limit`` is always an edge, so the
-    out-of-range region starts exactly at bin HIST_BINS. Fixed edges make histograms mergeable.
-    ``lowest`` (the minimum, when the caller already knows it) saves a pass over ``values``.
-    """
-    if limit is None or limit <= 0:
-        return None
-    if lowest is None:
-        lowest = values.min() if values.size else 0
-    kept = values[values >= 0] if lowest < 0 else values
-    idx = kept.astype(np.int64, copy=False) * HIST_BINS  # one temporary, then in place
-    idx //= limit
-    np.minimum(idx, HIST_BINS + HIST_OVER - 1, out=idx)
-    return tuple(int(c) for c in np.bincount(idx, minlength=HIST_BINS + HIST_OVER))
-
-
-def merge(a: Summary, b: Summary) -> Summary:
-    """Combine two summaries (associative and commutative: any order gives the same result)."""
-    rows = dict(a.rows)
-    for k, v in b.rows.items():
-        rows[k] = rows.get(k, 0) + v
-    stats = dict(a.stats)
-    for column, s in b.stats.items():
-        stats[column] = merge_stats(stats[column], s) if column in stats else s
-    violations = dict(a.violations)
-    for check, found in b.violations.items():
-        violations[check] = merge_violation(violations[check], found) if check in violations else found
-    return Summary(rows, stats, violations)
-
-
-# ---------------------------------------------------------------------------------- array helpers
-
-
-def _as_array(column: pa.ChunkedArray | pa.Array) -> pa.Array:
-    if isinstance(column, pa.ChunkedArray):
-        return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    return column
-
-
-def is_list(t: pa.DataType) -> bool:
-    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or (
-        hasattr(pa.types, "is_list_view") and (pa.types.is_list_view(t) or pa.types.is_large_list_view(t))
-    )
-
-
-def is_integer_like(t: pa.DataType) -> bool:
-    return pa.types.is_integer(t) or pa.types.is_boolean(t)
-
-
-def flat_sequences(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """(values, offsets, null rows, null values) of a list<int> array; offsets has len(arr) + 1 entries."""
-    if (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)) and not arr.null_count:
-        raw = arr.offsets.to_numpy(zero_copy_only=False)  # zero-copy view; rebased when the array is a slice
-        offsets = (raw - raw[0]).astype(np.int64, copy=False) if raw[0] else raw.astype(np.int64, copy=False)
-    else:
-        lengths = pc.list_value_length(arr).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-    flat = arr.flatten()
-    null_values = flat.null_count
-    if null_values:
-        flat = flat.fill_null(0)
-    if pa.types.is_boolean(flat.type):
-        flat = flat.cast(pa.int8())
-    values = flat.to_numpy(zero_copy_only=False)
-    return values, offsets, arr.null_count, null_values
-
-
-def _scalars(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(values, valid mask) of a scalar numeric array; nulls become 0 with valid False."""
-    valid = np.ones(len(arr), dtype=bool)
-    if arr.null_count:
-        valid = arr.is_valid().to_numpy(zero_copy_only=False)
-        arr = arr.fill_null(0)
-    if pa.types.is_boolean(arr.type):
-        arr = arr.cast(pa.int8())
-    return arr.to_numpy(zero_copy_only=False), valid
-
-
-def _py(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def violation(
-    mask: np.ndarray, values: np.ndarray | None, offsets: np.ndarray | None, row_offset: int, limit: int
-) -> Violation | None:
-    """Offending entries where ``mask`` is set. With ``offsets`` the mask is over flat sequence values
-    (locations get a position); without, it is over rows. ``values`` None: count rows only."""
-    idx = np.flatnonzero(mask)
-    if idx.size == 0:
-        return None
-    if offsets is not None:
-        rows = np.searchsorted(offsets, idx, side="right") - 1
-        positions: np.ndarray | None = idx - offsets[rows]
-    else:
-        rows, positions = idx, None
-    n_rows = 1 + int(np.count_nonzero(np.diff(rows))) if rows.size else 0
-    bad = values[idx] if values is not None else None
-    head = idx.size if limit is None else min(limit, idx.size)
-    locations = tuple(
-        (
-            int(rows[i]) + row_offset,
-            None if positions is None else int(positions[i]),
-            None if bad is None else _py(bad[i]),
-        )
-        for i in range(head)
-    )
-    top: dict[Any, int] | None = None
-    if bad is not None:
-        uniq, counts = np.unique(bad, return_counts=True)
-        top = {_py(u): int(c) for u, c in zip(uniq, counts)} if uniq.size <= TOP_CAP else None
-    return Violation(int(idx.size), n_rows, locations, top)
-
-
-def row_violation(
-    mask: np.ndarray, values: np.ndarray, row_offset: int, limit: int, position: int | None = None
-) -> Violation | None:
-    """Offending rows (one location per row, at ``position``), e.g. sequences that are too long."""
-    v = violation(mask, values, None, row_offset, limit)
-    if v is None or position is None:
-        return v
-    return replace(v, locations=tuple((r, position, val) for r, _, val in v.locations))
-
-
-def _uniques(values: np.ndarray, rows: np.ndarray, positions: np.ndarray | None, row_offset: int) -> dict:
-    uniq, first, counts = np.unique(values, return_index=True, return_counts=True)
-    if uniq.size > UNIQUE_CAP:
-        return {}
-    return {
-        _py(u): (int(c), int(rows[i]) + row_offset, None if positions is None else int(positions[i]))
-        for u, i, c in zip(uniq, first, counts)
-    }
-
-
-def _minmax(values: np.ndarray) -> tuple[Any, Any]:
-    if values.size == 0:
-        return None, None
-    return _py(values.min()), _py(values.max())
-
-
-# ------------------------------------------------------------------------------------ the kernel
+from .summary import (
+    ColumnRole,
+    ColumnStats,
+    Key,
+    Limits,
+    ScanContext,
+    Summary,
+    Violation,
+    histogram,
+    merge_violation,
+)
 
 
 class _Acc:
@@ -349,12 +69,12 @@ class _Acc:
 
 
 def _sequence_checks(
-    acc: _Acc, plan: ColumnPlan, values: np.ndarray, offsets: np.ndarray, row_offset: int
+    acc: _Acc, plan: ColumnRole, values: np.ndarray, offsets: np.ndarray, row_offset: int
 ) -> tuple[np.ndarray, Any, Any]:
     """Range and length checks of an id sequence column; returns the row lengths, min and max."""
     lim, n = acc.ctx.limits, acc.ctx.max_locations
     lengths = np.diff(offsets)
-    lo, hi = _minmax(values)  # two passes; the range checks below run only when min/max say they can fire
+    lo, hi = minmax(values)  # two passes; the range checks below run only when min/max say they can fire
     if plan.role in ID_ROLES and lo is not None and lo < 0:
         acc.add(plan.name, NEGATIVE, violation(values < 0, values, offsets, row_offset, n))
     if hi is None:
@@ -374,7 +94,7 @@ def _position_limit(lim: Limits) -> int | None:
     return lim.positions if lim.positions is not None else lim.rotary_positions
 
 
-def _histograms(acc: _Acc, plan: ColumnPlan, values: np.ndarray, lengths: np.ndarray, lo: Any) -> dict[str, Any]:
+def _histograms(acc: _Acc, plan: ColumnRole, values: np.ndarray, lengths: np.ndarray, lo: Any) -> dict[str, Any]:
     """The plots' histograms of an input_ids column: ids against rows, lengths against positions."""
     if plan.role != INPUT_IDS or not acc.ctx.histograms:
         return {}
@@ -399,7 +119,7 @@ def _null_rows(acc: _Acc, column: str, arr: pa.Array, row_offset: int) -> None:
                                             acc.ctx.max_locations))
 
 
-def _id_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int, batch: pa.Table) -> None:
+def _id_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int, batch: pa.Table) -> None:
     if is_list(arr.type):
         values, offsets, null_rows, _ = flat_sequences(arr)
         _null_rows(acc, plan.name, arr, row_offset)
@@ -412,7 +132,7 @@ def _id_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int, batc
             acc.add(plan.name, EOS_MASKED, violation(values == acc.ctx.limits.eos_id, values, offsets,
                                                          row_offset, acc.ctx.max_locations))
         return
-    values, valid = _scalars(arr)  # one id per row (e.g. a single-token column)
+    values, valid = scalars(arr)  # one id per row (e.g. a single-token column)
     _null_rows(acc, plan.name, arr, row_offset)
     offsets = np.arange(len(values) + 1, dtype=np.int64)
     lim, n = acc.ctx.limits, acc.ctx.max_locations
@@ -422,12 +142,12 @@ def _id_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int, batc
     if plan.role == TOKEN_TYPE_IDS and lim.type_vocab_size is not None:
         acc.add(plan.name, TYPE_TOO_LARGE,
                 violation((values >= lim.type_vocab_size) & valid, values, None, row_offset, n))
-    lo, hi = _minmax(values[valid])
+    lo, hi = minmax(values[valid])
     acc.stat(plan.name, ColumnStats(len(arr), int(valid.sum()), arr.null_count, lo, hi, 1 if len(arr) else None))
     del offsets
 
 
-def _text_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int) -> None:
+def _text_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) -> None:
     """Tokenize as a training script does by default: special tokens added, no truncation, no padding."""
     ctx, lim = acc.ctx, acc.ctx.limits
     _null_rows(acc, plan.name, arr, row_offset)
@@ -448,7 +168,7 @@ def _text_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int) ->
         if ctx.causal_lm and lim.eos_id is not None:
             acc.add(plan.name, EOS_MASKED,
                     violation(values == lim.eos_id, values, offsets, row_offset, ctx.max_locations))
-        lo, hi = _minmax(values)
+        lo, hi = minmax(values)
     _length_checks(acc, plan.name, lengths, row_offset)
     acc.stat(plan.name, ColumnStats(len(arr), len(arr) - arr.null_count, arr.null_count, lo, hi,
                                     int(lengths.max()) if lengths.size else None, tokens=total,
@@ -456,7 +176,7 @@ def _text_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int) ->
                                     if acc.ctx.histograms else None))
 
 
-def _class_label_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int) -> None:
+def _class_label_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) -> None:
     ctx, lim = acc.ctx, acc.ctx.limits
     _null_rows(acc, plan.name, arr, row_offset)
     if is_list(arr.type):  # token classification: one label per token
@@ -468,7 +188,7 @@ def _class_label_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: 
         _string_labels(acc, plan, arr, row_offset)
         return
     else:
-        values, valid = _scalars(arr)
+        values, valid = scalars(arr)
         offsets, positions = None, None
         rows = np.arange(len(arr), dtype=np.int64)
     if values.dtype.kind == "f":
@@ -480,25 +200,25 @@ def _class_label_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: 
                                                   ctx.max_locations))
     if not valid.all():
         values, rows = values[valid], rows[valid]
-    lo, hi = _minmax(values)
-    uniq = _uniques(values, rows, positions, row_offset)
+    lo, hi = minmax(values)
+    uniq = unique_counts(values, rows, positions, row_offset)
     acc.stat(plan.name, ColumnStats(len(arr), int(values.size), arr.null_count, lo, hi, None,
                                     uniques=uniq, uniques_capped=not uniq and values.size > 0))
 
 
-def _string_labels(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int) -> None:
+def _string_labels(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) -> None:
     valid = arr.is_valid().to_numpy(zero_copy_only=False)
     rows = np.flatnonzero(valid)
     encoded = (arr.drop_null() if arr.null_count else arr).dictionary_encode()
     idx = encoded.indices.to_numpy(zero_copy_only=False)
     names = encoded.dictionary.to_pylist()
-    uniq = _uniques(idx, rows, None, row_offset)
+    uniq = unique_counts(idx, rows, None, row_offset)
     uniques = {names[k]: v for k, v in uniq.items()}
     acc.stat(plan.name, ColumnStats(len(arr), int(idx.size), arr.null_count, None, None, None,
                                     uniques=uniques, uniques_capped=not uniq and idx.size > 0))
 
 
-def _lm_label_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int, batch: pa.Table) -> None:
+def _lm_label_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int, batch: pa.Table) -> None:
     lim, n = acc.ctx.limits, acc.ctx.max_locations
     _null_rows(acc, plan.name, arr, row_offset)
     values, offsets, null_rows, _ = flat_sequences(arr)
@@ -511,14 +231,14 @@ def _lm_label_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int
     per_row = kept[offsets[1:]] - kept[offsets[:-1]]
     acc.add(plan.name, ALL_MASKED, row_violation(per_row == 0, np.diff(offsets), row_offset, n))
     if lim.eos_id is not None and plan.input_ids_column and plan.input_ids_column in batch.column_names:
-        ids_arr = _as_array(batch.column(plan.input_ids_column))
+        ids_arr = as_array(batch.column(plan.input_ids_column))
         if is_list(ids_arr.type):
             ids, id_offsets, _, _ = flat_sequences(ids_arr)
             if np.array_equal(id_offsets, offsets):  # aligned, as causal-LM labels are
                 mask = (ids == lim.eos_id) & (values == IGNORE_INDEX)
                 acc.add(plan.name, EOS_MASKED, violation(mask, ids, offsets, row_offset, n))
     shown = values[values != IGNORE_INDEX]
-    lo, hi = _minmax(shown)
+    lo, hi = minmax(shown)
     lengths = np.diff(offsets)
     acc.stat(plan.name, ColumnStats(len(arr), int(values.size), null_rows, lo, hi,
                                     int(lengths.max()) if lengths.size else None))
@@ -530,7 +250,7 @@ def summarize(batch: pa.Table | pa.RecordBatch, row_offset: int, ctx: ScanContex
     for plan in ctx.columns:
         if plan.name not in batch.column_names:
             continue
-        arr = _as_array(batch.column(plan.name))
+        arr = as_array(batch.column(plan.name))
         if plan.role in ID_ROLES:
             _id_column(acc, plan, arr, row_offset, batch)
         elif plan.role == TEXT:

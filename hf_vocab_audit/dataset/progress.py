@@ -6,7 +6,7 @@ import sys
 import time
 from typing import Any
 
-from .kernel import Summary
+from .summary import Summary
 
 
 class ProgressBar:

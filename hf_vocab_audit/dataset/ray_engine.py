@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..errors import AuditError
-from .kernel import ScanContext, Summary, merge, summarize
+from ..errors import AuditError, first_line
+from .kernel import summarize
+from .summary import ScanContext, Summary, merge
 
 INSTALL = 'pip install "hf-vocab-audit[ray]"'
 INDEX = "__hva_row__"  # explicit global row index of a datasets-object split
@@ -69,7 +70,7 @@ def ray_session(address: str | None) -> Iterator[None]:
             ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, **quiet)
     except Exception as exc:  # noqa: BLE001 - ray raises ConnectionError, RuntimeError, ValueError...
         where = address or "a local Ray instance"
-        raise AuditError(None, f"--engine ray: cannot start or reach {where}: {_first_line(exc)}") from None
+        raise AuditError(None, f"--engine ray: cannot start or reach {where}: {first_line(exc)}") from None
     try:
         yield
     finally:
@@ -89,11 +90,6 @@ def _check_reachable(address: str) -> None:
     except OSError as exc:
         raise AuditError(None, f"--engine ray: cannot reach the Ray cluster at {address}: "
                                f"{exc.strerror or exc}") from None
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return (text.splitlines()[0] if text else exc.__class__.__name__)[:300]
 
 
 # ------------------------------------------------------------------------------------ row offsets
@@ -307,4 +303,4 @@ def _ray_cause(exc: BaseException) -> str:
     cause: BaseException = exc
     while getattr(cause, "cause", None) is not None or cause.__cause__ is not None:
         cause = getattr(cause, "cause", None) or cause.__cause__  # type: ignore[assignment]
-    return f"{cause.__class__.__name__}: {_first_line(cause)}"
+    return f"{cause.__class__.__name__}: {first_line(cause)}"

@@ -8,8 +8,8 @@ from typing import Any
 
 from ..core.findings import Skipped
 from .checks import CLASS_LABEL, TEXT
-from .kernel import HIST_BINS
 from .scan import DatasetFacts
+from .summary import HIST_BINS
 
 MAX_LISTED_VALUES = 1000  # unique label values listed per column
 

@@ -11,18 +11,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from .kernel import (
-    ATTENTION_MASK,
-    CLASS_LABEL,
-    INPUT_IDS,
-    LM_LABELS,
-    POSITION_IDS,
-    TEXT,
-    TOKEN_TYPE_IDS,
-    ColumnPlan,
-    is_integer_like,
-    is_list,
-)
+from .arrays import is_integer_like, is_list
+from .checks import ATTENTION_MASK, CLASS_LABEL, INPUT_IDS, LM_LABELS, POSITION_IDS, TEXT, TOKEN_TYPE_IDS
+from .summary import ColumnRole
 
 LABEL_NAMES = ("label", "labels", "label_ids", "ner_tags", "pos_tags", "chunk_tags")
 TEXT_NAMES = (
@@ -44,8 +35,8 @@ class Unchecked:
 
 
 @dataclass(frozen=True)
-class Plan:
-    columns: tuple[ColumnPlan, ...]
+class SplitColumns:
+    columns: tuple[ColumnRole, ...]
     unchecked: tuple[Unchecked, ...]  # reported as findings (HVA530)
     skipped: tuple[tuple[str, str], ...]  # (column, reason): columns with no role
 
@@ -96,20 +87,20 @@ def _class_names(feature: Any) -> tuple[str, ...] | None:
 
 
 def _label_plan(name: str, t: pa.DataType, head: str | None, names: tuple[str, ...] | None,
-                input_ids: str | None) -> ColumnPlan | Unchecked | tuple[str, str]:
+                input_ids: str | None) -> ColumnRole | Unchecked | tuple[str, str]:
     """The column's plan, an Unchecked (a finding), or (column, reason) when there is nothing to check."""
     if names is not None:
-        return ColumnPlan(name, CLASS_LABEL, names)
+        return ColumnRole(name, CLASS_LABEL, names)
     if _int_list(t):
         if head == "classification" or name in ("ner_tags", "pos_tags", "chunk_tags"):
-            return ColumnPlan(name, CLASS_LABEL)  # token classification: one class per token
-        return ColumnPlan(name, LM_LABELS, input_ids_column=input_ids)
+            return ColumnRole(name, CLASS_LABEL)  # token classification: one class per token
+        return ColumnRole(name, LM_LABELS, input_ids_column=input_ids)
     if is_list(t) and pa.types.is_floating(t.value_type):
         return (name, "multi-label float targets (BCE): no class range to check")
     if is_list(t):
         return Unchecked(name, "labels", f"{_describe(t)}: expected one integer per row or a list of integers")
     if is_integer_like(t) or _is_string(t):
-        return ColumnPlan(name, CLASS_LABEL)
+        return ColumnRole(name, CLASS_LABEL)
     if pa.types.is_floating(t):
         return (name, "float labels: regression targets have no class range to check")
     return Unchecked(name, "labels", f"{_describe(t)}: expected integers or strings")
@@ -122,10 +113,10 @@ def plan_columns(
     *,
     text_columns: tuple[str, ...] = (),
     label_columns: tuple[str, ...] = (),
-) -> Plan:
+) -> SplitColumns:
     """Roles for the columns of one split (flags already checked to exist somewhere)."""
     head = head_kind(architectures)
-    plans: list[ColumnPlan] = []
+    plans: list[ColumnRole] = []
     unchecked: list[Unchecked] = []
     skipped: list[tuple[str, str]] = []
     columns = {f.name: f.type for f in schema}
@@ -137,12 +128,12 @@ def plan_columns(
         role = id_role(name)
         if name in text_columns:
             if _is_string(t):
-                plans.append(ColumnPlan(name, TEXT))
+                plans.append(ColumnRole(name, TEXT))
             else:
                 unchecked.append(Unchecked(name, "text", f"{_describe(t)}: --text-column needs strings"))
         elif name in label_columns or (not label_columns and (name in LABEL_NAMES or names is not None)):
             result = _label_plan(name, t, head, names, input_ids)
-            if isinstance(result, ColumnPlan):
+            if isinstance(result, ColumnRole):
                 plans.append(result)
             elif isinstance(result, Unchecked):
                 unchecked.append(result)
@@ -150,7 +141,7 @@ def plan_columns(
                 skipped.append(result)
         elif role is not None:
             if _int_list(t) or is_integer_like(t):
-                plans.append(ColumnPlan(name, role))
+                plans.append(ColumnRole(name, role))
             elif is_list(t) and is_list(t.value_type):
                 unchecked.append(Unchecked(name, role, f"nested lists ({t}): expected one list of ids per row"))
             else:
@@ -161,9 +152,9 @@ def plan_columns(
             elif has_ids:
                 skipped.append((name, "text not tokenized: the split already has input_ids"))
             elif name in TEXT_NAMES:
-                plans.append(ColumnPlan(name, TEXT))
+                plans.append(ColumnRole(name, TEXT))
             else:
                 skipped.append((name, "string column with no known role (pass --text-column to tokenize it)"))
         else:
             skipped.append((name, f"no role for a column of {_describe(t)}"))
-    return Plan(tuple(plans), tuple(unchecked), tuple(skipped))
+    return SplitColumns(tuple(plans), tuple(unchecked), tuple(skipped))

@@ -11,13 +11,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import AuditError
+from ..errors import AuditError, first_line
 from ..facts import Facts
 from ..facts.positions import usable_positions
-from .kernel import ColumnPlan, Limits, ScanContext, Summary, merge, summarize
+from .kernel import summarize
 from .progress import ProgressBar
-from .roles import Plan, Unchecked, head_kind, plan_columns
+from .roles import SplitColumns, Unchecked, head_kind, plan_columns
 from .spec import Split, open_spec
+from .summary import ColumnRole, Limits, ScanContext, Summary, merge
 
 DEFAULT_BATCH_SIZE = 1000
 
@@ -43,7 +44,7 @@ class SplitScan:
     source: str
     split: str
     rows: int
-    columns: tuple[ColumnPlan, ...]
+    columns: tuple[ColumnRole, ...]
     unchecked: tuple[Unchecked, ...]
     skipped: tuple[tuple[str, str], ...]
     truncated: bool  # stopped at --max-rows
@@ -128,7 +129,7 @@ class _Opened:
     split: Split
     first: pa.Table | None
     rest: Iterator[pa.Table]
-    plan: Plan | None = None
+    plan: SplitColumns | None = None
 
 
 def _peek(split: Split, batch_size: int) -> _Opened:
@@ -148,7 +149,7 @@ def _guard(split: Split, batches: Iterator[pa.Table], start: int) -> Iterator[pa
         except AuditError:
             raise
         except Exception as exc:  # noqa: BLE001 - readers raise many kinds for bad data
-            text = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0][:300]
+            text = first_line(exc)
             raise AuditError(split.source, f"split {split.name!r}: cannot read rows after {row}: {text}") from None
         row += batch.num_rows
         yield batch
@@ -187,7 +188,7 @@ def _open_all(opts: Options, facts: Facts) -> list[_Opened]:
     return opened
 
 
-def _plan(o: _Opened) -> Plan:
+def _plan(o: _Opened) -> SplitColumns:
     """The column plan of an opened split (made by ``_open`` before any scan)."""
     if o.plan is None:
         raise RuntimeError(f"split {o.split.name!r} was scanned before its columns were planned")
@@ -214,7 +215,7 @@ def _scan_one(o: _Opened, ctx: ScanContext, opts: Options, bar: Any) -> tuple[Su
 
 
 def _worker(spec: str, config: str | None, split_name: str, ctx: ScanContext, opts: Options,
-            plan: Plan) -> tuple[Summary, int, bool]:
+            plan: SplitColumns) -> tuple[Summary, int, bool]:
     """Scan one split in a worker process (it reopens the dataset: open splits cannot be pickled)."""
     split = next(s for s in open_spec(spec, config) if s.name == split_name)
     o = _peek(split, opts.batch_size)

@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import AuditError
+from ..errors import AuditError, first_line
 
 BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet",
             ".txt": "text", ".arrow": "arrow"}  # fmt: skip
@@ -33,11 +33,6 @@ class Split:
     features: Any  # datasets.Features or None
     num_rows: int | None
     batches: Callable[[int], Iterator[pa.Table]] = field(repr=False, compare=False)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return (text.splitlines()[0] if text else exc.__class__.__name__)[:300]
 
 
 def _quiet() -> None:
@@ -88,7 +83,7 @@ def _parquet(files: list[Path], source: str) -> list[Split]:
         features = Features.from_arrow_schema(first.schema_arrow)
         rows = sum(pq.ParquetFile(str(f)).metadata.num_rows for f in files)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds for a bad file
-        raise AuditError(source, f"cannot read parquet: {_first_line(exc)}") from None
+        raise AuditError(source, f"cannot read parquet: {first_line(exc)}") from None
 
     def batches(batch_size: int) -> Iterator[pa.Table]:
         for path in files:  # one row group at a time: iter_batches' read-ahead grows with the file
@@ -105,7 +100,7 @@ def _read_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise AuditError(path, f"cannot read: {_first_line(exc)}") from None
+        raise AuditError(path, f"cannot read: {first_line(exc)}") from None
     if not isinstance(data, dict):
         raise AuditError(path, "must be a JSON object")
     return data
@@ -131,7 +126,7 @@ def _saved_split(folder: Path, source: str, name: str) -> Split:
         try:
             features = Features.from_dict(info["features"])
         except Exception as exc:  # noqa: BLE001 - a malformed features block
-            raise AuditError(folder / "dataset_info.json", f"bad features: {_first_line(exc)}") from None
+            raise AuditError(folder / "dataset_info.json", f"bad features: {first_line(exc)}") from None
     rows = None
     splits = info.get("splits")
     if isinstance(splits, dict):
@@ -159,12 +154,12 @@ def _load(source: str, *args: Any, **kwargs: Any) -> list[Split]:
     try:
         loaded = datasets.load_dataset(*args, **kwargs)
     except (FileNotFoundError, datasets.exceptions.DatasetNotFoundError) as exc:
-        raise AuditError(source, f"cannot open the dataset: {_first_line(exc)}") from None
+        raise AuditError(source, f"cannot open the dataset: {first_line(exc)}") from None
     except ConnectionError as exc:
         raise AuditError(source, f"cannot reach the Hugging Face Hub and the dataset is not cached "
-                                 f"({_first_line(exc)})") from None
+                                 f"({first_line(exc)})") from None
     except Exception as exc:  # noqa: BLE001 - datasets raises many kinds for unreadable input
-        raise AuditError(source, f"cannot open the dataset: {exc.__class__.__name__}: {_first_line(exc)}") from None
+        raise AuditError(source, f"cannot open the dataset: {exc.__class__.__name__}: {first_line(exc)}") from None
     out = []
     for name, ds in loaded.items():
         rows = getattr(ds, "num_rows", None)

@@ -19,7 +19,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from ..errors import AuditError
+from ..errors import AuditError, first_line
 from ..io.safetensors_header import TensorInfo, _tensor
 from .tensors import SAFETENSORS, SAFETENSORS_INDEX, CheckpointTensors
 
@@ -91,7 +91,7 @@ def _hub_error(ref: HubRef, exc: Exception) -> AuditError:
     if isinstance(exc, HfHubHTTPError):
         status = exc.response.status_code if exc.response is not None else "?"
         return AuditError(str(ref), f"the Hub at {constants.ENDPOINT} answered HTTP {status}")
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    first = first_line(exc, 400, default="")
     return AuditError(str(ref), f"cannot reach the Hub at {constants.ENDPOINT}: {exc.__class__.__name__} {first}"[:400])
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import AuditError
+from ..errors import AuditError, first_line
 from ..io.jsonfile import check_inside, read_json_object
 from ..io.safetensors_header import SafetensorsHeader, TensorInfo, read_header
 
@@ -140,8 +140,7 @@ def _refusal(exc: Exception) -> str:
     if found:
         return f"the pickle imports {found.group(1)}, so loading it with weights_only=False would run code"
     found = re.search(r"WeightsUnpickler error: *\n?\s*([^\n]+)", text)
-    detail = found.group(1).strip() if found else text.strip().splitlines()[0] if text.strip() else ""
-    return f"{detail or exc.__class__.__name__}"[:300]
+    return ((found.group(1).strip() if found else "") or first_line(exc))[:300]
 
 
 _TORCH_TO_ST = {

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import AuditError
+from ..errors import AuditError, first_line
 from ..io.jsonfile import MAX_TOKENIZER_BYTES, check_inside, read_bytes, read_json_object, short_integers
 from .transformers_tables import model_input_names, tokenizer_class_for
 
@@ -152,7 +152,7 @@ def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFact
     except UnicodeDecodeError:
         raise AuditError(path, "is not valid UTF-8") from None
     except Exception as exc:  # noqa: BLE001 - the tokenizers library raises plain Exception
-        first = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+        first = first_line(exc, 400)
         raise AuditError(path, f"is not a tokenizer the tokenizers library can load: {first}"[:400]) from None
     config = _read_config(folder, "tokenizer_config.json")
     special_map = _read_config(folder, "special_tokens_map.json")
@@ -389,7 +389,7 @@ def load_tokenizer_via_transformers(folder: Path, model_type: str | None = None)
         hf_logging.set_verbosity_error()
         tok = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False, local_files_only=True)
     except Exception as exc:  # noqa: BLE001 - any failure here is a tokenizer the audit cannot read
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        first = first_line(exc, 400)
         raise AuditError(folder, f"the tokenizer cannot be loaded by transformers: {first}"[:400]) from None
     backend = getattr(tok, "backend_tokenizer", None)
     if backend is None:

@@ -20,7 +20,7 @@ from ..facts import Facts, gather
 from ..rules import selected
 from ..rules.runner import RuleRun, run_static, run_weights
 from .edits import apply_edits
-from .plan import REINIT, RepairPlan, Unfixed, make_plan
+from .plan import REINIT, CheckpointRepair, Unfixed, make_plan
 from .surgical import unsupported, write_surgical
 from .transformers_route import write_transformers
 from .verify import (
@@ -33,7 +33,7 @@ from .verify import (
 )
 from .writer import atomic_folder, check_output, default_output
 
-__all__ = ["METHODS", "VERIFY_LOAD", "RepairPlan", "Unfixed", "fix_checkpoint", "make_plan"]
+__all__ = ["METHODS", "VERIFY_LOAD", "CheckpointRepair", "Unfixed", "fix_checkpoint", "make_plan"]
 
 METHODS = ("surgical", "transformers")
 VERIFY_LOAD = ("auto", "always", "never")
@@ -146,7 +146,7 @@ def flagged_rows(weight_facts: Any) -> dict[str, tuple[int, ...]]:
     return {s.stats.tensor: tuple(int(i) for i in s.flagged()) for s in weight_facts.sides}
 
 
-def _write(facts: Any, src: Path, out_path: Path, plan: RepairPlan, used: str, info: dict[str, Any], rules: Any,
+def _write(facts: Any, src: Path, out_path: Path, plan: CheckpointRepair, used: str, info: dict[str, Any], rules: Any,
            before: list[Finding], *, force: bool, tokenizer: str | Path | None, mean_resizing: bool,
            verify_load: str, weights: bool = False) -> tuple[RuleRun, Facts]:
     """Write the fixed checkpoint to a temporary folder, prove it, then rename it to ``out_path``."""
@@ -192,7 +192,7 @@ def _unchanged_tokenizer(facts: Any, src: Path, out: Path, tokenizer: str | Path
     return tok if same else None
 
 
-def _settle(plan: RepairPlan, before: list[Finding], after: list[Finding]) -> tuple[tuple[AppliedFix, ...], list[Unfixed]]:
+def _settle(plan: CheckpointRepair, before: list[Finding], after: list[Finding]) -> tuple[tuple[AppliedFix, ...], list[Unfixed]]:
     """Findings without a fix of their own that the other fixes resolved count as fixed; the rest stay unfixed."""
     remaining = {(f.code, f.message) for f in after}
     keys = {(f.code, f.location.file, f.location.key, f.location.tensor, f.location.token) for f in after}

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 from ..errors import AuditError
-from .plan import RepairPlan
+from .plan import CheckpointRepair
 
 
-def apply_edits(src: Path, dst: Path, plan: RepairPlan) -> None:
+def apply_edits(src: Path, dst: Path, plan: CheckpointRepair) -> None:
     by_file: dict[str, list] = {}
     for edit in plan.json_edits:
         by_file.setdefault(edit.file, []).append(edit)

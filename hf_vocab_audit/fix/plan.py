@@ -52,7 +52,7 @@ class Unfixed:
 
 
 @dataclass(frozen=True)
-class RepairPlan:
+class CheckpointRepair:
     rows_before: int | None
     rows_after: int | None
     grow: dict[str, int]  # tensor name -> new size of its vocabulary dimension
@@ -117,7 +117,7 @@ def make_plan(
     tokenizer_editable: bool = True,
     reinit_exclude: dict[str, tuple[int, ...]] | None = None,
     no_reinit: str | None = None,
-) -> RepairPlan:
+) -> CheckpointRepair:
     """One repair plan from the active findings; unsafe fixes only when ``unsafe``.
 
     ``reinit_exclude``: per tensor, the rows the weights analysis found untrained (left out of the mean that
@@ -305,7 +305,7 @@ def _tokenizer_config(facts: Facts) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
-def _finish(b: _Builder, pad_to_multiple_of: int | None) -> RepairPlan:
+def _finish(b: _Builder, pad_to_multiple_of: int | None) -> CheckpointRepair:
     facts = b.facts
     rows_before = facts.input_rows
     tensors = vocab_tensors(facts)
@@ -340,7 +340,7 @@ def _finish(b: _Builder, pad_to_multiple_of: int | None) -> RepairPlan:
         spare = rows_before - tok.max_id - 1
         b.notes.append(f"the {rows_before} embedding rows already cover every token id (up to {tok.max_id}"
                        f"{f', {spare} padding rows spare' if spare else ''}): no resize needed")
-    return RepairPlan(
+    return CheckpointRepair(
         rows_before=rows_before,
         rows_after=rows_after,
         grow=grow,

@@ -18,7 +18,7 @@ from ..facts.vocab_geometry import as_rows
 from ..io.dtypes import FLOAT_DTYPES, from_float32
 from ..io.rows import mean_of_rows
 from ..io.safetensors_header import TensorInfo
-from .plan import RepairPlan
+from .plan import CheckpointRepair
 
 
 def unsupported_reinit(t: TensorInfo) -> str | None:
@@ -38,7 +38,7 @@ def trained_mean(path: Path, t: TensorInfo, trained: int, leave_out: np.ndarray)
     return mean, count
 
 
-def mean_row_bytes(path: Path, t: TensorInfo, plan: RepairPlan) -> bytes:
+def mean_row_bytes(path: Path, t: TensorInfo, plan: CheckpointRepair) -> bytes:
     """The stored bytes of one re-initialised row of ``t``."""
     leave_out = np.asarray(plan.reinit[t.name] + plan.reinit_exclude.get(t.name, ()), np.int64)
     mean, _count = trained_mean(path, t, plan.trained_rows or as_rows(t)[0], leave_out)

@@ -25,7 +25,7 @@ from ..facts.vocab_geometry import as_rows, vocab_axis, vocab_dim, vocab_tensors
 from ..io.dtypes import FLOAT_DTYPES, from_float32
 from ..io.rows import mean_of_rows
 from ..io.safetensors_header import TensorInfo
-from .plan import RepairPlan
+from .plan import CheckpointRepair
 
 CHUNK_BYTES = 64 * 1024 * 1024  # streaming copies
 ZERO_FILL_SUFFIXES = ("final_logits_bias",)  # transformers pads these with zeros, not the mean
@@ -40,7 +40,7 @@ class GrownTensor:
     fill: str  # "mean" or "zeros"
 
 
-def unsupported(facts: Facts, plan: RepairPlan) -> str | None:
+def unsupported(facts: Facts, plan: CheckpointRepair) -> str | None:
     """Why the surgical path cannot carry out ``plan`` on this checkpoint (then use transformers), or None."""
     tensors = facts.tensors
     if tensors is None or tensors.format != "safetensors":
@@ -133,7 +133,7 @@ def header_bytes(header: dict) -> bytes:
     return struct.pack("<Q", len(raw)) + raw
 
 
-def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: RepairPlan) -> list[GrownTensor]:
+def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: CheckpointRepair) -> list[GrownTensor]:
     """Write ``shard`` to ``dst`` with its vocabulary tensors grown and the plan's rows re-initialised;
     every other byte copied."""
     from .reinit import mean_row_bytes, write_rows
@@ -173,7 +173,7 @@ def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: RepairPlan) -> list
     return grown
 
 
-def write_surgical(facts: Facts, dst: Path, plan: RepairPlan) -> list[GrownTensor]:
+def write_surgical(facts: Facts, dst: Path, plan: CheckpointRepair) -> list[GrownTensor]:
     """Write the whole checkpoint to ``dst``: rewritten shards, a fixed index, everything else copied."""
     src = facts.model_dir
     tensors = facts.tensors

@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import AuditError
 from ..facts import Facts
 from ..facts.tensors import BIN, BIN_INDEX, SAFETENSORS, SAFETENSORS_INDEX
-from .plan import RepairPlan
+from .plan import CheckpointRepair
 from .surgical import copy_tree
 
 WRITTEN_BY_SAVE = ("config.json", "generation_config.json")
@@ -44,7 +44,7 @@ def load_model(folder: Path, facts: Facts, **kwargs: Any) -> Any:
         raise AuditError(folder, f"transformers cannot load it ({exc.__class__.__name__}: {first})"[:400]) from None
 
 
-def write_transformers(facts: Facts, dst: Path, plan: RepairPlan, *, mean_resizing: bool = True) -> dict[str, Any]:
+def write_transformers(facts: Facts, dst: Path, plan: CheckpointRepair, *, mean_resizing: bool = True) -> dict[str, Any]:
     """Load, grow (only ever up) and save with transformers; copy every other file. Returns what it did."""
     model = load_model(facts.model_dir, facts, dtype="auto")
     rows = model.get_input_embeddings().weight.shape[0]

@@ -21,7 +21,7 @@ from ..facts import Facts, gather
 from ..facts.vocab_geometry import as_rows, vocab_axis, vocab_dim
 from ..io.dtypes import FLOAT_DTYPES, to_float32
 from ..io.safetensors_header import DTYPE_BITS, TensorInfo
-from .plan import RepairPlan
+from .plan import CheckpointRepair
 from .reinit import mean_row_bytes
 
 AUTO_LOAD_LIMIT = 512 * 1024 * 1024  # bytes of weights under which --verify-load auto loads the model
@@ -61,7 +61,7 @@ def _finite(path: Path, t: TensorInfo, start: int) -> bool:
     return ok
 
 
-def compare_safetensors(src: Facts, out: Facts, plan: RepairPlan, output: Path) -> dict[str, int]:
+def compare_safetensors(src: Facts, out: Facts, plan: CheckpointRepair, output: Path) -> dict[str, int]:
     """Bitwise comparison of every input tensor with the output (old rows only, for grown tensors)."""
     before, after = src.tensors.tensors, out.tensors.tensors  # type: ignore[union-attr]
     compared = nbytes = 0
@@ -96,7 +96,7 @@ def compare_safetensors(src: Facts, out: Facts, plan: RepairPlan, output: Path) 
     return {"tensors_compared": compared, "bytes_compared": nbytes}
 
 
-def compare_state_dicts(src: Facts, output: Path, plan: RepairPlan) -> dict[str, int]:
+def compare_state_dicts(src: Facts, output: Path, plan: CheckpointRepair) -> dict[str, int]:
     """For the transformers route: old rows and every other parameter equal, through torch."""
     import torch
 
@@ -189,7 +189,7 @@ def reread(output: Path, tokenizer: Path | None, unchanged_tokenizer: Any = None
         raise VerificationError(output, f"verification failed, nothing written: {exc.problem}") from None
 
 
-def check_reinit_rows(src: Path, t: TensorInfo, out: Path, o: TensorInfo, plan: RepairPlan, output: Path) -> None:
+def check_reinit_rows(src: Path, t: TensorInfo, out: Path, o: TensorInfo, plan: CheckpointRepair, output: Path) -> None:
     """Every re-initialised row of the output holds the finite mean of the input's trained rows."""
     row = mean_row_bytes(src, t, plan)
     if not np.isfinite(to_float32(np.frombuffer(row, FLOAT_DTYPES[t.dtype]), t.dtype)).all():

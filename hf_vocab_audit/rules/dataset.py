@@ -14,8 +14,8 @@ from ..dataset import checks as k
 from .registry import Hit, Scope, rule
 
 if TYPE_CHECKING:
-    from ..dataset.kernel import Violation
     from ..dataset.scan import DatasetFacts
+    from ..dataset.summary import Violation
 
 TOP = 5  # offending values named in a message
 

@@ -6,7 +6,7 @@ import numpy as np
 from dataset_builders import write_jsonl
 
 from hf_vocab_audit import audit
-from hf_vocab_audit.dataset.kernel import HIST_BINS, HIST_OVER, histogram
+from hf_vocab_audit.dataset.summary import HIST_BINS, HIST_OVER, histogram
 from hf_vocab_audit.formats import plots, render
 
 

@@ -8,12 +8,13 @@ import numpy as np
 import pyarrow as pa
 
 from hf_vocab_audit.dataset import kernel as k
+from hf_vocab_audit.dataset import summary as s
 
-CTX = k.ScanContext(
+CTX = s.ScanContext(
     "src", "train",
-    (k.ColumnPlan("input_ids", k.INPUT_IDS), k.ColumnPlan("label", k.CLASS_LABEL),
-     k.ColumnPlan("labels", k.LM_LABELS, input_ids_column="input_ids")),
-    k.Limits(input_rows=50, output_rows=50, positions=6, num_labels=3),
+    (s.ColumnRole("input_ids", k.INPUT_IDS), s.ColumnRole("label", k.CLASS_LABEL),
+     s.ColumnRole("labels", k.LM_LABELS, input_ids_column="input_ids")),
+    s.Limits(input_rows=50, output_rows=50, positions=6, num_labels=3),
 )
 
 
@@ -27,7 +28,7 @@ def _table(n: int, seed: int) -> pa.Table:
     })
 
 
-def _batched(table: pa.Table, cuts: list[int]) -> list[k.Summary]:
+def _batched(table: pa.Table, cuts: list[int]) -> list[s.Summary]:
     out, start = [], 0
     for end in [*cuts, table.num_rows]:
         out.append(k.summarize(table.slice(start, end - start), start, CTX))
@@ -45,10 +46,10 @@ def test_merge_is_associative_and_order_free():
         rng.shuffle(parts)
         left = parts[0]
         for p in parts[1:]:
-            left = k.merge(left, p)
+            left = s.merge(left, p)
         right = parts[-1]
         for p in reversed(parts[:-1]):
-            right = k.merge(p, right)
+            right = s.merge(p, right)
         assert left == whole
         assert right == whole
 
