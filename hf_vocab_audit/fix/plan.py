@@ -1,82 +1,15 @@
-"""Turn a report's FixPlans into one deduplicated repair plan (what to grow, which JSON keys to set)."""
+"""Turn the findings' FixPlans into one deduplicated :class:`CheckpointRepair` (what to grow, which keys to set)."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
 
 from ..core.findings import Applicability, AppliedFix, Finding
 from ..errors import AuditError
 from ..facts import Facts
 from ..facts.vocab_geometry import vocab_axis, vocab_dim, vocab_tensors
-
-# Never-emitted tokens that may serve as pad, best first (matched on the lower-cased token text).
-PAD_NAMES = ("pad",)
-RESERVED_NAMES = ("reserved", "unused")
-NEW_PAD_CANDIDATES = ("<pad>", "<|pad|>", "[PAD]")
-REINIT = "reinit-untrained-rows"
-
-
-@dataclass(frozen=True)
-class JsonEdit:
-    """Set ``key`` (dotted path) in ``file``; ``include`` keeps a list and makes sure it holds ``value``."""
-
-    file: str
-    key: str
-    value: Any
-    include: bool = False
-
-    def apply(self, data: dict[str, Any]) -> None:
-        *parents, last = self.key.split(".")
-        node = data
-        for part in parents:
-            node = node.setdefault(part, {})
-        current = node.get(last)
-        if self.include and isinstance(current, list):
-            node[last] = [self.value] + [v for v in current if v != self.value]
-        else:
-            node[last] = self.value
-
-
-@dataclass(frozen=True)
-class Unfixed:
-    """A finding ``--fix`` leaves alone, and why."""
-
-    code: str
-    message: str
-    reason: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message, "reason": self.reason}
-
-
-@dataclass(frozen=True)
-class CheckpointRepair:
-    rows_before: int | None
-    rows_after: int | None
-    grow: dict[str, int]  # tensor name -> new size of its vocabulary dimension
-    trained_rows: int | None  # rows whose mean seeds the new rows (padding past the tokenizer excluded)
-    json_edits: tuple[JsonEdit, ...]
-    new_tokens: tuple[str, ...]  # special tokens to add to tokenizer.json
-    applied: tuple[AppliedFix, ...]
-    unfixed: tuple[Unfixed, ...]
-    notes: tuple[str, ...] = field(default=())
-    # tensor name -> rows set to the mean of its trained rows (--unsafe-fixes, HVA601/HVA602)
-    reinit: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    # tensor name -> rows left out of that mean besides the reinitialised ones (untrained, low-norm, pad)
-    reinit_exclude: dict[str, tuple[int, ...]] = field(default_factory=dict)
-
-    @property
-    def changes_weights(self) -> bool:
-        return bool(self.grow or self.reinit)
-
-    @property
-    def edited_files(self) -> set[str]:
-        files = {e.file for e in self.json_edits}
-        if self.new_tokens:
-            files.add("tokenizer.json")
-        return files
+from .pad_token import new_pad, pad_candidate, tokenizer_config
+from .repair import REINIT, CheckpointRepair, JsonEdit, Unfixed
 
 
 def _round_up(n: int, multiple: int | None) -> int:
@@ -214,64 +147,16 @@ def _sync_ids(b: _Builder, f: Finding) -> None:
     b.done(f)
 
 
-def _pad_candidate(facts: Facts) -> tuple[str, int] | None:
-    """An existing special token no one uses that can serve as pad: a 'pad' name first, then 'reserved'."""
-    tok = facts.tokenizer
-    assert tok is not None
-    taken = {content for content, _ in tok.special_tokens.values()}  # bos, eos, unk...: in use
-    template = tok.chat_template or ""
-    rows = facts.input_rows
-    for names in (PAD_NAMES, RESERVED_NAMES):
-        found = [
-            (t.id, t.content)
-            for t in tok.added_tokens
-            if t.special and t.content not in taken and t.content not in template
-            and any(n in t.content.lower() for n in names)
-        ]
-        if names is PAD_NAMES:
-            for content in NEW_PAD_CANDIDATES:
-                token_id = tok.backend.token_to_id(content)
-                if token_id is not None and content not in taken:
-                    found.append((token_id, content))
-        if found:
-            inside = [c for c in found if rows is None or c[0] < rows]
-            token_id, content = min(inside or found)
-            return content, token_id
-    return None
-
-
-def _new_pad(facts: Facts) -> tuple[str, int] | str:
-    """(content, id) of a new pad token as the tokenizers library would add it, or why it cannot."""
-    from tokenizers import AddedToken, Tokenizer
-
-    tok = facts.tokenizer
-    assert tok is not None
-    path = tok.folder / "tokenizer.json"
-    if not path.exists():
-        return "the tokenizer has no tokenizer.json to add a <pad> token to"
-    content = next((c for c in NEW_PAD_CANDIDATES if tok.backend.token_to_id(c) is None), None)
-    if content is None:
-        return "no free name for a new pad token"
-    backend = Tokenizer.from_str(path.read_text(encoding="utf-8"))
-    if backend.get_vocab_size(with_added_tokens=True) != tok.length:
-        return "tokenizer_config.json declares tokens tokenizer.json lacks: re-save the tokenizer first"
-    backend.add_special_tokens([AddedToken(content, special=True, normalized=False)])
-    token_id = backend.token_to_id(content)
-    if token_id != tok.max_id + 1:
-        return f"the tokenizers library would put {content!r} at id {token_id}, not after the largest id"
-    return content, token_id
-
-
 def _set_pad(b: _Builder, findings: list[Finding]) -> None:
     facts = b.facts
     if not b.tokenizer_editable:
         for f in findings:
             b.skip(f, "the tokenizer is outside MODEL_DIR (--tokenizer): --fix edits only MODEL_DIR")
         return
-    choice = _pad_candidate(facts)
+    choice = pad_candidate(facts)
     added = False
     if choice is None:
-        new = _new_pad(facts)
+        new = new_pad(facts)
         if isinstance(new, str):
             for f in findings:
                 b.skip(f, new)
@@ -285,7 +170,7 @@ def _set_pad(b: _Builder, findings: list[Finding]) -> None:
         b.edit(JsonEdit("special_tokens_map.json", "pad_token", content))
     if added:
         b.new_tokens.append(content)
-        config = _tokenizer_config(facts)
+        config = tokenizer_config(facts)
         if isinstance(config.get("added_tokens_decoder"), dict):
             entry = {"content": content, "lstrip": False, "normalized": False, "rstrip": False,
                      "single_word": False, "special": True}
@@ -298,11 +183,6 @@ def _set_pad(b: _Builder, findings: list[Finding]) -> None:
     how = f"a new special token {content!r} (id {token_id})" if added else f"{content!r} (id {token_id})"
     for f in findings:
         b.done(f, f"pad token set to {how}; config and generation_config pad_token_id follow")
-
-
-def _tokenizer_config(facts: Facts) -> dict[str, Any]:
-    path = facts.tokenizer.folder / "tokenizer_config.json"  # type: ignore[union-attr]
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
 def _finish(b: _Builder, pad_to_multiple_of: int | None) -> CheckpointRepair:

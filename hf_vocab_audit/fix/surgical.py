@@ -25,7 +25,7 @@ from ..facts.vocab_geometry import as_rows, vocab_axis, vocab_dim, vocab_tensors
 from ..io.dtypes import FLOAT_DTYPES, from_float32
 from ..io.rows import mean_of_rows
 from ..io.safetensors_header import TensorInfo
-from .plan import CheckpointRepair
+from .repair import CheckpointRepair
 
 CHUNK_BYTES = 64 * 1024 * 1024  # streaming copies
 ZERO_FILL_SUFFIXES = ("final_logits_bias",)  # transformers pads these with zeros, not the mean

@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import AuditError
 from ..facts import Facts
 from ..facts.tensors import BIN, BIN_INDEX, SAFETENSORS, SAFETENSORS_INDEX
-from .plan import CheckpointRepair
+from .repair import CheckpointRepair
 from .surgical import copy_tree
 
 WRITTEN_BY_SAVE = ("config.json", "generation_config.json")

@@ -21,8 +21,8 @@ from ..facts import Facts, gather
 from ..facts.vocab_geometry import as_rows, vocab_axis, vocab_dim
 from ..io.dtypes import FLOAT_DTYPES, to_float32
 from ..io.safetensors_header import DTYPE_BITS, TensorInfo
-from .plan import CheckpointRepair
 from .reinit import mean_row_bytes
+from .repair import CheckpointRepair
 
 AUTO_LOAD_LIMIT = 512 * 1024 * 1024  # bytes of weights under which --verify-load auto loads the model
 BLOCK = 16 * 1024 * 1024

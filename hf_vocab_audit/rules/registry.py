@@ -19,7 +19,8 @@ NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
 # Modules that register rules; each extension (dataset, weights) adds its own module here.
-RULE_MODULES = ("safety", "vocab", "special_tokens", "positions", "classification", "dataset", "weights")
+RULE_MODULES = ("safety", "vocab", "special_tokens", "positions", "classification", "dataset", "dataset_labels",
+                "dataset_lm_labels", "weights")
 
 
 class Scope(str, enum.Enum):

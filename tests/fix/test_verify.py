@@ -32,7 +32,7 @@ def test_a_changed_byte_in_a_copied_tensor_fails_verification(tmp_path, guard_in
 
 def test_a_finding_that_survives_the_fix_fails_verification(tmp_path, guard_input, monkeypatch):
     src = guard_input(broken(tmp_path / "m"))
-    from hf_vocab_audit import fix as fix_module
+    from hf_vocab_audit.fix import pipeline as fix_module
 
     def unedited(src, dst, plan):  # the edited files copied as they were: config vocab_size stays stale
         for name in plan.edited_files:

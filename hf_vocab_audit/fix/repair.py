@@ -1,0 +1,72 @@
+"""What ``--fix`` will do to a checkpoint: one :class:`CheckpointRepair` (tensors to grow, rows to
+re-initialise, JSON edits, tokenizer edits) and the findings it leaves :class:`Unfixed`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.findings import AppliedFix
+
+REINIT = "reinit-untrained-rows"
+
+
+@dataclass(frozen=True)
+class JsonEdit:
+    """Set ``key`` (dotted path) in ``file``; ``include`` keeps a list and makes sure it holds ``value``."""
+
+    file: str
+    key: str
+    value: Any
+    include: bool = False
+
+    def apply(self, data: dict[str, Any]) -> None:
+        *parents, last = self.key.split(".")
+        node = data
+        for part in parents:
+            node = node.setdefault(part, {})
+        current = node.get(last)
+        if self.include and isinstance(current, list):
+            node[last] = [self.value] + [v for v in current if v != self.value]
+        else:
+            node[last] = self.value
+
+
+@dataclass(frozen=True)
+class Unfixed:
+    """A finding ``--fix`` leaves alone, and why."""
+
+    code: str
+    message: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class CheckpointRepair:
+    rows_before: int | None
+    rows_after: int | None
+    grow: dict[str, int]  # tensor name -> new size of its vocabulary dimension
+    trained_rows: int | None  # rows whose mean seeds the new rows (padding past the tokenizer excluded)
+    json_edits: tuple[JsonEdit, ...]
+    new_tokens: tuple[str, ...]  # special tokens to add to tokenizer.json
+    applied: tuple[AppliedFix, ...]
+    unfixed: tuple[Unfixed, ...]
+    notes: tuple[str, ...] = field(default=())
+    # tensor name -> rows set to the mean of its trained rows (--unsafe-fixes, HVA601/HVA602)
+    reinit: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # tensor name -> rows left out of that mean besides the reinitialised ones (untrained, low-norm, pad)
+    reinit_exclude: dict[str, tuple[int, ...]] = field(default_factory=dict)
+
+    @property
+    def changes_weights(self) -> bool:
+        return bool(self.grow or self.reinit)
+
+    @property
+    def edited_files(self) -> set[str]:
+        files = {e.file for e in self.json_edits}
+        if self.new_tokens:
+            files.add("tokenizer.json")
+        return files
