@@ -79,6 +79,7 @@ def make_report(target: str, facts: Facts, run: RuleRun, start: float, extra: di
         tool_version=__version__,
         findings=sort_findings(list(run.findings)),
         skipped=run.skipped + skipped,
+        errors=run.errors,
         facts=facts.summary() | (facts_update or {}),
         fixes=fixes,
         rules_run=run.ran,

@@ -77,3 +77,34 @@ def test_every_format_agrees_with_the_exit_status(models, run_cli, tmp_path, mod
     assert data["exit_zero"] == ("--exit-zero" in flags)
     if model == "allowed":
         assert data["summary"]["allowed"] >= 1 and data["failing"] == 0
+
+
+def test_a_failing_source_is_recorded_and_the_audit_goes_on(models, run_cli, tmp_path, monkeypatch):
+    """Report.errors, modelscan-style: the weights analysis fails, the static findings are still reported,
+    every format says ERROR and the process exits 2."""
+    from hf_vocab_audit import AuditError, audit
+    from hf_vocab_audit.weights import analysis
+
+    def unreadable(facts):
+        raise AuditError(facts.model_dir / "model.safetensors", "cannot map tensor 'embed_tokens.weight'")
+
+    monkeypatch.setattr(analysis, "gather_weights", unreadable)
+    report = audit(models["error"], weights=True)
+    assert len(report.errors) == 1 and "cannot map tensor" in report.errors[0]
+    assert any(f.code == "HVA101" for f in report.findings)
+    assert {s.rule for s in report.skipped if s.rule} >= {"HVA601", "HVA602"}
+    assert report.verdict().verdict == "ERROR" and report.exit_code() == 2
+
+    args = ["check", models["error"], "--weights", "--exit-zero"]
+    files = {}
+    for fmt in FORMATS:
+        files[fmt] = tmp_path / f"report.{fmt}"
+        args += ["--format", fmt, "--output-file", files[fmt]]
+    code, _, _ = run_cli(*args)
+    assert code == 2
+    outputs = {fmt: path.read_text(encoding="utf-8") for fmt, path in files.items()}
+    data = json.loads(outputs["json"])
+    assert data["verdict"] == "ERROR" and data["exit_code"] == 2 and data["errors"]
+    assert json.loads(outputs["sarif"])["runs"][0]["invocations"][0]["exitCode"] == 2
+    assert outputs["text"].strip().splitlines()[-1].startswith("ERROR")
+    assert 'id="verdict">ERROR<' in outputs["html"] and "hf-vocab-audit ERROR" in outputs["markdown"]

@@ -25,6 +25,7 @@ class FailOn(str, enum.Enum):
 
 FAIL_ON = tuple(f.value for f in FailOn)
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+VERDICTS = {EXIT_OK: "PASS", EXIT_FINDINGS: "FAIL", EXIT_ERROR: "ERROR"}
 
 # The report's JSON fields that state the verdict (reports/schema/report.schema.json says the same).
 VERDICT_FIELDS = ("exit_code", "verdict", "fail_on", "exit_zero", "failing")
@@ -59,7 +60,11 @@ def failing(findings: Sequence[Finding], fail_on: str | FailOn) -> list[Finding]
 
 @dataclass(frozen=True)
 class Outcome:
-    """What the gate decided: ``exit_code`` is the process exit status, ``verdict`` says it in a word."""
+    """What the gate decided: ``exit_code`` is the process exit status, ``verdict`` says it in a word.
+
+    ``ERROR`` (exit 2): part of the audit could not run (``Report.errors``), whatever the findings and
+    exit-zero say, as when the whole audit cannot run.
+    """
 
     fail_on: FailOn
     exit_zero: bool
@@ -69,11 +74,11 @@ class Outcome:
 
     @property
     def verdict(self) -> str:
-        return "FAIL" if self.exit_code else "PASS"
+        return VERDICTS[self.exit_code]
 
     @property
     def fails(self) -> bool:
-        """True when the findings at or above fail-on fail the gate (never under exit-zero)."""
+        """True when the gate does not pass: findings at or above fail-on (never under exit-zero), or errors."""
         return self.exit_code != EXIT_OK
 
     def summary_line(self) -> str:
@@ -89,8 +94,10 @@ class Outcome:
                 "exit_zero": self.exit_zero, "failing": self.failing}
 
 
-def decide(findings: Sequence[Finding], fail_on: str | FailOn = FailOn.ERROR, exit_zero: bool = False) -> Outcome:
+def decide(findings: Sequence[Finding], fail_on: str | FailOn = FailOn.ERROR, exit_zero: bool = False,
+           errors: Sequence[str] = ()) -> Outcome:
     """The one place the verdict is computed."""
     level = fail_on_value(fail_on)
     n = len(failing(findings, level))
-    return Outcome(level, exit_zero, n, EXIT_OK if exit_zero or not n else EXIT_FINDINGS, count(findings))
+    code = EXIT_ERROR if errors else EXIT_OK if exit_zero or not n else EXIT_FINDINGS
+    return Outcome(level, exit_zero, n, code, count(findings))

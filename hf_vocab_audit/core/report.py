@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .findings import AppliedFix, Finding, Skipped, Source
-from .outcome import FAIL_ON, FailOn, Outcome, count, decide, failing
+from .outcome import EXIT_FINDINGS, FAIL_ON, FailOn, Outcome, count, decide, failing
 
 # 1.1: ``exit_code`` is the process exit status (0 under exit-zero); ``verdict``, ``exit_zero`` and ``failing``
 # were added; skipped entries may name their ``rule``.
@@ -41,20 +41,20 @@ class Report:
 
     def exit_code(self, fail_on: str | FailOn = FailOn.ERROR) -> int:
         """0 when no finding is at or above ``fail_on``, else 1 (2 is for audits that could not run)."""
-        return decide(self.findings, fail_on).exit_code
+        return decide(self.findings, fail_on, errors=self.errors).exit_code
 
     def judged(self, fail_on: str | FailOn = FailOn.ERROR, exit_zero: bool = False) -> Report:
         """This report with its :class:`Outcome` decided and attached."""
-        return replace(self, outcome=decide(self.findings, fail_on, exit_zero))
+        return replace(self, outcome=decide(self.findings, fail_on, exit_zero, self.errors))
 
     def verdict(self) -> Outcome:
         """The attached outcome; a report nobody judged (a library ``audit()``) gets the default gate's."""
-        return self.outcome if self.outcome is not None else decide(self.findings)
+        return self.outcome if self.outcome is not None else decide(self.findings, errors=self.errors)
 
     def gate_failures(self) -> list[Finding]:
         """The findings that fail the gate: none when it passes (exit-zero included)."""
         outcome = self.verdict()
-        return self.failing(outcome.fail_on) if outcome.fails else []
+        return self.failing(outcome.fail_on) if outcome.exit_code == EXIT_FINDINGS else []
 
     def to_dict(self) -> dict[str, Any]:
         out = {

@@ -19,7 +19,7 @@ body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;c
 main{max-width:1100px;margin:0 auto;padding:24px}
 h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
 .verdict{display:inline-block;padding:4px 12px;border-radius:4px;color:#fff;font-weight:700}
-.FAIL{background:#c0392b}.PASS{background:#27ae60}
+.FAIL,.ERROR{background:#c0392b}.PASS{background:#27ae60}
 .counts span{margin-right:14px}.muted{color:#777}
 table{border-collapse:collapse;width:100%;background:#fff;font-size:13px}
 td,th{border:1px solid #e3e3e3;padding:5px 7px;text-align:left;vertical-align:top}

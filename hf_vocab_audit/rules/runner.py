@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.findings import Finding, Skipped
+from ..errors import AuditError
 from ..facts import Facts
 from ..facts.locations import with_lines
 from ..facts.requirements import missing_fact
@@ -24,9 +25,11 @@ class RuleRun:
     findings: tuple[Finding, ...] = ()
     skipped: tuple[Skipped, ...] = ()
     ran: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()  # sources that failed while the rest of the audit went on
 
     def __add__(self, other: RuleRun) -> RuleRun:
-        return RuleRun(self.findings + other.findings, self.skipped + other.skipped, self.ran + other.ran)
+        return RuleRun(self.findings + other.findings, self.skipped + other.skipped, self.ran + other.ran,
+                       self.errors + other.errors)
 
 
 def run_scope(rules: Iterable[Rule], scope: Scope, subject: Any,
@@ -57,13 +60,21 @@ def run_static(facts: Facts, rules: Iterable[Rule], *, lines: bool = True) -> Ru
 
 
 def run_weights(facts: Facts, rules: Iterable[Rule]) -> tuple[RuleRun, WeightFacts | None]:
-    """The ``--weights`` rules: gather the embedding statistics (numpy) only when one is selected."""
+    """The ``--weights`` rules: gather the embedding statistics (numpy) only when one is selected.
+
+    A matrix that cannot be read is recorded in ``RuleRun.errors`` (the report's errors: exit code 2) and
+    its rules are skipped; the static findings are still reported.
+    """
     chosen = [r for r in rules if r.scope is Scope.WEIGHTS]
     if not chosen:
         return RuleRun(), None
     from ..weights.analysis import gather_weights
 
-    weights, skipped = gather_weights(facts)
+    try:
+        weights, skipped = gather_weights(facts)
+    except AuditError as exc:
+        reason = f"the weights analysis failed: {exc}"
+        return RuleRun(errors=(f"--weights: {exc}",)) + run_scope(chosen, Scope.WEIGHTS, None, lambda _r: reason), None
     if weights is None:
         reason = skipped[0].reason if skipped else "no weights"
         return RuleRun(skipped=tuple(skipped)) + run_scope(chosen, Scope.WEIGHTS, None, lambda _r: reason), None
