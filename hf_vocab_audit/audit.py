@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .core.findings import AppliedFix, Skipped, Source
+from .core.findings import AppliedFix, FixResult, Skipped, Source
 from .core.report import Report, sort_findings
 from .facts import Facts, gather
 from .rules import selected
@@ -68,8 +68,8 @@ def audit(
 
 
 def make_report(target: str, facts: Facts, run: RuleRun, start: float, extra: dict[str, Any] | None = None, *,
-                skipped: tuple[Skipped, ...] = (), fixes: tuple[AppliedFix, ...] = (), source: Source = Source.FOLDER,
-                facts_update: dict[str, Any] | None = None) -> Report:
+                skipped: tuple[Skipped, ...] = (), fixes: tuple[AppliedFix, ...] = (), fix: FixResult | None = None,
+                source: Source = Source.FOLDER, facts_update: dict[str, Any] | None = None) -> Report:
     """The report of one audit: findings sorted, facts summarised, timed from ``start``.
 
     ``skipped`` is further work not done, ``fixes`` what ``--fix`` applied, ``facts_update`` overrides summary facts.
@@ -82,6 +82,7 @@ def make_report(target: str, facts: Facts, run: RuleRun, start: float, extra: di
         errors=run.errors,
         facts=facts.summary() | (facts_update or {}),
         fixes=fixes,
+        fix=fix,
         rules_run=run.ran,
         duration_s=time.perf_counter() - start,
         extra=extra or {},

@@ -153,3 +153,46 @@ class AppliedFix:
             "description": self.description,
             "applicability": self.applicability.value,
         }
+
+
+@dataclass(frozen=True)
+class Unfixed:
+    """A finding ``--fix`` leaves alone, and why."""
+
+    code: str
+    message: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class FixResult:
+    """What ``--fix`` did beyond the fixes applied: where it wrote, how, what it left unfixed and why,
+    and how the output was verified (the report's ``fix`` section)."""
+
+    input: str
+    output: str
+    method: str  # "surgical", "transformers", or "copy" when no weight changed
+    rows_before: int | None
+    rows_after: int | None
+    unfixed: tuple[Unfixed, ...] = ()
+    notes: tuple[str, ...] = ()
+    verification: dict[str, Any] = field(default_factory=dict)
+    reinit: dict[str, tuple[int, ...]] | None = None  # tensor -> token rows set to the mean of the trained rows
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "input": self.input,
+            "output": self.output,
+            "method": self.method,
+            "rows_before": self.rows_before,
+            "rows_after": self.rows_after,
+            "unfixed": [u.to_dict() for u in self.unfixed],
+            "notes": list(self.notes),
+            "verification": self.verification,
+        }
+        if self.reinit:
+            out["reinit"] = {name: list(ids) for name, ids in self.reinit.items()}
+        return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .findings import AppliedFix, Finding, Skipped, Source
+from .findings import AppliedFix, Finding, FixResult, Skipped, Source
 from .outcome import EXIT_FINDINGS, FAIL_ON, FailOn, Outcome, count, decide, failing
 
 # 1.1: ``exit_code`` is the process exit status (0 under exit-zero); ``verdict``, ``exit_zero`` and ``failing``
@@ -26,6 +26,7 @@ class Report:
     rules_run: tuple[str, ...] = ()
     duration_s: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)  # per-extension sections (dataset, weights, fix)
+    fix: FixResult | None = None  # what --fix did (hf_vocab_audit.fix)
     source: Source = Source.FOLDER  # a folder target's files are paths from the repository root
     outcome: Outcome | None = None  # decided by the gate (hf_vocab_audit.gate); renderers only read it
 
@@ -70,6 +71,8 @@ class Report:
             "rules_run": list(self.rules_run),
             "duration_s": round(self.duration_s, 3),
         }
+        if self.fix is not None:
+            out["fix"] = self.fix.to_dict()
         out.update(self.extra)
         out.update(self.verdict().to_dict())
         return out

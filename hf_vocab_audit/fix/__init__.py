@@ -2,7 +2,7 @@
 
     from hf_vocab_audit.fix import fix_checkpoint
     report = fix_checkpoint("path/to/model", output="path/to/model-fixed")
-    report.fixes      # what was applied;  report.extra["fix"]["unfixed"]: what was not, and why
+    report.fixes      # what was applied;  report.fix.unfixed: what was not, and why
 
 Modules: ``pipeline`` (the steps in order), ``plan`` (findings -> one :class:`CheckpointRepair`),
 ``pad_token`` (choosing a pad token), ``surgical`` / ``transformers_route`` (two ways to write it),
@@ -11,8 +11,9 @@ Modules: ``pipeline`` (the steps in order), ``plan`` (findings -> one :class:`Ch
 
 from __future__ import annotations
 
+from ..core.findings import FixResult, Unfixed
 from .pipeline import METHODS, VERIFY_LOAD, fix_checkpoint
 from .plan import make_plan
-from .repair import CheckpointRepair, Unfixed
+from .repair import CheckpointRepair
 
-__all__ = ["METHODS", "VERIFY_LOAD", "CheckpointRepair", "Unfixed", "fix_checkpoint", "make_plan"]
+__all__ = ["METHODS", "VERIFY_LOAD", "CheckpointRepair", "FixResult", "Unfixed", "fix_checkpoint", "make_plan"]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..audit import make_report
-from ..core.findings import Applicability, AppliedFix, Finding, Skipped
+from ..core.findings import Applicability, AppliedFix, Finding, FixResult, Skipped
 from ..core.report import Report
 from ..errors import AuditError
 from ..facts import Facts, gather
@@ -53,7 +53,7 @@ def fix_checkpoint(
     """Apply the fixes the audit offers to a copy of ``model_dir`` and return the audit of that copy.
 
     The copy is written to a temporary sibling of ``output`` (default ``<model_dir>-fixed``), verified,
-    then renamed into place; ``Report.fixes`` lists what was applied and ``Report.extra["fix"]`` the
+    then renamed into place; ``Report.fixes`` lists what was applied and ``Report.fix`` (a :class:`FixResult`) the
     unfixed findings, notes and verification. ``accept`` marks the input's findings an allowlist accepts
     (``Finding.allowed``): those are left alone, not "fixed". ``weights=True`` also runs the ``--weights`` rules on the
     input and the output; with ``unsafe_fixes`` their untrained token rows are set to the mean of the
@@ -115,21 +115,11 @@ def fix_checkpoint(
     weights_section = info.pop("weights", None)
     fixes, unfixed = _settle(plan, before, list(after.findings))
     load_skip = (Skipped("--verify-load", info["load"]),) if info["load"].startswith("skipped") else ()
-    extra = {
-        "input": str(src),
-        "output": str(out_path),
-        "method": used if plan.changes_weights else "copy",
-        "rows_before": plan.rows_before,
-        "rows_after": plan.rows_after,
-        "unfixed": [u.to_dict() for u in unfixed],
-        "notes": notes,
-        "verification": info,
-    }
-    if plan.reinit:
-        extra["reinit"] = {name: list(ids) for name, ids in plan.reinit.items()}
+    result = FixResult(str(src), str(out_path), used if plan.changes_weights else "copy", plan.rows_before,
+                       plan.rows_after, tuple(unfixed), tuple(notes), info, dict(plan.reinit) or None)
     return make_report(str(out_path), out_facts, after, start,
-                       {"fix": extra, **({"weights": weights_section} if weights_section else {})},
-                       skipped=load_skip, fixes=fixes,
+                       {"weights": weights_section} if weights_section else {},
+                       skipped=load_skip, fixes=fixes, fix=result,
                        facts_update={"weight_files": list(out_facts.tensors.files) if out_facts.tensors else []})
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.findings import AppliedFix
+from ..core.findings import AppliedFix, Unfixed
 
 REINIT = "reinit-untrained-rows"
 
@@ -30,18 +30,6 @@ class JsonEdit:
             node[last] = [self.value] + [v for v in current if v != self.value]
         else:
             node[last] = self.value
-
-
-@dataclass(frozen=True)
-class Unfixed:
-    """A finding ``--fix`` leaves alone, and why."""
-
-    code: str
-    message: str
-    reason: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message, "reason": self.reason}
 
 
 @dataclass(frozen=True)

@@ -34,17 +34,17 @@ def _facts_lines(report: Report) -> list[str]:
 
 def _fix_lines(console: Console, report: Report) -> None:
     """The --fix section: where it wrote, findings left unfixed and why, notes."""
-    fix = report.extra.get("fix")
-    if not fix:
+    fix = report.fix
+    if fix is None:
         return
-    console.print(f"  written to {escape(fix['output'])} ({escape(fix['method'])})", style="dim")
-    if fix["unfixed"]:
+    console.print(f"  written to {escape(fix.output)} ({escape(fix.method)})", style="dim")
+    if fix.unfixed:
         console.print()
-        console.print(f"[bold]NOT FIXED ({len(fix['unfixed'])})[/]")
-        for u in fix["unfixed"]:
-            console.print(f"  {u['code']} {escape(u['message'])}")
-            console.print(f"    why: {escape(u['reason'])}", style="dim")
-    for note in fix["notes"]:
+        console.print(f"[bold]NOT FIXED ({len(fix.unfixed)})[/]")
+        for u in fix.unfixed:
+            console.print(f"  {u.code} {escape(u.message)}")
+            console.print(f"    why: {escape(u.reason)}", style="dim")
+    for note in fix.notes:
         console.print(f"  note: {escape(note)}", style="dim")
 
 

@@ -27,7 +27,7 @@ def test_real_minilm_with_added_tokens(tmp_path, minilm_dir, guard_input):
 
     assert [f.code for f in report.fixes] == ["HVA101"]
     assert report.exit_code() == 0
-    assert report.extra["fix"]["verification"]["load"].startswith("ok")
+    assert report.to_dict()["fix"]["verification"]["load"].startswith("ok")
     before, after = state(src), state(tmp_path / "out")
     emb = "embeddings.word_embeddings.weight"
     assert after[emb].shape == (30525, 384)

@@ -24,9 +24,9 @@ def test_padded_checkpoint_is_never_shrunk_or_touched(tmp_path, guard_input):
     assert report.fixes == ()
     assert tree_hashes(tmp_path / "out") == tree_hashes(src)  # a byte-for-byte copy
     assert [f.code for f in report.findings] == ["HVA105"]  # padding stays: it is not a bug
-    assert report.extra["fix"]["rows_after"] == 128
+    assert report.to_dict()["fix"]["rows_after"] == 128
     assert "128 embedding rows already cover every token id (up to 99, 28 padding rows spare)" in \
-        report.extra["fix"]["notes"][0]
+        report.to_dict()["fix"]["notes"][0]
 
 
 def test_tokens_added_inside_padded_rows_need_no_resize(tmp_path, guard_input):
@@ -35,8 +35,8 @@ def test_tokens_added_inside_padded_rows_need_no_resize(tmp_path, guard_input):
     make_tokenizer(src, 100, added_special=["<|im_start|>", "<|im_end|>"])
     guard_input(src)
     report = fix_checkpoint(src, output=tmp_path / "out")
-    assert report.extra["fix"]["verification"]["grown"] == []
-    assert "no resize needed" in report.extra["fix"]["notes"][0]
+    assert report.to_dict()["fix"]["verification"]["grown"] == []
+    assert "no resize needed" in report.to_dict()["fix"]["notes"][0]
     assert state(tmp_path / "out")["model.embed_tokens.weight"].shape == (128, 16)
 
 
@@ -79,7 +79,7 @@ def test_unsafe_fixes_are_listed_but_not_applied_without_the_flag(tmp_path, guar
     make_tokenizer(src, 104, pad=None)
     guard_input(src)
     report = fix_checkpoint(src, output=tmp_path / "out")
-    unfixed = report.extra["fix"]["unfixed"]
+    unfixed = report.to_dict()["fix"]["unfixed"]
     assert [u["code"] for u in unfixed] == ["HVA203"]
     assert "--unsafe-fixes" in unfixed[0]["reason"]
     assert [f.code for f in report.findings] == ["HVA203"]
@@ -124,7 +124,7 @@ def test_special_ids_sync_to_the_tokenizer_only_when_unsafe(tmp_path, guard_inpu
     codes = sorted(f.code for f in audit(src).findings)
     assert codes == ["HVA201", "HVA202"]
     safe = fix_checkpoint(src, output=tmp_path / "safe")
-    assert safe.fixes == () and sorted(u["code"] for u in safe.extra["fix"]["unfixed"]) == codes
+    assert safe.fixes == () and sorted(u["code"] for u in safe.to_dict()["fix"]["unfixed"]) == codes
     report = fix_checkpoint(src, output=tmp_path / "out", unsafe_fixes=True)
     assert sorted(f.code for f in report.fixes) == codes
     assert json.loads((tmp_path / "out" / "config.json").read_text())["eos_token_id"] == 2

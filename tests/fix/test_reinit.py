@@ -48,9 +48,9 @@ def test_unsafe_fix_sets_untrained_rows_to_the_trained_mean(tmp_path, guard_inpu
     assert fixes == [("HVA601", "reinit-untrained-rows", "unsafe")] * 2
     assert {f.description for f in report.fixes} == {
         f"set row {i} of {EMB}, {HEAD} to the mean of the trained rows" for i in (100, 101)}
-    assert report.extra["fix"]["reinit"] == {HEAD: [100, 101], EMB: [100, 101]}
-    assert report.extra["fix"]["method"] == "surgical"
-    assert [u["code"] for u in report.extra["fix"]["unfixed"]] == ["HVA105"]  # padding rows: info, nothing to fix
+    assert report.to_dict()["fix"]["reinit"] == {HEAD: [100, 101], EMB: [100, 101]}
+    assert report.to_dict()["fix"]["method"] == "surgical"
+    assert [u["code"] for u in report.to_dict()["fix"]["unfixed"]] == ["HVA105"]  # padding rows: info, nothing to fix
     before, after = state(src), state(tmp_path / "out")
     assert before.keys() == after.keys()
     for name in (EMB, HEAD):
@@ -70,7 +70,7 @@ def test_unsafe_fix_sets_untrained_rows_to_the_trained_mean(tmp_path, guard_inpu
     # (the two rows are identical; the analysis' own mean takes in the loud padding rows, ours does not)
     assert [f.details["token_id"] for f in remaining] == [100, 101]
     assert all("identical to row" in f.message and "all zero" not in f.message for f in remaining)
-    assert "weights" in report.extra and report.extra["fix"]["verification"]["load"].startswith("ok")
+    assert "weights" in report.extra and report.to_dict()["fix"]["verification"]["load"].startswith("ok")
 
 
 def test_reinit_and_growth_share_one_rewrite(tmp_path, guard_input):
@@ -82,7 +82,7 @@ def test_reinit_and_growth_share_one_rewrite(tmp_path, guard_input):
     report = fix_checkpoint(src, output=tmp_path / "out", weights=True, unsafe_fixes=True)
 
     assert sorted({f.code for f in report.fixes}) == ["HVA101", "HVA102", "HVA601"]
-    assert report.extra["fix"]["reinit"] == {HEAD: [100, 101], EMB: [100, 101]}
+    assert report.to_dict()["fix"]["reinit"] == {HEAD: [100, 101], EMB: [100, 101]}
     before, after = state(src), state(tmp_path / "out")
     for name in (EMB, HEAD):
         a, b = after[name], before[name]
@@ -112,7 +112,7 @@ def test_transformers_route_lists_the_rows_unfixed(tmp_path, guard_input):
     src = guard_input(llama_with_rows(tmp_path / "m", zero=CHAT))
     report = fix_checkpoint(src, output=tmp_path / "out", weights=True, unsafe_fixes=True, method="transformers")
     assert report.fixes == ()
-    assert [u["reason"] for u in report.extra["fix"]["unfixed"]] == [
+    assert [u["reason"] for u in report.to_dict()["fix"]["unfixed"]] == [
         "the transformers route does not re-initialise rows"] * 2
     assert torch.equal(state(tmp_path / "out")[EMB][100:], torch.zeros(2, 16))
 
@@ -121,7 +121,7 @@ def test_low_norm_row_is_reinitialised_on_its_side_only(tmp_path, guard_input):
     src = guard_input(llama_with_rows(tmp_path / "m", scale={"<|im_end|>": 1e-3}))
     report = fix_checkpoint(src, output=tmp_path / "out", weights=True, unsafe_fixes=True)
     assert [f.code for f in report.fixes] == ["HVA602"]
-    assert report.extra["fix"]["reinit"] == {HEAD: [101], EMB: [101]}
+    assert report.to_dict()["fix"]["reinit"] == {HEAD: [101], EMB: [101]}
     before, after = state(src), state(tmp_path / "out")
     assert torch.allclose(after[EMB][101].double(), _expected_mean(before[EMB], 102, [101]), rtol=1e-6, atol=1e-7)
 

@@ -113,7 +113,7 @@ def test_final_logits_bias_grows_with_zeros_like_transformers(tmp_path, guard_in
 def test_bert_mlm_prediction_bias_grows(tmp_path, guard_input):
     src = guard_input(broken(tmp_path / "m", "bert", 100))
     report = fix_checkpoint(src, output=tmp_path / "out", verify_load="always")
-    grown = {g["name"]: g for g in report.extra["fix"]["verification"]["grown"]}
+    grown = {g["name"]: g for g in report.to_dict()["fix"]["verification"]["grown"]}
     assert grown["cls.predictions.bias"]["new"] == 102 and grown["cls.predictions.bias"]["fill"] == "mean"
     fixed, before = state(tmp_path / "out"), state(src)
     assert torch.equal(fixed["cls.predictions.bias"][:100], before["cls.predictions.bias"])

@@ -22,8 +22,8 @@ def test_bin_checkpoint_is_loaded_safely_and_written_as_safetensors(tmp_path, gu
 
     report = fix_checkpoint(src, output=tmp_path / "out", verify_load="always")
 
-    assert report.extra["fix"]["method"] == "transformers"
-    assert "the weights are not safetensors" in report.extra["fix"]["notes"][0]
+    assert report.to_dict()["fix"]["method"] == "transformers"
+    assert "the weights are not safetensors" in report.to_dict()["fix"]["notes"][0]
     assert report.facts["weights_format"] == "safetensors" and report.exit_code() == 0
     assert not (tmp_path / "out" / "pytorch_model.bin").exists()
     fixed = state(tmp_path / "out")
@@ -37,7 +37,7 @@ def test_both_methods_keep_the_same_old_rows_and_parameters(tmp_path, guard_inpu
     src = guard_input(broken(tmp_path / "m", dtype=torch.bfloat16, tie_word_embeddings=False))
     fix_checkpoint(src, output=tmp_path / "surgical")
     report = fix_checkpoint(src, output=tmp_path / "tf", method="transformers", mean_resizing=False)
-    assert report.extra["fix"]["method"] == "transformers"
+    assert report.to_dict()["fix"]["method"] == "transformers"
     ours, theirs = state(tmp_path / "surgical"), state(tmp_path / "tf")
     assert ours.keys() == theirs.keys()
     for name in ours:
