@@ -14,30 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AuditError, first_line
-from ..io.jsonfile import MAX_TOKENIZER_BYTES, check_inside, read_bytes, read_json_object, short_integers
+from ..io.jsonfile import MAX_TOKENIZER_BYTES, check_inside, read_bytes, read_json_object
+from .added_tokens import AddedTokenConflict, AddedTokenInfo
+from .added_tokens import added_contents as _added_contents
+from .added_tokens import added_tokens_decoder as _added_tokens_decoder
+from .added_tokens import token_content as _token_content
+from .added_tokens import tokenizer_json_conflicts as _tokenizer_json_conflicts
 from .transformers_tables import model_input_names, tokenizer_class_for
 
 ROLES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")
 VERY_LARGE = int(1e29)  # transformers' VERY_LARGE_INTEGER (1e30) means "no limit set"
-MAX_TOKEN_ID = 2**32  # the tokenizers library stores ids as u32
 SLOW_FILES = ("vocab.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json")
-
-
-@dataclass(frozen=True)
-class AddedTokenInfo:
-    id: int
-    content: str
-    special: bool
-
-
-@dataclass(frozen=True)
-class AddedTokenConflict:
-    """Two declarations that disagree: one content at two ids, or one id with two contents."""
-
-    file: str
-    description: str
-    ids: tuple[int, ...]
-    contents: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -77,14 +64,6 @@ class TokenizerFacts:
     def encode(self, text: str) -> list[int]:
         """Ids of ``text`` without the special tokens a template would add."""
         return self.backend.encode(text, add_special_tokens=False).ids
-
-
-def _token_content(value: Any) -> str | None:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict) and isinstance(value.get("content"), str):
-        return value["content"]
-    return None
 
 
 def _special_strings(config: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
@@ -215,89 +194,6 @@ def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFact
         tuple(conflicts),
         config.get("auto_map") if isinstance(config.get("auto_map"), dict) else None,
     )
-
-
-def _added_contents(backend: Any) -> set[str]:
-    return {t.content for t in backend.get_added_tokens_decoder().values()}
-
-
-def _added_tokens_decoder(path: Path, config: dict[str, Any]) -> dict[int, tuple[str, bool]]:
-    raw = config.get("added_tokens_decoder")
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise AuditError(path, '"added_tokens_decoder" must be an object')
-    out: dict[int, tuple[str, bool]] = {}
-    for key, value in raw.items():
-        content = _token_content(value)
-        try:
-            token_id = int(key)
-        except ValueError:
-            raise AuditError(path, f'"added_tokens_decoder" key {key[:100]!r} is not an integer id') from None
-        if not 0 <= token_id < MAX_TOKEN_ID:
-            raise AuditError(path, f'"added_tokens_decoder" id {key[:100]} is outside 0..{MAX_TOKEN_ID - 1}')
-        if content is None:
-            raise AuditError(path, f'"added_tokens_decoder" entry {key!r} has no "content" string')
-        out[token_id] = (content, bool(value.get("special", False)) if isinstance(value, dict) else False)
-    return out
-
-
-def _added_tokens_section(raw: bytes) -> list[object]:
-    """tokenizer.json's top-level ``added_tokens`` list, decoded alone (the vocabulary is not parsed)."""
-    import json
-
-    needle = b'"added_tokens"'
-    start = 0
-    while (at := raw.find(needle, start)) != -1:
-        start = at + len(needle)
-        if raw[at - 1 : at] == b"\\":
-            continue
-        colon = raw.find(b":", start)
-        if colon == -1 or raw[start:colon].strip():
-            continue
-        try:
-            with short_integers():
-                value, _ = json.JSONDecoder().raw_decode(raw[colon + 1 :].lstrip().decode("utf-8", "replace"))
-        except (ValueError, RecursionError):
-            return []
-        return value if isinstance(value, list) else []
-    return []
-
-
-def _tokenizer_json_conflicts(raw: bytes, backend: Any) -> list[AddedTokenConflict]:
-    """Duplicates inside tokenizer.json's own ``added_tokens`` list (the library keeps only one)."""
-    by_id: dict[int, set[str]] = {}
-    by_content: dict[str, set[int]] = {}
-    for entry in _added_tokens_section(raw):
-        if isinstance(entry, dict) and isinstance(entry.get("id"), int) and isinstance(entry.get("content"), str):
-            by_id.setdefault(entry["id"], set()).add(entry["content"])
-            by_content.setdefault(entry["content"], set()).add(entry["id"])
-    for content, ids in by_content.items():
-        base = backend.model.token_to_id(content)
-        if base is not None and any(i != base for i in ids):
-            ids.add(base)
-    out = []
-    for token_id, contents in sorted(by_id.items()):
-        if len(contents) > 1:
-            out.append(
-                AddedTokenConflict(
-                    "tokenizer.json",
-                    f"added_tokens gives id {token_id} to {len(contents)} tokens: {sorted(contents)}",
-                    (token_id,),
-                    tuple(sorted(contents)),
-                )
-            )
-    for content, ids in sorted(by_content.items()):
-        if len(ids) > 1:
-            out.append(
-                AddedTokenConflict(
-                    "tokenizer.json",
-                    f"{content!r} is declared at {len(ids)} ids: {sorted(ids)}",
-                    tuple(sorted(ids)),
-                    (content,),
-                )
-            )
-    return out
 
 
 def _max_length(path: Path, value: Any) -> int | None:
