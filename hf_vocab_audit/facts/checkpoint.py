@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..io.safetensors_header import TensorInfo
 from .config import ConfigFacts, GenerationFacts
 from .embeddings import EmbeddingFacts
 from .tensors import CheckpointTensors
@@ -25,6 +26,23 @@ class Facts:
     def input_rows(self) -> int | None:
         return self.embeddings.input_rows if self.embeddings else None
 
+    # Narrowed facts for rules: the runner skips a rule whose requirement is missing
+    # (facts.requirements), so inside a rule these never raise.
+
+    def required_tokenizer(self) -> TokenizerFacts:
+        """The tokenizer, for a rule that requires ``Requirement.TOKENIZER`` or ``CHAT_TEMPLATE``."""
+        if self.tokenizer is None:
+            raise MissingFact("tokenizer")
+        return self.tokenizer
+
+    def required_input(self) -> RowsTensor:
+        """The input embedding matrix (with its row count), for ``Requirement.INPUT_EMBEDDING``."""
+        return _rows_tensor(self.embeddings.input if self.embeddings else None, "input_embedding")
+
+    def required_output(self) -> RowsTensor:
+        """The untied output embedding matrix, for ``Requirement.UNTIED_OUTPUT``."""
+        return _rows_tensor(self.embeddings.output if self.embeddings else None, "untied_output")
+
     def summary(self) -> dict[str, object]:
         """The facts a person wants at the top of a report."""
         emb, tok, cfg = self.embeddings, self.tokenizer, self.config
@@ -44,6 +62,25 @@ class Facts:
             "model_max_length": tok.model_max_length if tok else None,
             "special_token_ids": {role: i for role, (_c, i) in sorted(tok.special_tokens.items())} if tok else {},
         }
+
+
+class MissingFact(RuntimeError):
+    """A rule ran without a fact its requirements promise: a bug in the rule's ``requires``."""
+
+
+@dataclass(frozen=True)
+class RowsTensor:
+    """A vocabulary matrix known to have rows: name, file and row count, typed for the rules."""
+
+    name: str
+    file: str
+    rows: int
+
+
+def _rows_tensor(info: TensorInfo | None, what: str) -> RowsTensor:
+    if info is None or info.rows is None:
+        raise MissingFact(what)
+    return RowsTensor(info.name, info.file, info.rows)
 
 
 def _tensor(info: object) -> dict[str, object] | None:

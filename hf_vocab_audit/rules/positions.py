@@ -23,19 +23,19 @@ def model_max_length_exceeds_positions(facts: Facts):
     Fix:
     Set `model_max_length` in tokenizer_config.json to the usable positions (`--fix` does).
     """
-    tok = facts.tokenizer
+    tok = facts.required_tokenizer()
     usable = usable_positions(facts)
-    if usable is None or tok.model_max_length is None:  # type: ignore[union-attr]
+    if usable is None or tok.model_max_length is None:
         return
     limit, source = usable
-    if tok.model_max_length <= limit:  # type: ignore[union-attr]
+    if tok.model_max_length <= limit:
         return
     yield Hit(
-        f"tokenizer model_max_length {tok.model_max_length} > the {limit} positions the model can use "  # type: ignore[union-attr]
+        f"tokenizer model_max_length {tok.model_max_length} > the {limit} positions the model can use "
         f"({source})",
         Location(file="tokenizer_config.json", key="model_max_length"),
         fix=FixPlan("set-model-max-length", f"set model_max_length to {limit}", Applicability.SAFE, {"value": limit}),
-        details={"model_max_length": tok.model_max_length, "usable_positions": limit},  # type: ignore[union-attr]
+        details={"model_max_length": tok.model_max_length, "usable_positions": limit},
     )
 
 
@@ -50,9 +50,9 @@ def model_max_length_unset(facts: Facts):
     Fix:
     Set `model_max_length` in tokenizer_config.json to the usable positions (`--fix` does).
     """
-    tok = facts.tokenizer
+    tok = facts.required_tokenizer()
     usable = usable_positions(facts)
-    if usable is None or tok.model_max_length is not None:  # type: ignore[union-attr]
+    if usable is None or tok.model_max_length is not None:
         return
     yield Hit(
         f"the tokenizer sets no model_max_length; the model can use {usable[0]} positions ({usable[1]})",
@@ -76,9 +76,9 @@ def token_type_id_out_of_range(facts: Facts):
     Use the model's own tokenizer, or drop `token_type_ids` (`return_token_type_ids=False`; set
     `model_input_names` without it in tokenizer_config.json).
     """
-    tok = facts.tokenizer
+    tok = facts.required_tokenizer()
     emb = facts.embeddings
-    if not tok.returns_token_type_ids or not tok.pair_type_ids:  # type: ignore[union-attr]
+    if not tok.returns_token_type_ids or not tok.pair_type_ids:
         return
     if emb is not None and emb.token_type is not None:
         rows, source = emb.token_type.rows, emb.token_type.name
@@ -88,11 +88,11 @@ def token_type_id_out_of_range(facts: Facts):
         loc = Location(file="config.json", key="type_vocab_size")
     else:
         return
-    top = max(tok.pair_type_ids)  # type: ignore[union-attr]
+    top = max(tok.pair_type_ids)
     if top < rows:  # type: ignore[operator]
         return
     yield Hit(
         f"the tokenizer gives sentence pairs token_type_ids up to {top}, but {source} has {rows} row(s)",
         loc,
-        details={"token_type_ids": list(tok.pair_type_ids), "type_vocab_size": rows},  # type: ignore[union-attr]
+        details={"token_type_ids": list(tok.pair_type_ids), "type_vocab_size": rows},
     )

@@ -130,8 +130,8 @@ def missing_pad_token(facts: Facts):
     Use a reserved, never-emitted special token as pad (Llama-3's `<|finetune_right_pad_id|>`), or add a
     `<pad>` token and grow the embeddings; set `pad_token_id` in config and generation_config to match.
     """
-    tok = facts.tokenizer
-    if "pad" in tok.special_tokens:  # type: ignore[union-attr]
+    tok = facts.required_tokenizer()
+    if "pad" in tok.special_tokens:
         return
     yield Hit(
         "the tokenizer defines no pad_token: padded batches need one",
@@ -151,9 +151,9 @@ def pad_token_is_eos(facts: Facts):
     Fix:
     Use a distinct pad token (a reserved special token, or a new `<pad>` with resized embeddings).
     """
-    tok = facts.tokenizer
-    pad = tok.special_tokens.get("pad")  # type: ignore[union-attr]
-    eos = tok.special_tokens.get("eos")  # type: ignore[union-attr]
+    tok = facts.required_tokenizer()
+    pad = tok.special_tokens.get("pad")
+    eos = tok.special_tokens.get("eos")
     if not pad or not eos or pad[1] is None or pad[1] != eos[1]:
         return
     yield Hit(
@@ -164,10 +164,10 @@ def pad_token_is_eos(facts: Facts):
 
 
 def _template_hits(facts: Facts):
-    tok = facts.tokenizer
+    tok = facts.required_tokenizer()
     rows = facts.input_rows
-    for text in control_strings(tok.chat_template or ""):  # type: ignore[union-attr]
-        ids = tok.encode(text)  # type: ignore[union-attr]
+    for text in control_strings(tok.chat_template or ""):
+        ids = tok.encode(text)
         yield text, ids, rows
 
 
@@ -184,13 +184,13 @@ def chat_template_token_split(facts: Facts):
     Add the marker as a special token (`add_special_tokens`) and grow the embeddings, or use the chat
     template that belongs to this tokenizer.
     """
-    tok = facts.tokenizer
+    tok = facts.required_tokenizer()
     for text, ids, _rows in _template_hits(facts):
         if len(ids) == 1:
             continue
         yield Hit(
             f"chat template marker {text!r} encodes to {len(ids)} tokens {ids}, not one",
-            Location(file=tok.chat_template_file, token=text),  # type: ignore[union-attr]
+            Location(file=tok.chat_template_file, token=text),
             details={"marker": text, "ids": ids},
         )
 
@@ -207,14 +207,14 @@ def chat_template_token_out_of_range(facts: Facts):
     Fix:
     Grow the embeddings to cover the marker's id (`--fix`), or use the template of this model.
     """
-    tok = facts.tokenizer
+    tok = facts.required_tokenizer()
     for text, ids, rows in _template_hits(facts):
         bad = [i for i in ids if i >= rows]
         if not bad:
             continue
         yield Hit(
             f"chat template marker {text!r} encodes to id {bad[0]} >= the {rows} embedding rows",
-            Location(file=tok.chat_template_file, token=text, token_id=bad[0]),  # type: ignore[union-attr]
+            Location(file=tok.chat_template_file, token=text, token_id=bad[0]),
             details={"marker": text, "ids": ids, "rows": rows},
         )
 
@@ -232,8 +232,8 @@ def added_token_conflict(facts: Facts):
     Re-save the tokenizer from a clean load (`AutoTokenizer.from_pretrained(...).save_pretrained(...)`)
     after deciding which id each token must have.
     """
-    tok = facts.tokenizer
-    for conflict in tok.conflicts:  # type: ignore[union-attr]
+    tok = facts.required_tokenizer()
+    for conflict in tok.conflicts:
         yield Hit(
             conflict.description,
             Location(file=conflict.file, token=conflict.contents[0], token_id=conflict.ids[0]),

@@ -14,7 +14,7 @@ SHOW = 5  # offending tokens named in a message
 
 
 def _tokens(facts: Facts, ids: list[int]) -> tuple[str, list[dict[str, Any]]]:
-    tok = facts.tokenizer
+    tok = facts.required_tokenizer()
     assert tok is not None
     listed = [{"id": i, "token": tok.id_to_token(i)} for i in ids[:SHOW]]
     text = ", ".join(f"{t['token']!r} ({t['id']})" for t in listed)
@@ -47,17 +47,17 @@ def token_id_beyond_embedding(facts: Facts):
     Grow the embeddings to cover every id: `model.resize_token_embeddings(len(tokenizer))` only when
     the tokenizer is larger (never shrink: padded rows are trained), or `hf-vocab-audit check DIR --fix`.
     """
-    emb, tok = facts.embeddings, facts.tokenizer
-    rows = emb.input_rows  # type: ignore[union-attr]
-    ids = tok.ids_at_or_above(rows)  # type: ignore[union-attr,arg-type]
+    tok = facts.required_tokenizer()
+    rows = facts.required_input().rows
+    ids = tok.ids_at_or_above(rows)
     if not ids:
         return
     named, listed = _tokens(facts, ids)
     yield Hit(
-        f"the tokenizer can emit {len(ids)} id(s) >= the {rows} rows of {emb.input.name}: {named}",  # type: ignore[union-attr]
-        Location(file=emb.input.file, tensor=emb.input.name, token=listed[0]["token"], token_id=ids[0]),  # type: ignore[union-attr]
-        fix=_grow_fix(tok.max_id + 1, emb.input.name),  # type: ignore[union-attr]
-        details={"rows": rows, "tokenizer_length": tok.length, "max_id": tok.max_id,  # type: ignore[union-attr]
+        f"the tokenizer can emit {len(ids)} id(s) >= the {rows} rows of {facts.required_input().name}: {named}",
+        Location(file=facts.required_input().file, tensor=facts.required_input().name, token=listed[0]["token"], token_id=ids[0]),
+        fix=_grow_fix(tok.max_id + 1, facts.required_input().name),
+        details={"rows": rows, "tokenizer_length": tok.length, "max_id": tok.max_id,
                  "count": len(ids), "tokens": listed},
     )
 
@@ -75,17 +75,17 @@ def token_id_beyond_lm_head(facts: Facts):
     Resize the embeddings (transformers resizes an untied lm_head together with the input side) or run
     `hf-vocab-audit check DIR --fix`.
     """
-    emb, tok = facts.embeddings, facts.tokenizer
-    out = emb.output  # type: ignore[union-attr]
-    ids = tok.ids_at_or_above(out.rows)  # type: ignore[union-attr,arg-type]
+    tok = facts.required_tokenizer()
+    out = facts.required_output()
+    ids = tok.ids_at_or_above(out.rows)
     if not ids:
         return
     named, listed = _tokens(facts, ids)
     yield Hit(
-        f"the tokenizer can emit {len(ids)} id(s) >= the {out.rows} rows of {out.name}: {named}",  # type: ignore[union-attr]
-        Location(file=out.file, tensor=out.name, token=listed[0]["token"], token_id=ids[0]),  # type: ignore[union-attr]
-        fix=_grow_fix(tok.max_id + 1, out.name),  # type: ignore[union-attr]
-        details={"rows": out.rows, "count": len(ids), "tokens": listed},  # type: ignore[union-attr]
+        f"the tokenizer can emit {len(ids)} id(s) >= the {out.rows} rows of {out.name}: {named}",
+        Location(file=out.file, tensor=out.name, token=listed[0]["token"], token_id=ids[0]),
+        fix=_grow_fix(tok.max_id + 1, out.name),
+        details={"rows": out.rows, "count": len(ids), "tokens": listed},
     )
 
 
@@ -102,15 +102,15 @@ def config_vocab_size_mismatch(facts: Facts):
     Fix:
     Set `vocab_size` to the real number of rows (`resize_token_embeddings` does this), or `--fix`.
     """
-    cfg, emb = facts.config, facts.embeddings
-    rows = emb.input_rows  # type: ignore[union-attr]
+    cfg = facts.config
+    rows = facts.required_input().rows
     extra = EXTRA_INPUT_ROWS.get(cfg.model_type or "", 0)
     if cfg.vocab_size + extra == rows:  # type: ignore[operator]
         return
     key = cfg.text_prefix + "vocab_size"
     yield Hit(
-        f"config.json {key} is {cfg.vocab_size} but {emb.input.name} has {rows} rows",  # type: ignore[union-attr]
-        Location(file="config.json", key=key, tensor=emb.input.name),  # type: ignore[union-attr]
+        f"config.json {key} is {cfg.vocab_size} but {facts.required_input().name} has {rows} rows",
+        Location(file="config.json", key=key, tensor=facts.required_input().name),
         fix=FixPlan("set-config-vocab-size", f"set {key} to {rows}", Applicability.SAFE, {"key": key, "value": rows}),
         details={"config_vocab_size": cfg.vocab_size, "rows": rows},
     )
@@ -164,17 +164,17 @@ def padded_embedding_rows(facts: Facts):
     Fix:
     Nothing to fix. Never call `resize_token_embeddings(len(tokenizer))` on such a model: it shrinks.
     """
-    emb, tok = facts.embeddings, facts.tokenizer
-    rows = emb.input_rows  # type: ignore[union-attr]
-    used = tok.max_id + 1  # type: ignore[union-attr]
+    tok = facts.required_tokenizer()
+    rows = facts.required_input().rows
+    used = tok.max_id + 1
     if rows is None or rows <= used:
         return
     multiple = _pad_multiple(rows)
     pad = f", a multiple of {multiple}" if multiple and multiple >= 32 else ""
     yield Hit(
-        f"{rows - used} of the {rows} rows of {emb.input.name} (ids {used}..{rows - 1}) are padding "  # type: ignore[union-attr]
+        f"{rows - used} of the {rows} rows of {facts.required_input().name} (ids {used}..{rows - 1}) are padding "
         f"no token maps to (tokenizer emits ids up to {used - 1}{pad})",
-        Location(file=emb.input.file, tensor=emb.input.name),  # type: ignore[union-attr]
+        Location(file=facts.required_input().file, tensor=facts.required_input().name),
         details={"rows": rows, "used": used, "unused": rows - used, "multiple_of": multiple},
     )
 
@@ -192,12 +192,12 @@ def token_id_gap(facts: Facts):
     Size the embeddings from the largest id + 1, not `len(tokenizer)`; or re-create the added tokens so
     their ids are contiguous.
     """
-    tok = facts.tokenizer
-    if not tok.ids or tok.ids[-1] + 1 == len(tok.ids):  # type: ignore[union-attr]
+    tok = facts.required_tokenizer()
+    if not tok.ids or tok.ids[-1] + 1 == len(tok.ids):
         return  # contiguous: the common case, decided without numpy
     import numpy as np
 
-    ids = np.asarray(tok.ids, dtype=np.int64)  # type: ignore[union-attr]
+    ids = np.asarray(tok.ids, dtype=np.int64)
     starts = np.flatnonzero(np.diff(np.concatenate(([-1], ids))) > 1)
     ranges = []
     for s in starts[:SHOW]:
@@ -208,7 +208,7 @@ def token_id_gap(facts: Facts):
     text = ", ".join(f"{lo}" if lo == hi else f"{lo}..{hi}" for lo, hi in ranges)
     yield Hit(
         f"{missing} id(s) below the largest id {int(ids[-1])} belong to no token ({text}); "
-        f"len(tokenizer) is {tok.length} but ids reach {tok.max_id}",  # type: ignore[union-attr]
+        f"len(tokenizer) is {tok.length} but ids reach {tok.max_id}",
         Location(file="tokenizer.json"),
-        details={"missing": missing, "ranges": ranges, "length": tok.length, "max_id": tok.max_id},  # type: ignore[union-attr]
+        details={"missing": missing, "ranges": ranges, "length": tok.length, "max_id": tok.max_id},
     )
