@@ -87,7 +87,7 @@ def _named_tensors(model: Any) -> Iterator[tuple[str, Any]]:
     """Parameters (a shared one under its first name) and persistent buffers: the keys of the saved file."""
     yield from model.named_parameters()
     for prefix, module in model.named_modules():
-        skip = getattr(module, "_non_persistent_buffers_set", set())
+        skip: set[str] = getattr(module, "_non_persistent_buffers_set", set())
         for name, buf in getattr(module, "_buffers", {}).items():
             if buf is not None and name not in skip:
                 yield (f"{prefix}.{name}" if prefix else name), buf
