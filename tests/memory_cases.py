@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from builders import CHATML, new_model, new_tokenizer
+from builders import CHATML, STYLE_IDS, TINY, build_config, new_model, new_tokenizer
 
 # Rules a live model and tokenizer can never trigger: their causes exist only in files.
 FILE_ONLY = {
@@ -78,6 +78,28 @@ def _labels(id2label: dict[int, str], label2id: dict[str, int]) -> Callable[[Any
         model.config.label2id = dict(label2id)
 
     return change
+
+
+def _llava(rows: int) -> Any:
+    """A tiny Llava: transformers 5 renames its weights on load and back on save."""
+    import transformers
+
+    text = build_config("llama", rows)
+    vision = transformers.CLIPVisionConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                           num_attention_heads=2, image_size=8, patch_size=4)
+    torch.manual_seed(0)
+    return transformers.LlavaForConditionalGeneration(
+        transformers.LlavaConfig(text_config=text, vision_config=vision, image_token_index=rows - 1))
+
+
+def _mixtral(rows: int) -> Any:
+    """A tiny Mixtral: its experts are fused in memory and saved one tensor per expert."""
+    import transformers
+
+    torch.manual_seed(0)
+    return transformers.MixtralForCausalLM(transformers.MixtralConfig(
+        vocab_size=rows, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2, **TINY,
+        **STYLE_IDS["llama"]))
 
 
 def _add_chat_tokens(_model: Any, tok: Any) -> None:
@@ -156,6 +178,13 @@ CASES: tuple[Case, ...] = (
     Case("causal-score-head", lambda: _with(_pair("llama-cls", 104, model={"num_labels": 4}),
                                             _labels({0: "a", 1: "b"}, {"a": 0, "b": 1})),
          fires=("HVA401",)),
+    # Architectures whose saved tensor names differ from the live ones, and encoder-decoders
+    Case("llava-image-token-no-resize", lambda: (_llava(104), new_tokenizer(104, added_special=["<image>"])),
+         fires=("HVA101", "HVA102")),
+    Case("mixtral-healthy", lambda: (_mixtral(104), new_tokenizer(104)), quiet=("HVA101", "HVA102", "HVA104")),
+    Case("t5-added-token", lambda: _pair("t5", 104, added=["extra"]), fires=("HVA101",), quiet=("HVA102",)),
+    Case("bart-healthy", lambda: _pair("bart", 104, **_roberta(model_max_length=64)),
+         quiet=("HVA101", "HVA201", "HVA202", "HVA301")),
     # HVA0xx
     Case("remote-code-reference", lambda: _with(
         _pair("llama", 104), _set_config(auto_map={"AutoModelForCausalLM": "modeling_evil.EvilModel"})),

@@ -11,6 +11,7 @@ from builders import CHATML, checkpoint, edit_json, new_model, new_tokenizer
 from memory_cases import CASES, FILE_ONLY, Case
 
 from hf_vocab_audit import AuditError, Report, audit, facts_from_memory
+from hf_vocab_audit.facts.tensors import load_tensors
 from hf_vocab_audit.rules import all_rules
 
 FILE_KEYS = ("weights_format", "weight_files", "tokenizer_source")
@@ -43,6 +44,10 @@ def test_in_memory_audit_equals_the_saved_folder(case: Case, tmp_path):
     save_pair(model, tok, tmp_path)
     folder = audit(tmp_path)
     assert comparable(memory) == comparable(folder)
+    live, saved = facts_from_memory(model, tok).tensors, load_tensors(tmp_path)
+    assert live is not None and saved is not None
+    assert {n: (t.shape, t.dtype) for n, t in live.tensors.items()} == {
+        n: (t.shape, t.dtype) for n, t in saved.tensors.items()}  # every name as save_pretrained writes it
     fired = {f.code for f in memory.findings}
     assert set(case.fires) <= fired, f"{case.name} should fire {case.fires}, found {sorted(fired)}"
     assert not set(case.quiet) & fired, f"{case.name} should keep {case.quiet} quiet, found {sorted(fired)}"

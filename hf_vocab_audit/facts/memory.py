@@ -94,15 +94,54 @@ def _named_tensors(model: Any) -> Iterator[tuple[str, Any]]:
 
 
 def model_tensors(model: Any) -> tuple[CheckpointTensors, dict[int, str]]:
-    """Every saved tensor's name, dtype and shape; and the name of each tensor object (by ``id``)."""
+    """Every saved tensor's name, dtype and shape; and the saved name of each live tensor (by ``id``)."""
+    live: dict[str, Any] = {}
+    ignored = set(getattr(model, "_keys_to_ignore_on_save", None) or ())
+    seen: set[int] = set()
+    for name, tensor in _named_tensors(model):
+        if name in live or id(tensor) in seen or name in ignored:
+            continue
+        live[name] = tensor
+        seen.add(id(tensor))
+    saved = _saved_names(model, live)
     table: dict[str, TensorInfo] = {}
     names: dict[int, str] = {}
-    for name, tensor in _named_tensors(model):
-        if name in table or id(tensor) in names:
-            continue
-        table[name] = TensorInfo(name, _dtype(tensor), _shape(tensor), MODEL_FILE)
-        names[id(tensor)] = name
+    for name, (shape, dtype, tensor) in saved.items():
+        table[name] = TensorInfo(name, dtype, shape, MODEL_FILE)
+        if tensor is not None:
+            names[id(tensor)] = name
     return CheckpointTensors(MEMORY_FORMAT, (), None, table), names
+
+
+_Saved = dict[str, tuple[tuple[int, ...], str, Any]]  # saved name -> (shape, dtype, the live tensor or None)
+
+
+def _saved_names(model: Any, live: dict[str, Any]) -> _Saved:
+    """The names and shapes ``save_pretrained`` writes: transformers 5 reverts its load-time weight
+    conversions on save (Llava's ``model.language_model.*`` is saved as ``language_model.model.*``, fused
+    MoE experts are split again). The revert runs on meta-device stand-ins, so no memory is touched;
+    without transformers' conversion code, the live names stand.
+    """
+    plain: _Saved = {name: (_shape(t), _dtype(t), t) for name, t in live.items()}
+    if not type(model).__module__.startswith("transformers."):
+        return plain
+    try:
+        import torch
+        from transformers.core_model_loading import revert_weight_conversion
+    except ImportError:
+        return plain
+    stand_ins = {name: torch.empty(shape, dtype=live[name].dtype, device="meta") for name, (shape, _d, _t) in
+                 plain.items()}
+    origin = {id(t): name for name, t in stand_ins.items()}
+    try:
+        reverted = revert_weight_conversion(model, dict(stand_ins))
+    except Exception:  # noqa: BLE001 - transformers internals: keep the live names rather than fail the audit
+        return plain
+    out: _Saved = {}
+    for name, t in reverted.items():
+        source = origin.get(id(t))
+        out[name] = (tuple(int(d) for d in t.shape), _dtype(t), live[source] if source else None)
+    return out
 
 
 def _module_weight(model: Any, getter: str) -> Any:
