@@ -55,6 +55,26 @@ def test_in_memory_audit_equals_the_saved_folder(case: Case, tmp_path):
     assert memory.exit_code() == folder.exit_code()
 
 
+@pytest.mark.parametrize("fmt", ["json", "sarif", "text", "markdown", "html", "junit", "github"])
+def test_in_memory_reports_render_and_follow_the_schema(fmt):
+    from test_reports import validate
+
+    from hf_vocab_audit.formats import render
+
+    model, tok = new_model("llama", 104), new_tokenizer(104, added_special=["<|im_start|>"], chat_template=CHATML)
+    report = audit(model=model, tokenizer=tok)
+    text = render(report, fmt)
+    assert "HVA101" in text and "model.embed_tokens.weight" in text
+    if fmt == "json":
+        validate(json.loads(text))
+    if fmt == "sarif":  # objects in memory are no artifact a code-scanning upload could point at
+        uris = [loc["physicalLocation"]["artifactLocation"]["uri"] for run in json.loads(text)["runs"]
+                for result in run["results"] for loc in result.get("locations", [])]
+        assert not any(uri.startswith("<") for uri in uris)
+    if fmt == "github":
+        assert "file=<" not in text
+
+
 def test_every_static_rule_has_a_firing_and_a_quiet_live_case():
     static = {r.code for r in all_rules() if r.scope == "static"}
     fires = {code for case in CASES for code in case.fires}
@@ -167,3 +187,9 @@ def test_bad_arguments_say_what_to_pass(tmp_path):
         audit(model=object())
     with pytest.raises(AuditError, match="no `tokenizers` backend"):
         audit(model=model, tokenizer=object())
+
+
+def test_a_bare_tokenizers_object_is_audited_as_its_ids():
+    model, tok = new_model("llama", 104), new_tokenizer(106)
+    bare = audit(model=model, tokenizer=tok.backend_tokenizer)
+    assert [f.code for f in bare.findings] == ["HVA101", "HVA102", "HVA203"]  # no roles: no pad token either

@@ -196,12 +196,15 @@ def model_facts(model: Any) -> tuple[ConfigFacts, GenerationFacts | None, Checkp
 
 
 def tokenizer_facts(tokenizer: Any) -> TokenizerFacts:
-    """Facts of a live tokenizer (``PreTrainedTokenizerBase`` with a ``tokenizers`` backend).
+    """Facts of a live tokenizer (``PreTrainedTokenizerBase`` with a ``tokenizers`` backend, or a bare
+    ``tokenizers.Tokenizer``).
 
     The backend is copied first: the audit resets truncation and padding to encode, and the caller's
     tokenizer must not change.
     """
     backend = getattr(tokenizer, "backend_tokenizer", None) or getattr(tokenizer, "_tokenizer", None)
+    if backend is None and hasattr(tokenizer, "to_str") and hasattr(tokenizer, "get_added_tokens_decoder"):
+        backend = tokenizer  # a bare tokenizers.Tokenizer: ids and added tokens, no special-token roles
     label = f"<in-memory {type(tokenizer).__name__}>"
     if backend is None or not hasattr(backend, "to_str"):
         raise AuditError(label, "has no `tokenizers` backend (backend_tokenizer) to audit; pass a fast tokenizer")
