@@ -8,8 +8,10 @@ fixtures exist only as files (a live object cannot hold them), with the reason.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -21,6 +23,37 @@ FILE_ONLY = {
     "HVA207": "conflicting added-token declarations are two files disagreeing; a live tokenizer has one backend",
 }
 LABELS = {0: "neg", 1: "neu", 2: "pos"}
+FILE_KEYS = ("weights_format", "weight_files", "tokenizer_source")  # facts only a folder has
+
+
+def comparable(report: Any) -> dict[str, Any]:
+    """A report's findings, rules run and skipped, and facts, without the file names in-memory lacks."""
+    findings = []
+    for f in report.findings:
+        d = f.to_dict()
+        d["location"].pop("file", None)
+        findings.append(d)
+    facts = {k: v for k, v in report.facts.items() if k not in FILE_KEYS}
+    for side in ("input_embedding", "output_embedding"):
+        if facts.get(side):
+            facts[side] = {k: v for k, v in facts[side].items() if k != "file"}
+    return {"findings": findings, "rules_run": report.rules_run, "facts": facts,
+            "skipped": sorted(s.what for s in report.skipped)}
+
+
+_LOADED: dict[tuple[str, str], tuple[Any, Any]] = {}
+
+
+def loaded(folder: Path, tokenizer: Path | None = None) -> tuple[Any, Any]:
+    """The live model and tokenizer ``from_pretrained`` makes of a folder (each folder loaded once)."""
+    key = (str(folder), str(tokenizer or folder))
+    if key not in _LOADED:
+        import transformers
+
+        arch = json.loads((folder / "config.json").read_text())["architectures"][0]
+        _LOADED[key] = (getattr(transformers, arch).from_pretrained(folder),
+                        transformers.AutoTokenizer.from_pretrained(tokenizer or folder))
+    return _LOADED[key]
 
 
 @dataclass(frozen=True)

@@ -8,28 +8,11 @@ from typing import Any
 import pytest
 import torch
 from builders import CHATML, checkpoint, edit_json, new_model, new_tokenizer
-from memory_cases import CASES, FILE_ONLY, Case
+from memory_cases import CASES, FILE_ONLY, Case, comparable, loaded
 
-from hf_vocab_audit import AuditError, Report, audit, facts_from_memory
+from hf_vocab_audit import AuditError, audit, facts_from_memory
 from hf_vocab_audit.facts.tensors import load_tensors
 from hf_vocab_audit.rules import all_rules
-
-FILE_KEYS = ("weights_format", "weight_files", "tokenizer_source")
-
-
-def comparable(report: Report) -> dict[str, Any]:
-    """A report's findings, rules run and skipped, and facts, without the file names in-memory lacks."""
-    findings = []
-    for f in report.findings:
-        d = f.to_dict()
-        d["location"].pop("file", None)
-        findings.append(d)
-    facts = {k: v for k, v in report.facts.items() if k not in FILE_KEYS}
-    for side in ("input_embedding", "output_embedding"):
-        if facts[side]:
-            facts[side] = {k: v for k, v in facts[side].items() if k != "file"}
-    return {"findings": findings, "rules_run": report.rules_run, "facts": facts,
-            "skipped": sorted(s.what for s in report.skipped)}
 
 
 def save_pair(model: Any, tok: Any, folder) -> None:
@@ -97,6 +80,16 @@ def test_conflicting_added_tokens_are_resolved_by_transformers_on_load(tmp_path)
     tok.save_pretrained(tmp_path / "saved")
     assert comparable(memory) == comparable(audit(tmp_path / "files", tokenizer=tmp_path / "saved"))
     assert "HVA207" not in {f.code for f in memory.findings}
+
+
+def test_the_real_minilm_in_memory_equals_its_saved_folder(minilm_dir, tmp_path):
+    model, tok = loaded(minilm_dir)
+    memory = audit(model=model, tokenizer=tok)
+    save_pair(model, tok, tmp_path)
+    assert comparable(memory) == comparable(audit(tmp_path))
+    assert comparable(memory)["facts"] == comparable(audit(minilm_dir))["facts"]
+    assert memory.facts["input_embedding"] == {"name": "embeddings.word_embeddings.weight", "shape": [30522, 384],
+                                               "dtype": "F32", "file": "<model>"}
 
 
 def test_notebook_add_special_tokens_gets_the_findings_of_check(tmp_path, run_cli):
