@@ -135,6 +135,13 @@ def _mixtral(rows: int) -> Any:
         **STYLE_IDS["llama"]))
 
 
+def _set_pad(token: str) -> Callable[[Any, Any], None]:
+    def change(_model: Any, tok: Any) -> None:
+        tok.pad_token = token  # not added: it encodes as unk now, and is added at load after a save
+
+    return change
+
+
 def _add_chat_tokens(_model: Any, tok: Any) -> None:
     """What a notebook user does: new chat tokens and a template, and no resize."""
     tok.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
@@ -178,6 +185,8 @@ CASES: tuple[Case, ...] = (
                                                    chat_template=CHATML),
          quiet=("HVA101", "HVA205", "HVA206")),
     Case("special-token-not-in-vocab", lambda: _pair("llama", 104, pad="<newpad>"), fires=("HVA101",)),
+    Case("pad-set-to-unknown-string", lambda: _with(_pair("llama", 104), _set_pad("<newpad>")),
+         fires=("HVA101", "HVA201", "HVA202")),
     Case("added-special-tokens-consistent", lambda: _pair("llama", 110, 104, added_special=["<x>"]),
          quiet=("HVA207",)),
     # HVA3xx

@@ -218,6 +218,15 @@ def tokenizer_facts(tokenizer: Any) -> TokenizerFacts:
     for token in extra_obj.values() if isinstance(extra_obj, dict) else extra_obj:
         if str(token) not in extra:
             extra.append(str(token))
+    # A role set after construction (tokenizer.pad_token = "<pad>") to a string the vocabulary lacks encodes
+    # as unk now, and is added at the next id when the saved tokenizer is loaded: audit what will be loaded.
+    from tokenizers import AddedToken
+
+    added = {t.content for t in copy.get_added_tokens_decoder().values()}
+    for content in [*named.values(), *extra]:
+        if content not in added:
+            copy.add_tokens([AddedToken(content, special=True, normalized=False)])
+            added.add(content)
     max_length = getattr(tokenizer, "model_max_length", None)
     if isinstance(max_length, (int, float)) and not isinstance(max_length, bool) and max_length >= VERY_LARGE:
         max_length = None
