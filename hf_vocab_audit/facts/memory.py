@@ -4,8 +4,9 @@ The same facts a folder gives, read from what transformers uses right now, witho
 the config's JSON form, parameter names (the names ``save_pretrained`` writes) and shapes (``ds_shape``
 under DeepSpeed ZeRO-3, where ``param.shape`` is a placeholder), the modules ``get_input_embeddings()``
 and ``get_output_embeddings()`` return and whether they share one weight, ``generation_config``, and the
-tokenizer's backend ``tokenizers`` object with its special tokens, chat template and limits. Nothing here
-imports torch or transformers: the objects are read through their attributes.
+tokenizer's backend ``tokenizers`` object with its special tokens, chat template and limits. The objects
+are read through their attributes; torch and transformers are imported only to name a transformers
+model's tensors as it saves them (the caller has imported both already), never for a folder audit.
 """
 
 from __future__ import annotations
