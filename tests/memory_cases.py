@@ -125,6 +125,15 @@ def _llava(rows: int) -> Any:
         transformers.LlavaConfig(text_config=text, vision_config=vision, image_token_index=rows - 1))
 
 
+def _processor(tok: Any, template: str) -> Any:
+    """A LlavaProcessor around ``tok``: a multimodal model's tokenizer and chat template come in one object."""
+    import transformers
+
+    images = getattr(transformers, "CLIPImageProcessorPil", transformers.CLIPImageProcessor)
+    return transformers.LlavaProcessor(image_processor=images(size={"shortest_edge": 8}, crop_size=8),
+                                       tokenizer=tok, chat_template=template, patch_size=4)
+
+
 def _mixtral(rows: int) -> Any:
     """A tiny Mixtral: its experts are fused in memory and saved one tensor per expert."""
     import transformers
@@ -142,6 +151,10 @@ def _set_pad(token: str) -> Callable[[Any, Any], None]:
     return change
 
 
+def _resize(model: Any, tok: Any) -> None:
+    model.resize_token_embeddings(len(tok))
+
+
 def _add_chat_tokens(_model: Any, tok: Any) -> None:
     """What a notebook user does: new chat tokens and a template, and no resize."""
     tok.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
@@ -155,6 +168,8 @@ CASES: tuple[Case, ...] = (
                 "HVA002", "HVA401")),
     Case("add-special-tokens-no-resize", lambda: _with(_pair("llama", 104), _add_chat_tokens),
          fires=("HVA101", "HVA102", "HVA206"), quiet=("HVA205",)),
+    Case("add-special-tokens-then-resize", lambda: _with(_with(_pair("llama", 104), _add_chat_tokens), _resize),
+         quiet=("HVA101", "HVA102", "HVA103", "HVA104", "HVA205", "HVA206")),
     Case("gpt2-tied-added-tokens", lambda: _pair("gpt2", 100, added=[f"tok{i}" for i in range(8)]),
          fires=("HVA101",), quiet=("HVA102", "HVA104")),
     Case("config-vocab-size-128", lambda: _with(_pair("llama", 104), _set_config(vocab_size=128)),
@@ -223,6 +238,9 @@ CASES: tuple[Case, ...] = (
     # Architectures whose saved tensor names differ from the live ones, and encoder-decoders
     Case("llava-image-token-no-resize", lambda: (_llava(104), new_tokenizer(104, added_special=["<image>"])),
          fires=("HVA101", "HVA102")),
+    Case("llava-processor-template-split",
+         lambda: (_llava(106), _processor(new_tokenizer(104, added_special=["<image>"]), CHATML)),
+         fires=("HVA205",), quiet=("HVA101", "HVA102")),
     Case("mixtral-healthy", lambda: (_mixtral(104), new_tokenizer(104)), quiet=("HVA101", "HVA102", "HVA104")),
     Case("t5-added-token", lambda: _pair("t5", 104, added=["extra"]), fires=("HVA101",), quiet=("HVA102",)),
     Case("bart-healthy", lambda: _pair("bart", 104, **_roberta(model_max_length=64)),

@@ -197,12 +197,16 @@ def model_facts(model: Any) -> tuple[ConfigFacts, GenerationFacts | None, Checkp
 
 
 def tokenizer_facts(tokenizer: Any) -> TokenizerFacts:
-    """Facts of a live tokenizer (``PreTrainedTokenizerBase`` with a ``tokenizers`` backend, or a bare
-    ``tokenizers.Tokenizer``).
+    """Facts of a live tokenizer (``PreTrainedTokenizerBase`` with a ``tokenizers`` backend, a processor
+    holding one, as multimodal models have, or a bare ``tokenizers.Tokenizer``).
 
     The backend is copied first: the audit resets truncation and padding to encode, and the caller's
     tokenizer must not change.
     """
+    processor_template = None
+    if getattr(tokenizer, "backend_tokenizer", None) is None and getattr(tokenizer, "tokenizer", None) is not None:
+        processor_template = getattr(tokenizer, "chat_template", None)  # a processor saves its own template
+        tokenizer = tokenizer.tokenizer
     backend = getattr(tokenizer, "backend_tokenizer", None) or getattr(tokenizer, "_tokenizer", None)
     if backend is None and hasattr(tokenizer, "to_str") and hasattr(tokenizer, "get_added_tokens_decoder"):
         backend = tokenizer  # a bare tokenizers.Tokenizer: ids and added tokens, no special-token roles
@@ -231,7 +235,7 @@ def tokenizer_facts(tokenizer: Any) -> TokenizerFacts:
     max_length = getattr(tokenizer, "model_max_length", None)
     if isinstance(max_length, (int, float)) and not isinstance(max_length, bool) and max_length >= VERY_LARGE:
         max_length = None
-    template = getattr(tokenizer, "chat_template", None)
+    template = processor_template or getattr(tokenizer, "chat_template", None)
     if isinstance(template, dict):  # several named templates: "default" is the one apply_chat_template uses
         template = template.get("default") or next(iter(template.values()), None)
     template = template if isinstance(template, str) else None
