@@ -129,8 +129,8 @@ def _processor(tok: Any, template: str) -> Any:
     """A LlavaProcessor around ``tok``: a multimodal model's tokenizer and chat template come in one object."""
     import transformers
 
-    images = getattr(transformers, "CLIPImageProcessorPil", transformers.CLIPImageProcessor)
-    return transformers.LlavaProcessor(image_processor=images(size={"shortest_edge": 8}, crop_size=8),
+    images = transformers.CLIPImageProcessorPil(size={"shortest_edge": 8}, crop_size=8)  # no torchvision needed
+    return transformers.LlavaProcessor(image_processor=images,
                                        tokenizer=tok, chat_template=template, patch_size=4)
 
 
