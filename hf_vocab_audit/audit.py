@@ -1,7 +1,8 @@
-"""The public entry point: ``audit(model_dir) -> Report``."""
+"""The public entry point: ``audit(model_dir) -> Report``, or ``audit(model=model, tokenizer=tokenizer)``."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -9,16 +10,38 @@ from typing import Any
 
 from .core.findings import AppliedFix, FixResult, Skipped, Source
 from .core.report import Report, sort_findings
-from .facts import Facts, gather
-from .rules import selected
-from .rules.runner import RuleRun, run_dataset, run_static, run_weights
+from .facts import Facts, facts_from_memory, gather
+from .facts.memory import MEMORY_FORMAT, is_path, tokenizer_facts
+from .rules import Scope, selected
+from .rules.runner import RuleRun, run_dataset, run_scope, run_static, run_weights
 from .version import __version__
 
 
+def gather_for_audit(model_dir: str | Path | None, model: object | None,
+                     tokenizer: str | Path | object | None) -> tuple[str, Facts]:
+    """(report target, facts) for a folder or a live model, with a tokenizer folder or object."""
+    if model is not None:
+        if model_dir is not None:
+            raise TypeError("audit() takes a model folder or model=<live model>, not both")
+        if is_path(model):
+            raise TypeError("model= takes a live PreTrainedModel; pass a folder as audit(model_dir)")
+        facts = facts_from_memory(model, tokenizer)
+        return str(facts.model_dir), facts
+    if model_dir is None:
+        raise TypeError("audit() needs a model folder (audit(model_dir)) or a live model (audit(model=...))")
+    if not is_path(model_dir):
+        raise TypeError(f"model_dir must be a folder path, not {type(model_dir).__name__}: "
+                        "pass a live model as audit(model=..., tokenizer=...)")
+    if tokenizer is None or is_path(tokenizer):
+        return str(model_dir), gather(os.fspath(model_dir), os.fspath(tokenizer) if tokenizer is not None else None)
+    return str(model_dir), gather(os.fspath(model_dir), tokenizer_facts=tokenizer_facts(tokenizer))
+
+
 def audit(
-    model_dir: str | Path,
+    model_dir: str | Path | None = None,
     *,
-    tokenizer: str | Path | None = None,
+    model: object | None = None,
+    tokenizer: str | Path | object | None = None,
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
     weights: bool = False,
@@ -35,7 +58,11 @@ def audit(
     ray_address: str | None = None,
     dataset_histograms: bool = False,
 ) -> Report:
-    """Audit a local checkpoint folder from its files alone (no weights are loaded).
+    """Audit a local checkpoint folder from its files alone (no weights are loaded), or live objects.
+
+    ``model=`` takes a live transformers ``PreTrainedModel`` instead of a folder, and ``tokenizer`` a live
+    tokenizer as well as a folder: the facts come from the objects as they are now (nothing is saved),
+    so a tokenizer changed by ``add_special_tokens`` is audited as ``save_pretrained`` would write it.
 
     ``weights=True`` also reads the embedding matrices (only them) to find untrained token rows (HVA6xx).
     With ``datasets`` (SPECs: data files, globs, folders, ``save_to_disk`` folders, Hub ids), every
@@ -46,10 +73,14 @@ def audit(
     """
     start = time.perf_counter()
     rules = selected(select, ignore)  # bad selectors fail before any file is read
-    facts = gather(model_dir, tokenizer)
-    run = run_static(facts, rules)
+    target, facts = gather_for_audit(model_dir, model, tokenizer)
+    in_memory = facts.tensors is not None and facts.tensors.format == MEMORY_FORMAT
+    run = run_static(facts, rules, lines=not in_memory)
     extra: dict[str, Any] = {}
-    if weights:
+    if weights and in_memory:
+        run += run_scope(rules, Scope.WEIGHTS, None, lambda _r: "the weight statistics read safetensors files; a live "
+                         "model has none here (audit its saved folder with weights=True)")
+    elif weights:
         more, weight_facts = run_weights(facts, rules)
         run += more
         if weight_facts is not None:
@@ -64,7 +95,7 @@ def audit(
                                  engine=engine, ray_address=ray_address, histograms=dataset_histograms))
         run += run_dataset(df, rules)
         extra["dataset"] = dataset_section(df, specs)
-    return make_report(str(model_dir), facts, run, start, extra)
+    return make_report(target, facts, run, start, extra, source=Source.MEMORY if in_memory else Source.FOLDER)
 
 
 def make_report(target: str, facts: Facts, run: RuleRun, start: float, extra: dict[str, Any] | None = None, *,

@@ -17,7 +17,7 @@ from .tensors import CheckpointTensors, load_tensors
 from .tokenizer import TokenizerFacts, has_tokenizer, load_tokenizer
 
 
-def _folder(path: Path, what: str) -> Path:
+def existing_folder(path: Path, what: str) -> Path:
     if not path.exists():
         raise AuditError(path, f"{what} does not exist")
     if not path.is_dir():
@@ -37,7 +37,7 @@ def gather(
     ``tensors_from`` supplies the tensor headers (the Hub source reads them remotely); ``tokenizer_facts``
     reuses facts already read from byte-identical tokenizer files (``--fix`` re-reading its output).
     """
-    folder = _folder(Path(model_dir), "model folder")
+    folder = existing_folder(Path(model_dir), "model folder")
     config_path = folder / "config.json"
     if not config_path.exists():
         raise AuditError(config_path, "missing: a transformers checkpoint folder needs config.json")
@@ -48,7 +48,7 @@ def gather(
     if generation is None:
         missing["generation_config"] = "no generation_config.json"
 
-    tok_folder = _folder(Path(tokenizer_dir), "tokenizer folder") if tokenizer_dir else folder
+    tok_folder = existing_folder(Path(tokenizer_dir), "tokenizer folder") if tokenizer_dir else folder
     tokenizer = tokenizer_facts
     if tokenizer is not None:
         pass
