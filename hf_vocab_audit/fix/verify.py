@@ -20,6 +20,7 @@ from ..errors import AuditError
 from ..facts import Facts, gather
 from ..facts.vocab_geometry import as_rows, vocab_axis, vocab_dim
 from ..io.dtypes import FLOAT_DTYPES, to_float32
+from ..io.rows import map_rows
 from ..io.safetensors_header import DTYPE_BITS, TensorInfo
 from .reinit import mean_row_bytes
 from .repair import CheckpointRepair
@@ -55,7 +56,7 @@ def same_bytes(a: Path, a_off: int, b: Path, b_off: int, length: int) -> bool:
 
 def _finite(path: Path, t: TensorInfo, start: int) -> bool:
     shape = as_rows(t)
-    mm = np.memmap(path, dtype=FLOAT_DTYPES[t.dtype], mode="r", offset=t.begin or 0, shape=shape)
+    mm = map_rows(path, t, *shape)
     ok = bool(np.isfinite(to_float32(np.asarray(mm[start:]), t.dtype)).all())
     del mm
     return ok
@@ -195,7 +196,7 @@ def check_reinit_rows(src: Path, t: TensorInfo, out: Path, o: TensorInfo, plan: 
     if not np.isfinite(to_float32(np.frombuffer(row, FLOAT_DTYPES[t.dtype]), t.dtype)).all():
         _fail(output, f"tensor {t.name}: the mean of the trained rows is not finite")
     rows, width = as_rows(o)
-    mm = np.memmap(out, dtype=FLOAT_DTYPES[o.dtype], mode="r", offset=o.begin or 0, shape=(rows, width))
+    mm = map_rows(out, o, rows, width)
     ids = list(plan.reinit[t.name])
     got = np.asarray(mm[ids])
     del mm

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import AuditError
+from ..errors import AuditError, first_line
 from .dtypes import FLOAT_DTYPES, STORAGE, to_float32
 from .safetensors_header import TensorInfo
 
@@ -28,6 +28,16 @@ def supported(info: TensorInfo) -> str | None:
     if info.begin is None or info.end is None:
         return f"{info.name} is not in a safetensors file"
     return None
+
+
+def map_rows(path: Path, info: TensorInfo, rows: int, width: int) -> np.ndarray:
+    """The first ``rows`` rows (``width`` stored values each) of a tensor, memory-mapped read-only from its
+    offset: only that byte range is mapped. AuditError when the file is shorter or cannot be mapped."""
+    try:
+        return np.memmap(path, dtype=np.dtype(FLOAT_DTYPES[info.dtype]), mode="r", offset=info.begin or 0,
+                         shape=(rows, width))
+    except (OSError, ValueError) as exc:
+        raise AuditError(path, f"cannot map tensor {info.name!r}: {first_line(exc)}") from None
 
 
 class RowReader:
@@ -92,12 +102,8 @@ def mean_of_rows(path: Path, info: TensorInfo, rows: int, width: int, first: int
     total = np.zeros(width, np.float64)
     if count == 0 or width == 0:
         return total.astype(np.float32), count
-    storage = np.dtype(FLOAT_DTYPES[info.dtype])
-    try:
-        mm = np.memmap(path, dtype=storage, mode="r", offset=info.begin or 0, shape=(n, width))
-    except (OSError, ValueError):
-        raise AuditError(path, f"tensor {info.name} ends early") from None
-    step = max(1, MEAN_CHUNK_BYTES // max(width * storage.itemsize, 1))
+    mm = map_rows(path, info, n, width)
+    step = max(1, MEAN_CHUNK_BYTES // max(width * mm.dtype.itemsize, 1))
     for start in range(0, n, step):
         raw = np.asarray(mm[start : min(n, start + step)])
         block = raw if info.dtype == "F64" else to_float32(raw, info.dtype)
