@@ -170,9 +170,10 @@ def load_config(path: Path) -> ConfigFacts:
 class GenerationFacts:
     path: Path
     special: SpecialIds
+    raw: dict[str, Any] = field(default_factory=dict)
 
 
 def load_generation_config(path: Path) -> GenerationFacts:
     check_inside(path, path.parent)
     raw = read_json_object(path)
-    return GenerationFacts(path=path, special=_special_ids(path, ("", raw)))
+    return GenerationFacts(path=path, special=_special_ids(path, ("", raw)), raw=raw)

@@ -1,0 +1,58 @@
+"""Tiny checkpoints of the families beyond decoder-only LLMs (Whisper, BART, Llava, Gemma-3), and the
+executions that decide what the audit must say: ``generate()`` and forward passes on CPU.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+
+WHISPER_VOCAB = 60  # ids 50.. are the specials: 50 <|endoftext|>, 51 <|startoftranscript|>, 52 <|en|> ...
+WHISPER_GENERATION = {
+    "decoder_start_token_id": 51, "bos_token_id": 50, "eos_token_id": 50, "pad_token_id": 50,
+    "no_timestamps_token_id": 55, "lang_to_id": {"<|en|>": 52}, "task_to_id": {"transcribe": 53, "translate": 54},
+    "is_multilingual": True, "suppress_tokens": [], "begin_suppress_tokens": [], "max_initial_timestamp_index": 5,
+    "alignment_heads": [[0, 0]],
+}  # fmt: skip
+
+
+def whisper(folder: Path, **generation: Any) -> Path:
+    """A 1-layer Whisper with a Whisper-style generation_config.json (overridden by ``generation``)."""
+    from transformers import WhisperConfig, WhisperForConditionalGeneration
+
+    torch.manual_seed(0)
+    cfg = WhisperConfig(
+        vocab_size=WHISPER_VOCAB, d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, num_mel_bins=8, max_source_positions=8,
+        max_target_positions=32, pad_token_id=50, bos_token_id=50, eos_token_id=50, decoder_start_token_id=51,
+        suppress_tokens=[], begin_suppress_tokens=[],
+    )  # fmt: skip
+    WhisperForConditionalGeneration(cfg).save_pretrained(folder)
+    write_generation(folder, {**WHISPER_GENERATION, **generation})
+    return folder
+
+
+def write_generation(folder: Path, data: dict[str, Any]) -> None:
+    (folder / "generation_config.json").write_text(json.dumps(data, indent=2))
+
+
+def generate_error(folder: Path, arch: str = "BartForConditionalGeneration", **kwargs: Any) -> str | None:
+    """Load ``folder`` with transformers and run ``generate()`` (greedy, 3 tokens): the exception's type
+    name, or None when it runs. Whisper gets mel features, text models a short id sequence and no early
+    stop (forced_eos_token_id acts only on the last step)."""
+    import transformers
+
+    model = getattr(transformers, arch).from_pretrained(folder).eval()
+    if arch.startswith("Whisper"):
+        inputs: dict[str, Any] = {"input_features": torch.randn(1, 8, 16, generator=torch.Generator().manual_seed(0))}
+    else:
+        inputs = {"input_ids": torch.tensor([[0, 5, 6, 2]]), "min_new_tokens": 3}  # reach the forced-eos step
+    try:
+        with torch.no_grad():
+            model.generate(**inputs, max_new_tokens=3, do_sample=False, **kwargs)
+    except (IndexError, ValueError, RuntimeError) as exc:
+        return type(exc).__name__
+    return None
