@@ -62,7 +62,8 @@ class EmbeddingFacts:
     position: TensorInfo | None
     token_type: TensorInfo | None
     classifier: TensorInfo | None
-    vocab_sized: tuple[TensorInfo, ...]  # every other tensor whose first dim is the vocabulary
+    vocab_sized: tuple[TensorInfo, ...]  # every other tensor that grows with the vocabulary (biases <= rows)
+    vocab_biases: tuple[TensorInfo, ...] = ()  # every vocabulary bias (final_logits_bias, MLM bias), any length
 
     @property
     def input_rows(self) -> int | None:
@@ -116,13 +117,13 @@ def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> Embeddin
     if tie:
         out = None  # transformers points the output projection at the input matrix
     vocab = inp.rows if inp else None
-    bias = tuple(
+    biases = tuple(
         t
         for t in sorted(table.values(), key=lambda t: t.name)
-        if vocab is not None
-        and t.shape[-1:] == (vocab,)
-        and has_suffix(t.name, VOCAB_BIAS_SUFFIXES)
+        if len(t.shape) in (1, 2) and t.shape[:-1] in ((), (1,)) and has_suffix(t.name, VOCAB_BIAS_SUFFIXES)
     )
+    # Biases as long as the rows or shorter grow with them (--fix); a longer one is reported, never cut.
+    bias = tuple(t for t in biases if vocab is not None and t.shape[-1] <= vocab)
     return EmbeddingFacts(
         input=inp,
         output=out,
@@ -131,4 +132,5 @@ def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> Embeddin
         token_type=_find(table, TOKEN_TYPE_SUFFIXES),
         classifier=_find(table, CLASSIFIER_SUFFIXES),
         vocab_sized=bias,
+        vocab_biases=biases,
     )
