@@ -56,3 +56,55 @@ def generate_error(folder: Path, arch: str = "BartForConditionalGeneration", **k
     except (IndexError, ValueError, RuntimeError) as exc:
         return type(exc).__name__
     return None
+
+
+def llava(folder: Path, rows: int = 104, **config: Any) -> Path:
+    """A tiny Llava (CLIP vision tower, 8x8 images in 4 patches, Llama text model with ``rows`` rows)."""
+    import transformers as T
+
+    torch.manual_seed(0)
+    vision = T.CLIPVisionConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                image_size=8, patch_size=4, projection_dim=16)
+    text = T.LlamaConfig(vocab_size=rows, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                         num_attention_heads=2, num_key_value_heads=2, pad_token_id=3, bos_token_id=1, eos_token_id=2)
+    cfg = T.LlavaConfig(vision_config=vision, text_config=text, vision_feature_layer=-1, image_seq_length=4,
+                        **{"image_token_index": rows - 1, **config})
+    T.LlavaForConditionalGeneration(cfg).save_pretrained(folder)
+    return folder
+
+
+def gemma3(folder: Path, rows: int = 104, **config: Any) -> Path:
+    """A tiny Gemma-3 multimodal model (SigLIP tower, 4 tokens per image, Gemma-3 text model with ``rows`` rows)."""
+    import transformers as T
+
+    torch.manual_seed(0)
+    vision = T.SiglipVisionConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                  image_size=8, patch_size=4)
+    text = T.Gemma3TextConfig(vocab_size=rows, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                              num_attention_heads=2, num_key_value_heads=1, head_dim=8, pad_token_id=0,
+                              bos_token_id=2, eos_token_id=1, sliding_window=8)
+    cfg = T.Gemma3Config(vision_config=vision, text_config=text, mm_tokens_per_image=4, **config)
+    T.Gemma3ForConditionalGeneration(cfg).save_pretrained(folder)
+    return folder
+
+
+def multimodal_forward_error(folder: Path, arch: str, ids: list[int]) -> str | None:
+    """Run ``arch`` from ``folder`` on one 8x8 image and ``ids`` (placeholders included): the exception, or None.
+    A ``...ForCausalLM`` arch is built from the checkpoint's text config with the multimodal model's text weights."""
+    import transformers as T
+
+    input_ids = torch.tensor([ids])
+    try:
+        with torch.no_grad():
+            if arch.endswith("ForCausalLM"):
+                full = T.AutoModelForImageTextToText.from_pretrained(folder)
+                text = getattr(T, arch)(full.config.text_config)
+                text.model.load_state_dict(full.model.language_model.state_dict())
+                text(input_ids=input_ids)
+            else:
+                model = getattr(T, arch).from_pretrained(folder).eval()
+                pixels = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(0))
+                model(input_ids=input_ids, pixel_values=pixels)
+    except (IndexError, ValueError, RuntimeError) as exc:
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+    return None
