@@ -108,3 +108,51 @@ def multimodal_forward_error(folder: Path, arch: str, ids: list[int]) -> str | N
     except (IndexError, ValueError, RuntimeError) as exc:
         return f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
     return None
+
+
+CORPUS = ["the cat sat on the mat", "a dog ran in the park", "hello world this is a test",
+          "machine translation with marian models", "der hund lief im park", "das ist ein test"]
+
+
+def marian_tokenizer(folder: Path, added: list[str] | None = None, model_max_length: int = 64) -> int:
+    """A Marian (opus-mt style) slow-only tokenizer: a SentencePiece model trained here on a few lines,
+    vocab.json with </s> 0, <unk> 1, the pieces, and <pad> last; no tokenizer.json. Returns len(tokenizer)."""
+    import shutil
+    import tempfile
+
+    import sentencepiece as spm
+    from transformers import MarianTokenizer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "corpus.txt"
+        corpus.write_text("\n".join(CORPUS * 20))
+        spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=f"{tmp}/sp", vocab_size=40,
+                                       model_type="unigram", character_coverage=1.0, bos_id=-1, eos_id=1, unk_id=2,
+                                       pad_id=-1, minloglevel=2)
+        sp = spm.SentencePieceProcessor(model_file=f"{tmp}/sp.model")
+        vocab = {"</s>": 0, "<unk>": 1}
+        for i in range(sp.get_piece_size()):
+            vocab.setdefault(sp.id_to_piece(i), len(vocab))
+        vocab["<pad>"] = len(vocab)
+        for name in ("source.spm", "target.spm"):
+            shutil.copy(f"{tmp}/sp.model", folder / name)
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    tok = MarianTokenizer(str(folder / "source.spm"), str(folder / "target.spm"), str(folder / "vocab.json"),
+                          model_max_length=model_max_length)
+    if added:
+        tok.add_tokens(added)
+    tok.save_pretrained(folder)
+    return len(tok)
+
+
+def marian(folder: Path, rows: int, pad: int, **config: Any) -> Path:
+    """A 1-layer MarianMTModel with ``rows`` rows; pad (the last tokenizer id) is also the decoder start."""
+    from transformers import MarianConfig, MarianMTModel
+
+    torch.manual_seed(0)
+    cfg = MarianConfig(vocab_size=rows, d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                       decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
+                       pad_token_id=pad, eos_token_id=0, decoder_start_token_id=pad, forced_eos_token_id=0, **config)
+    MarianMTModel(cfg).save_pretrained(folder)
+    return folder
