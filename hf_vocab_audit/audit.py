@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from . import __version__
+from .errors import AuditError
 from .facts import Facts, gather, skipped_for
 from .findings import Finding, Skipped
 from .report import Report, sort_findings
@@ -48,6 +49,7 @@ def audit(
     engine: str = "local",
     ray_address: str | None = None,
     dataset_histograms: bool = False,
+    base: str | Path | None = None,
 ) -> Report:
     """Audit a local checkpoint folder from its files alone (no weights are loaded).
 
@@ -56,10 +58,21 @@ def audit(
     selected split is also streamed against the model (HVA5xx); ``Report.extra["dataset"]`` holds
     per-column stats (``dataset_histograms=True`` adds the id and length histograms the HTML report plots);
     ``engine="ray"`` scans on Ray Data (at ``ray_address`` or on a local instance).
+    A PEFT adapter folder (``adapter_config.json``, no ``config.json``) is audited against its base
+    (``base``, else its ``base_model_name_or_path``: a local folder or a Hub id) with the HVA8xx rules.
     Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run.
     """
     start = time.perf_counter()
-    facts = gather(model_dir, tokenizer)
+    from .facts.adapter import is_adapter
+
+    if is_adapter(Path(model_dir)):
+        from .facts.adapter_base import gather_adapter
+
+        facts = gather_adapter(Path(model_dir), base, tokenizer)
+    elif base is not None:
+        raise AuditError(Path(model_dir), "--base applies to a PEFT adapter folder (adapter_config.json) only")
+    else:
+        facts = gather(model_dir, tokenizer)
     rules = selected(select, ignore)
     findings, skipped, ran = run_rules(facts, rules)
     extra: dict = {}

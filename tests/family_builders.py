@@ -156,3 +156,47 @@ def marian(folder: Path, rows: int, pad: int, **config: Any) -> Path:
                        pad_token_id=pad, eos_token_id=0, decoder_start_token_id=pad, forced_eos_token_id=0, **config)
     MarianMTModel(cfg).save_pretrained(folder)
     return folder
+
+
+def adapter(base: Path, folder: Path, *, tokens: list[str] | None = None, resize: int | None = None,
+            pad_to_multiple_of: int | None = None, save_tokenizer: bool = True, **lora: Any) -> Path:
+    """Train nothing, but save a LoRA adapter of ``base`` as a fine-tuning script would: tokens added to the
+    tokenizer, the model resized (``resize`` rows, or none), ``get_peft_model``, ``save_pretrained``."""
+    import transformers as T
+    from peft import LoraConfig, get_peft_model
+
+    torch.manual_seed(0)
+    tok = T.AutoTokenizer.from_pretrained(base)
+    if tokens:
+        tok.add_special_tokens({"additional_special_tokens": tokens})
+    model = T.AutoModelForCausalLM.from_pretrained(base)
+    if resize is not None:
+        model.resize_token_embeddings(resize, pad_to_multiple_of=pad_to_multiple_of)
+    peft_model = get_peft_model(model, LoraConfig(r=2, target_modules=["q_proj", "v_proj"], **lora))
+    peft_model.save_pretrained(folder)
+    if save_tokenizer:
+        tok.save_pretrained(folder)
+    return folder
+
+
+def peft_load_error(base: Path, folder: Path, *, resize_to: int | None = None, auto: bool = False,
+                    ids: list[int] | None = None) -> str | None:
+    """Load the adapter as users do: onto the base (resized to ``resize_to`` first) with
+    ``PeftModel.from_pretrained``, or with ``AutoPeftModelForCausalLM``; then a forward over ``ids``.
+    The exception's type name, or None."""
+    import transformers as T
+    from peft import AutoPeftModelForCausalLM, PeftModel
+
+    try:
+        if auto:
+            model = AutoPeftModelForCausalLM.from_pretrained(folder)
+        else:
+            base_model = T.AutoModelForCausalLM.from_pretrained(base)
+            if resize_to is not None:
+                base_model.resize_token_embeddings(resize_to)
+            model = PeftModel.from_pretrained(base_model, folder)
+        with torch.no_grad():
+            model(input_ids=torch.tensor([ids or [1, 5, 6, 2]]))
+    except (RuntimeError, IndexError, ValueError) as exc:
+        return type(exc).__name__
+    return None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..errors import AuditError
 from ..findings import Skipped
+from .adapter import AdapterFacts
 from .config import ConfigFacts, GenerationFacts, load_config, load_generation_config
 from .embeddings import EmbeddingFacts, find_embeddings
 from .tensors import CheckpointTensors, load_tensors
@@ -25,6 +26,7 @@ class Facts:
     tensors: CheckpointTensors | None
     embeddings: EmbeddingFacts | None
     missing: dict[str, str] = field(default_factory=dict)  # fact name -> why it is absent
+    adapter: AdapterFacts | None = None  # set when auditing a PEFT adapter against these (base) facts
 
     @property
     def input_rows(self) -> int | None:

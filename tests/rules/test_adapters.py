@@ -1,0 +1,101 @@
+"""HVA8xx: PEFT adapters against their base; peft's own loading (PeftModel / AutoPeftModelForCausalLM) and a
+forward on CPU decide each verdict."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from builders import checkpoint
+from family_builders import adapter, peft_load_error
+
+from hf_vocab_audit import audit
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    return checkpoint(tmp_path_factory.mktemp("base"), "llama", 104)
+
+
+def adapter_codes(folder, **kwargs):
+    return {f.code: f for f in audit(folder, **kwargs).findings if f.code.startswith("HVA8")}
+
+
+def test_plain_lora_adapter_is_quiet(base, tmp_path):
+    folder = adapter(base, tmp_path / "a", save_tokenizer=False)
+    assert peft_load_error(base, folder) is None
+    report = audit(folder)
+    assert adapter_codes(folder) == {} and report.exit_code() == 0
+    assert {"HVA801", "HVA802", "HVA803", "HVA804", "HVA805"} <= set(report.rules_run)
+
+
+def test_resized_adapter_needs_the_base_resized_first(base, tmp_path):
+    folder = adapter(base, tmp_path / "a", tokens=["<tool>", "</tool>"], resize=106)
+    assert peft_load_error(base, folder) == "RuntimeError"  # size mismatch on the plain base
+    assert peft_load_error(base, folder, resize_to=106, ids=[1, 104, 105, 2]) is None
+    assert peft_load_error(base, folder, auto=True, ids=[1, 104, 105, 2]) is None
+    codes = adapter_codes(folder)
+    assert set(codes) == {"HVA801"} and codes["HVA801"].severity.value == "warning"
+    assert codes["HVA801"].message == (
+        "adapter_model.safetensors base_model.model.model.embed_tokens.weight has 106 rows, the base has 104: resize "
+        "the base to 106 rows (base.resize_token_embeddings(106)) before PeftModel.from_pretrained, which otherwise "
+        "fails with a size mismatch")
+
+
+def test_pad_to_multiple_of_resize_is_not_reproduced_by_len_tokenizer(base, tmp_path):
+    folder = adapter(base, tmp_path / "a", tokens=["<tool>", "</tool>"], resize=106, pad_to_multiple_of=8)
+    assert peft_load_error(base, folder, auto=True) == "RuntimeError"  # resized to len(tokenizer) = 106
+    assert peft_load_error(base, folder, resize_to=106) == "RuntimeError"
+    assert peft_load_error(base, folder, resize_to=112, ids=[1, 104, 105, 2]) is None
+    codes = adapter_codes(folder)
+    assert set(codes) == {"HVA801", "HVA802"}
+    assert "has 112 rows but the adapter's tokenizer has 106 tokens" in codes["HVA802"].message
+    assert "resize the base to 112 rows" in codes["HVA801"].message
+
+
+def test_tokens_added_without_rows_saved(base, tmp_path):
+    folder = adapter(base, tmp_path / "a", tokens=["<tool>", "</tool>"])  # no resize: peft saves no rows
+    assert peft_load_error(base, folder, ids=[1, 104, 2]) == "IndexError"
+    assert peft_load_error(base, folder, auto=True, ids=[1, 104, 2]) is None  # loads, on made-up rows
+    codes = adapter_codes(folder)
+    assert set(codes) == {"HVA803"} and codes["HVA803"].severity.value == "error"
+    assert "'<tool>' (104), '</tool>' (105)" in codes["HVA803"].message
+
+
+def test_trainable_token_indices(base, tmp_path):
+    folder = adapter(base, tmp_path / "a", tokens=["<tool>", "</tool>"], resize=106, trainable_token_indices=[104, 105])
+    assert peft_load_error(base, folder) == "IndexError"
+    assert peft_load_error(base, folder, resize_to=106, ids=[1, 104, 2]) is None
+    assert set(adapter_codes(folder)) == {"HVA801"}
+    config = json.loads((folder / "adapter_config.json").read_text())
+    config["trainable_token_indices"] = [104, 130]
+    (folder / "adapter_config.json").write_text(json.dumps(config))
+    assert peft_load_error(base, folder, resize_to=106) is not None
+    codes = adapter_codes(folder)
+    assert "HVA805" in codes and "[130]" in codes["HVA805"].message
+
+
+def test_tokenizer_beyond_saved_rows(base, tmp_path):
+    from transformers import AutoTokenizer
+
+    folder = adapter(base, tmp_path / "a", tokens=["<tool>", "</tool>"], resize=106)
+    tok = AutoTokenizer.from_pretrained(folder)
+    tok.add_tokens(["<late>"])  # added after training: id 106
+    tok.save_pretrained(folder)
+    assert peft_load_error(base, folder, resize_to=106, ids=[1, 106, 2]) == "IndexError"
+    codes = adapter_codes(folder)
+    assert "HVA804" in codes and "'<late>' (106)" in codes["HVA804"].message
+
+
+def test_cli_base_option_and_fix_refusal(base, tmp_path, run_cli):
+    folder = adapter(base, tmp_path / "a", tokens=["<tool>", "</tool>"])
+    config = json.loads((folder / "adapter_config.json").read_text())
+    config["base_model_name_or_path"] = "/nonexistent/base"
+    (folder / "adapter_config.json").write_text(json.dumps(config))
+    code, _out, err = run_cli("check", folder)
+    assert code == 2 and "adapter_config.json" in err and "pass --base DIR" in err
+    code, out, _err = run_cli("check", folder, "--base", base)
+    assert code == 1 and "HVA803" in out
+    code, out, _err = run_cli("check", folder, "--base", base, "--fix", "--output", tmp_path / "out")
+    assert code == 1 and "NOT FIXED (1)" in out and "no trained rows exist" in out
+    assert not (tmp_path / "out").exists()
