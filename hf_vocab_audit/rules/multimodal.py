@@ -56,10 +56,10 @@ def placeholder_token_mismatch(facts: Facts):
         if named is not None:
             content, where = named.content, f"{named.file} {named.key}"
         else:
-            content = next((c for c in DEFAULT_TOKENS[p.kind] if tok.backend.token_to_id(c) is not None), None)
-            where = "the tokenizer"
-            if content is None:
+            default = next((c for c in DEFAULT_TOKENS[p.kind] if tok.backend.token_to_id(c) is not None), None)
+            if default is None:
                 continue
+            content, where = default, "the tokenizer"
         expected = tok.backend.token_to_id(content)
         if expected == p.value:
             continue

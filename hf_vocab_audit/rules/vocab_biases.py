@@ -25,13 +25,14 @@ def vocab_bias_size_mismatch(facts: Facts):
     """
     emb = facts.embeddings
     assert emb is not None and emb.input is not None
-    rows = emb.output_rows or emb.input.rows
+    rows, input_rows = emb.output_rows or emb.input.rows, emb.input.rows
+    assert rows is not None and input_rows is not None
     for t in emb.vocab_biases:
         length = t.shape[-1]
         if length == rows:
             continue
         fix = None
-        if length < rows and length <= emb.input.rows:
+        if length < rows and length <= input_rows:
             fix = FixPlan("grow-embeddings", f"grow {t.name} to {rows} entries (old entries kept; new = their mean)",
                           Applicability.SAFE, {"rows": rows, "tensor": t.name})
         yield Hit(

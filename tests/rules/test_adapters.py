@@ -99,3 +99,26 @@ def test_cli_base_option_and_fix_refusal(base, tmp_path, run_cli):
     code, out, _err = run_cli("check", folder, "--base", base, "--fix", "--output", tmp_path / "out")
     assert code == 1 and "NOT FIXED (1)" in out and "no trained rows exist" in out
     assert not (tmp_path / "out").exists()
+
+
+def test_hub_base_is_audited_through_the_hub_source(base, tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from hub_server import HubServer, Repo
+
+    folder = adapter(base, tmp_path / "a", tokens=["<tool>", "</tool>"], resize=106)
+    config = json.loads((folder / "adapter_config.json").read_text())
+    config["base_model_name_or_path"] = "org/base"
+    (folder / "adapter_config.json").write_text(json.dumps(config))
+    with HubServer({"org/base": Repo.from_folder(base)}) as server:
+        env = {**os.environ, "HF_ENDPOINT": server.url, "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_OFFLINE": "0",
+               "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "HF_HUB_DISABLE_TELEMETRY": "1"}
+        proc = subprocess.run([sys.executable, "-m", "hf_vocab_audit", "check", str(folder), "--format", "json"],
+                              env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr  # HVA801 is a warning
+    report = json.loads(proc.stdout)
+    assert [f["code"] for f in report["findings"] if f["code"].startswith("HVA8")] == ["HVA801"]
+    assert report["facts"]["input_embedding"]["shape"][0] == 104
