@@ -44,8 +44,14 @@ class AdapterFacts:
         return self.saved_input.rows if self.saved_input else self.saved_output.rows if self.saved_output else None
 
 
+MODEL_WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+
+
 def is_adapter(folder: Path) -> bool:
-    return (folder / ADAPTER_CONFIG).is_file() and not (folder / "config.json").exists()
+    """An adapter folder: ``adapter_config.json`` and no model of its own (some adapters also save config.json)."""
+    if not (folder / ADAPTER_CONFIG).is_file():
+        return False
+    return not (folder / "config.json").exists() or not any((folder / n).exists() for n in MODEL_WEIGHTS)
 
 
 def _strings(path: Path, key: str, value: Any) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import AuditError
 from . import Facts, gather
-from .adapter import ADAPTER_CONFIG, load_adapter
+from .adapter import ADAPTER_CONFIG, is_adapter, load_adapter
 
 
 def gather_adapter(folder: Path, base: str | Path | None = None, tokenizer: str | Path | None = None) -> Facts:
@@ -20,7 +20,7 @@ def gather_adapter(folder: Path, base: str | Path | None = None, tokenizer: str 
         raise AuditError(config, 'has no "base_model_name_or_path": pass --base DIR')
     base_dir = Path(ref)
     if base_dir.is_dir():
-        if (base_dir / ADAPTER_CONFIG).is_file() and not (base_dir / "config.json").exists():
+        if is_adapter(base_dir):
             raise AuditError(base_dir, "is itself an adapter: pass the base checkpoint with --base DIR")
         return replace(gather(base_dir, tokenizer), adapter=adapter)
     from .hub import checkout, parse_hub_ref

@@ -122,3 +122,13 @@ def test_hub_base_is_audited_through_the_hub_source(base, tmp_path):
     report = json.loads(proc.stdout)
     assert [f["code"] for f in report["findings"] if f["code"].startswith("HVA8")] == ["HVA801"]
     assert report["facts"]["input_embedding"]["shape"][0] == 104
+
+
+def test_adapter_with_its_own_config_json_is_still_an_adapter(base, tmp_path):
+    import shutil
+
+    folder = adapter(base, tmp_path / "a", tokens=["<tool>", "</tool>"])
+    shutil.copy(base / "config.json", folder / "config.json")  # some trainers save the base config too
+    config = json.loads((folder / "adapter_config.json").read_text())
+    assert config["base_model_name_or_path"] == str(base)
+    assert set(adapter_codes(folder)) == {"HVA803"}
