@@ -50,7 +50,7 @@ class Facts:
             "max_position_embeddings": cfg.max_position_embeddings,
             "model_max_length": tok.model_max_length if tok else None,
             "special_token_ids": {role: i for role, (_c, i) in sorted(tok.special_tokens.items())} if tok else {},
-        }
+        } | ({"adapter": self.adapter.summary(self.model_dir)} if self.adapter else {})
 
 
 def _tensor(info: object) -> dict[str, object] | None:

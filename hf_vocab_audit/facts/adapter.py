@@ -39,6 +39,19 @@ class AdapterFacts:
     saved_output: TensorInfo | None  # a whole lm_head saved in the adapter
     tokenizer: TokenizerFacts | None
 
+    def summary(self, base_dir: Path) -> dict[str, object]:
+        """The adapter's facts for the report (the other facts are the base's)."""
+        saved = self.saved_input or self.saved_output
+        return {
+            "folder": str(self.folder),
+            "base": str(base_dir),
+            "peft_type": self.peft_type,
+            "saved_embedding": {"name": saved.name, "rows": saved.rows, "file": saved.file} if saved else None,
+            "modules_to_save": list(self.modules_to_save),
+            "trainable_token_indices": list(self.trainable_token_indices),
+            "tokenizer_length": self.tokenizer.length if self.tokenizer else None,
+        }
+
     @property
     def saved_rows(self) -> int | None:
         return self.saved_input.rows if self.saved_input else self.saved_output.rows if self.saved_output else None

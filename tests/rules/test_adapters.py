@@ -36,6 +36,9 @@ def test_resized_adapter_needs_the_base_resized_first(base, tmp_path):
     assert peft_load_error(base, folder, auto=True, ids=[1, 104, 105, 2]) is None
     codes = adapter_codes(folder)
     assert set(codes) == {"HVA801"} and codes["HVA801"].severity.value == "warning"
+    facts = audit(folder).facts
+    assert facts["adapter"]["saved_embedding"]["rows"] == 106 and facts["adapter"]["tokenizer_length"] == 106
+    assert facts["adapter"]["base"] == str(base) and facts["input_embedding"]["shape"] == [104, 16]
     assert codes["HVA801"].message == (
         "adapter_model.safetensors base_model.model.model.embed_tokens.weight has 106 rows, the base has 104: resize "
         "the base to 106 rows (base.resize_token_embeddings(106)) before PeftModel.from_pretrained, which otherwise "
