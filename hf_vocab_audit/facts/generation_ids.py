@@ -96,10 +96,9 @@ def _ids(path: Path, file: str, raw: dict[str, Any]) -> tuple[list[GenerationId]
             raise AuditError(path, f'"{key}" must map names to token ids, not {type(mapping).__name__}')
         for name, v in sorted(mapping.items()):
             out.append(GenerationId(file, f"{key}.{name}", _int(path, f"{key}.{name}", v), effect))
-    for i, entry in enumerate(_list(path, "sequence_bias", raw.get("sequence_bias") or [])):
-        seq = _list(path, f"sequence_bias[{i}]", entry)[0] if isinstance(entry, list) and entry else None
-        for v in _list(path, f"sequence_bias[{i}]", seq):
-            out.append(GenerationId(file, f"sequence_bias[{i}]", _int(path, "sequence_bias", v), "crash"))
+    for key, seq in _sequence_bias(raw.get("sequence_bias")):
+        for v in seq:
+            out.append(GenerationId(file, key, v, "crash"))
     heads: list[tuple[int, int]] = []
     for i, pair in enumerate(_list(path, "alignment_heads", raw.get("alignment_heads") or [])):
         pair = _list(path, f"alignment_heads[{i}]", pair)
@@ -107,6 +106,18 @@ def _ids(path: Path, file: str, raw: dict[str, Any]) -> tuple[list[GenerationId]
             raise AuditError(path, f'"alignment_heads[{i}]" must be a [layer, head] pair, not {pair!r}'[:300])
         heads.append((_int(path, "alignment_heads", pair[0]), _int(path, "alignment_heads", pair[1])))
     return out, heads
+
+
+def _sequence_bias(value: Any) -> list[tuple[str, list[int]]]:
+    """``sequence_bias`` as a list of ``[[ids...], bias]`` (the form generate() accepts from JSON). The dict form
+    that ``GenerationConfig.save_pretrained`` writes (``{"(5, 6)": -1.0}``) makes transformers 5.24's
+    ``generate()`` raise ``ValueError`` whatever the ids, so it holds no ids to check here."""
+    out: list[tuple[str, list[int]]] = []
+    if isinstance(value, list):
+        for i, entry in enumerate(value):
+            if isinstance(entry, list) and entry and isinstance(entry[0], list):
+                out.append((f"sequence_bias[{i}]", [v for v in entry[0] if isinstance(v, int) and not isinstance(v, bool)]))
+    return out
 
 
 def read_generation_ids(config: ConfigFacts, generation: GenerationFacts | None) -> GenerationIds:

@@ -34,7 +34,9 @@ BART_CASES = [
     ({"suppress_tokens": [200]}, "HVA211"),
     ({"begin_suppress_tokens": [104]}, "HVA211"),
     ({"forced_bos_token_id": -1}, "HVA211"),
-    ({"forced_bos_token_id": 103, "suppress_tokens": [5], "bad_words_ids": [[9]]}, None),
+    ({"sequence_bias": [[[150], -1.0]]}, "HVA210"),
+    ({"forced_bos_token_id": 103, "suppress_tokens": [5], "bad_words_ids": [[9]], "sequence_bias": [[[5, 6], -1.0]]},
+     None),
 ]
 
 
