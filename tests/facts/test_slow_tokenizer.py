@@ -39,3 +39,15 @@ def test_marian_added_token_without_a_row(tmp_path):
     assert translate_error(tmp_path, "<2de> the cat") == "IndexError"
     (f,) = [f for f in audit(tmp_path).findings if f.code == "HVA101"]
     assert f.location.token == "<2de>" and f.location.token_id == length - 1
+
+
+def test_marian_fix_grows_shared_embeddings_and_final_logits_bias(tmp_path):
+    from hf_vocab_audit.fix import fix_checkpoint
+
+    length = marian_tokenizer(tmp_path / "m", added=["<2de>"])
+    marian(tmp_path / "m", length - 1, pad=length - 2)
+    report = fix_checkpoint(tmp_path / "m", output=tmp_path / "fixed")
+    assert [f.code for f in report.findings if f.severity.value == "error"] == []
+    grown = {g["name"]: (g["old"], g["new"]) for g in report.extra["fix"]["verification"]["grown"]}
+    assert grown == {"final_logits_bias": (length - 1, length), "model.shared.weight": (length - 1, length)}
+    assert translate_error(tmp_path / "fixed", "<2de> the cat") is None
