@@ -89,7 +89,8 @@ def _ids(path: Path, file: str, raw: dict[str, Any]) -> tuple[list[GenerationId]
             pair = _list(path, f"{key}[{i}]", pair)
             if len(pair) != 2:
                 raise AuditError(path, f'"{key}[{i}]" must be a [position, token id] pair, not {pair!r}'[:300])
-            out.append(GenerationId(file, f"{key}[{i}]", _int(path, key, pair[1]), effect))
+            if pair[1] is not None:  # Whisper's [1, null]: no forced token there (the language is detected)
+                out.append(GenerationId(file, f"{key}[{i}]", _int(path, key, pair[1]), effect))
     for key, effect in MAP_KEYS.items():
         mapping = raw.get(key) or {}
         if not isinstance(mapping, dict):

@@ -95,7 +95,7 @@ def generation_id_ignored(facts: Facts):
         )
 
 
-@rule("HVA212", "generation-key-shadowed", Severity.WARNING)
+@rule("HVA212", "generation-key-shadowed", Severity.INFO)
 def generation_key_shadowed(facts: Facts):
     """config.json sets a generation key that `generate()` never reads, because generation_config.json
     exists and says otherwise.
@@ -104,6 +104,9 @@ def generation_key_shadowed(facts: Facts):
     transformers 5 builds the generation settings from generation_config.json alone when the file exists;
     the same key in config.json (`forced_bos_token_id`, `suppress_tokens`, ...) is ignored. Editing
     config.json then changes nothing, and the value that generation really uses is the other one.
+
+    It is an info note, not a warning: official checkpoints (Whisper, BART) keep such leftovers in config.json,
+    and what generation uses is audited by HVA210/211 in the file it really reads.
 
     Fix:
     Put the value in generation_config.json (and remove it from config.json to avoid the confusion).

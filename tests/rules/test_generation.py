@@ -106,6 +106,7 @@ WHISPER_CASES = [
     ({"alignment_heads": [[3, 0]]}, {"return_token_timestamps": True}, "HVA213"),
     ({"alignment_heads": [[0, 5]]}, {"return_token_timestamps": True}, "HVA213"),
     ({}, {"language": "en", "task": "translate", "return_token_timestamps": True}, None),
+    ({"forced_decoder_ids": [[1, None], [2, 53]]}, {}, None),  # as openai/whisper-* ship it: null = detect
 ]
 
 
