@@ -476,7 +476,9 @@ def _length_alignment(acc: _Acc, column: str, offsets: np.ndarray, ids_column: s
     mask = label_lengths != ids_lengths
     if not mask.any():
         return
-    pairs = np.array([f"{a}/{b}" for a, b in zip(label_lengths, ids_lengths)], dtype=object)
+    pairs = np.empty(len(mask), dtype=object)  # strings only for the offending rows
+    bad = np.flatnonzero(mask)
+    pairs[bad] = [f"{a}/{b}" for a, b in zip(label_lengths[bad].tolist(), ids_lengths[bad].tolist())]
     acc.add(column, LENGTH_MISMATCH, row_violation(mask, pairs, row_offset, acc.ctx.max_locations))
 
 
