@@ -35,7 +35,7 @@ class Facts:
     def summary(self) -> dict[str, object]:
         """The facts a person wants at the top of a report."""
         emb, tok, cfg = self.embeddings, self.tokenizer, self.config
-        return {
+        out: dict[str, object] = {
             "model_type": cfg.model_type,
             "architectures": list(cfg.architectures),
             "config_vocab_size": cfg.vocab_size,
@@ -50,7 +50,10 @@ class Facts:
             "max_position_embeddings": cfg.max_position_embeddings,
             "model_max_length": tok.model_max_length if tok else None,
             "special_token_ids": {role: i for role, (_c, i) in sorted(tok.special_tokens.items())} if tok else {},
-        } | ({"adapter": self.adapter.summary(self.model_dir)} if self.adapter else {})
+        }
+        if self.adapter is not None:
+            out["adapter"] = self.adapter.summary(self.model_dir)
+        return out
 
 
 def _tensor(info: object) -> dict[str, object] | None:
