@@ -94,6 +94,10 @@ def audit(
         more, more_skipped, more_ran = run_dataset_rules(df, rules)
         findings, skipped, ran = findings + more, skipped + more_skipped, ran + more_ran
         extra["dataset"] = dataset_section(df, specs)
+    if facts.adapter is not None:
+        from .facts.adapter_base import relocate_base_findings
+
+        findings = relocate_base_findings(findings, facts)
     return make_report(str(model_dir), facts, findings, skipped, ran, start, extra)
 
 

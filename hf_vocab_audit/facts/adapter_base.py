@@ -3,10 +3,13 @@ from headers through the Hub source) with the adapter's facts attached."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from dataclasses import replace
 from pathlib import Path
 
 from ..errors import AuditError
+from ..findings import Finding
 from . import Facts, gather
 from .adapter import ADAPTER_CONFIG, is_adapter, load_adapter
 
@@ -32,3 +35,18 @@ def gather_adapter(folder: Path, base: str | Path | None = None, tokenizer: str 
     with checkout(hub) as co:
         facts = gather(co.folder, tokenizer, tensors_from=lambda _folder: co.tensors)
     return replace(facts, adapter=adapter)
+
+
+def relocate_base_findings(findings: list[Finding], facts: Facts) -> list[Finding]:
+    """Point the base's findings at the base's files (the report's target is the adapter folder): a path relative
+    to the adapter, so SARIF / GitHub annotations and line numbers land in the right file. HVA8xx stay put."""
+    if facts.adapter is None or not facts.model_dir.is_dir():
+        return findings
+    out = []
+    for f in findings:
+        if f.code.startswith("HVA8") or not f.location.file:
+            out.append(f)
+            continue
+        rel = os.path.relpath(facts.model_dir / f.location.file, facts.adapter.folder)
+        out.append(dataclasses.replace(f, location=dataclasses.replace(f.location, file=Path(rel).as_posix())))
+    return out

@@ -135,3 +135,15 @@ def test_adapter_with_its_own_config_json_is_still_an_adapter(base, tmp_path):
     config = json.loads((folder / "adapter_config.json").read_text())
     assert config["base_model_name_or_path"] == str(base)
     assert set(adapter_codes(folder)) == {"HVA803"}
+
+
+def test_base_findings_point_at_the_base_files(tmp_path, run_cli):
+    from builders import edit_json
+
+    base = checkpoint(tmp_path / "base", "llama", 104)
+    folder = adapter(base, tmp_path / "a", save_tokenizer=False)
+    edit_json(base / "config.json", vocab_size=100)  # a base finding: HVA103 in the base's config.json
+    (f,) = [f for f in audit(folder).findings if f.code == "HVA103"]
+    assert f.location.file == "../base/config.json"
+    code, out, _err = run_cli("check", folder, "--format", "github")
+    assert code == 1 and f"file={tmp_path}/base/config.json,line=" in out.replace("/a/../", "/"), out
