@@ -11,7 +11,9 @@ from pathlib import Path
 from ..errors import AuditError
 from ..findings import Finding
 from . import Facts, gather
-from .adapter import ADAPTER_CONFIG, is_adapter, load_adapter
+from .adapter import ADAPTER_CONFIG, ADAPTER_WEIGHTS, is_adapter, load_adapter
+
+ADAPTER_FILES = (ADAPTER_CONFIG, *ADAPTER_WEIGHTS)
 
 
 def gather_adapter(folder: Path, base: str | Path | None = None, tokenizer: str | Path | None = None) -> Facts:
@@ -44,7 +46,7 @@ def relocate_base_findings(findings: list[Finding], facts: Facts) -> list[Findin
         return findings
     out = []
     for f in findings:
-        if f.code.startswith("HVA8") or not f.location.file:
+        if f.code.startswith("HVA8") or not f.location.file or f.location.file in ADAPTER_FILES:
             out.append(f)
             continue
         rel = os.path.relpath(facts.model_dir / f.location.file, facts.adapter.folder)

@@ -147,3 +147,38 @@ def test_base_findings_point_at_the_base_files(tmp_path, run_cli):
     assert f.location.file == "../base/config.json"
     code, out, _err = run_cli("check", folder, "--format", "github")
     assert code == 1 and f"file={tmp_path}/base/config.json,line=" in out.replace("/a/../", "/"), out
+
+
+def test_adapter_bin_is_read_with_weights_only(base, tmp_path):
+    import torch
+    from safetensors.torch import load_file
+
+    folder = adapter(base, tmp_path / "a", tokens=["<tool>"], resize=105)
+    state = load_file(folder / "adapter_model.safetensors")
+    (folder / "adapter_model.safetensors").unlink()
+    torch.save(state, folder / "adapter_model.bin")
+    assert peft_load_error(base, folder, resize_to=105, ids=[1, 104, 2]) is None
+    assert set(adapter_codes(folder)) == {"HVA801"}
+
+
+class Payload:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        import os
+
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_adapter_pickle_that_runs_code_is_refused(base, tmp_path):
+    import torch
+
+    folder = adapter(base, tmp_path / "a", save_tokenizer=False)
+    (folder / "adapter_model.safetensors").unlink()
+    marker = tmp_path / "pwned"
+    torch.save({"x": Payload(marker)}, folder / "adapter_model.bin")
+    report = audit(folder)
+    (f,) = [f for f in report.findings if f.code == "HVA001"]
+    assert f.location.file == "adapter_model.bin" and "weights_only" in f.message
+    assert not marker.exists()
