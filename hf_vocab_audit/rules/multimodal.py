@@ -109,8 +109,8 @@ def placeholder_id_out_of_range(facts: Facts):
         )
 
 
-@rule("HVA703", "placeholder-id-replaced-before-lookup", Severity.WARNING, requires=("input_embedding",))
-def placeholder_id_replaced_before_lookup(facts: Facts):
+@rule("HVA703", "placeholder-replaced-before-lookup", Severity.WARNING, requires=("input_embedding",))
+def placeholder_replaced_before_lookup(facts: Facts):
     """An image placeholder id is past the text rows in an architecture that replaces it before the lookup:
     healthy for the multimodal class, a crash for its text-only class.
 
