@@ -81,8 +81,8 @@ def gemma3(folder: Path, rows: int = 104, **config: Any) -> Path:
     vision = T.SiglipVisionConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
                                   image_size=8, patch_size=4)
     text = T.Gemma3TextConfig(vocab_size=rows, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                              num_attention_heads=2, num_key_value_heads=1, head_dim=8, pad_token_id=0,
-                              bos_token_id=2, eos_token_id=1, sliding_window=8)
+                              num_attention_heads=2, num_key_value_heads=1, head_dim=8, pad_token_id=3,
+                              bos_token_id=1, eos_token_id=2, sliding_window=8)
     cfg = T.Gemma3Config(vision_config=vision, text_config=text, mm_tokens_per_image=4, **config)
     T.Gemma3ForConditionalGeneration(cfg).save_pretrained(folder)
     return folder
