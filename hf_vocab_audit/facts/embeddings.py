@@ -116,14 +116,6 @@ def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> Embeddin
         tie = default_tie_word_embeddings(config.model_type)
     if tie:
         out = None  # transformers points the output projection at the input matrix
-    vocab = inp.rows if inp else None
-    biases = tuple(
-        t
-        for t in sorted(table.values(), key=lambda t: t.name)
-        if len(t.shape) in (1, 2) and t.shape[:-1] in ((), (1,)) and has_suffix(t.name, VOCAB_BIAS_SUFFIXES)
-    )
-    # Biases as long as the rows or shorter grow with them (--fix); a longer one is reported, never cut.
-    bias = tuple(t for t in biases if vocab is not None and t.shape[-1] <= vocab)
     return EmbeddingFacts(
         input=inp,
         output=out,
@@ -131,6 +123,21 @@ def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> Embeddin
         position=_find(table, POSITION_SUFFIXES),
         token_type=_find(table, TOKEN_TYPE_SUFFIXES),
         classifier=_find(table, CLASSIFIER_SUFFIXES),
-        vocab_sized=bias,
-        vocab_biases=biases,
+        vocab_sized=vocab_biases(table, inp.rows if inp else None),
+        vocab_biases=all_vocab_biases(table),
     )
+
+
+def all_vocab_biases(table: dict[str, TensorInfo]) -> tuple[TensorInfo, ...]:
+    """Every vocabulary bias (final_logits_bias (1, V), lm_head.bias, MLM prediction biases), at any length."""
+    return tuple(
+        t
+        for t in sorted(table.values(), key=lambda t: t.name)
+        if len(t.shape) in (1, 2) and t.shape[:-1] in ((), (1,)) and has_suffix(t.name, VOCAB_BIAS_SUFFIXES)
+    )
+
+
+def vocab_biases(table: dict[str, TensorInfo], vocab: int | None) -> tuple[TensorInfo, ...]:
+    """The biases that grow with the embeddings (--fix): as long as the ``vocab`` rows or shorter. A longer
+    one is reported (HVA106), never cut."""
+    return tuple(t for t in all_vocab_biases(table) if vocab is not None and t.shape[-1] <= vocab)
