@@ -68,8 +68,8 @@ def placeholder_token_mismatch(facts: Facts):
                        f"the processor's text is split into pieces and {p.file} {p.key} = {p.value} never appears")
         else:
             message = (f"{p.file} {p.key} = {p.value} is {_describe(facts, p.value)}, but the {p.kind} placeholder "
-                       f"{content!r} ({where}) is id {expected}: the forward raises 'Image features and image "
-                       "tokens do not match'")
+                       f"{content!r} is id {expected}: the forward raises 'Image features and image tokens do not "
+                       "match'")
         yield Hit(
             message,
             Location(file=p.file, key=p.key, token=content, token_id=p.value),

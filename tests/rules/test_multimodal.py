@@ -34,7 +34,7 @@ def test_llava_image_index_at_the_pad_token(tmp_path):
     assert set(codes) == {"HVA701"}
     assert codes["HVA701"].message == (
         "config.json image_token_index = 3 is '<pad>' (the tokenizer's pad token), but the image placeholder "
-        "'<image>' (the tokenizer) is id 103: the forward raises 'Image features and image tokens do not match'")
+        "'<image>' is id 103: the forward raises 'Image features and image tokens do not match'")
 
 
 def test_llava_image_index_past_the_rows(tmp_path):
