@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .core.findings import AppliedFix, FixResult, Skipped, Source
 from .core.report import Report, sort_findings
+from .errors import AuditError
 from .facts import Facts, facts_from_memory, gather
 from .facts.memory import MEMORY_FORMAT, is_path, tokenizer_facts
 from .rules import Scope, selected
@@ -18,8 +20,21 @@ from .version import __version__
 
 
 def gather_for_audit(model_dir: str | Path | None, model: object | None,
-                     tokenizer: str | Path | object | None) -> tuple[str, Facts]:
-    """(report target, facts) for a folder or a live model, with a tokenizer folder or object."""
+                     tokenizer: str | Path | object | None, base: str | Path | None = None) -> tuple[str, Facts]:
+    """(report target, facts) from the source that fits: a PEFT adapter folder against its base, a folder,
+    or a live model, with a tokenizer folder or object."""
+    from .facts.adapter import is_adapter
+
+    if model is None and is_path(model_dir) and is_adapter(Path(os.fspath(model_dir))):
+        from .facts.adapter_base import gather_adapter
+
+        if tokenizer is not None and not is_path(tokenizer):
+            raise TypeError("a PEFT adapter folder is audited with its own tokenizer files, not a live tokenizer")
+        folder = Path(os.fspath(model_dir))
+        return str(model_dir), gather_adapter(folder, base, os.fspath(tokenizer) if tokenizer is not None else None)
+    if base is not None:
+        raise AuditError(Path(os.fspath(model_dir)) if is_path(model_dir) else None,
+                         "--base applies to a PEFT adapter folder (adapter_config.json) only")
     if model is not None:
         if model_dir is not None:
             raise TypeError("audit() takes a model folder or model=<live model>, not both")
@@ -57,6 +72,7 @@ def audit(
     engine: str = "local",
     ray_address: str | None = None,
     dataset_histograms: bool = False,
+    base: str | Path | None = None,
 ) -> Report:
     """Audit a local checkpoint folder from its files alone (no weights are loaded), or live objects.
 
@@ -69,11 +85,13 @@ def audit(
     selected split is also streamed against the model (HVA5xx); ``Report.extra["dataset"]`` holds
     per-column stats (``dataset_histograms=True`` adds the id and length histograms the HTML report plots);
     ``engine="ray"`` scans on Ray Data (at ``ray_address`` or on a local instance).
+    A PEFT adapter folder (``adapter_config.json``, no ``config.json``) is audited against its base
+    (``base``, else its ``base_model_name_or_path``: a local folder or a Hub id) with the HVA8xx rules.
     Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run.
     """
     start = time.perf_counter()
     rules = selected(select, ignore)  # bad selectors fail before any file is read
-    target, facts = gather_for_audit(model_dir, model, tokenizer)
+    target, facts = gather_for_audit(model_dir, model, tokenizer, base)
     in_memory = facts.tensors is not None and facts.tensors.format == MEMORY_FORMAT
     run = run_static(facts, rules, lines=not in_memory)
     extra: dict[str, Any] = {}
@@ -95,6 +113,10 @@ def audit(
                                  engine=engine, ray_address=ray_address, histograms=dataset_histograms))
         run += run_dataset(df, rules)
         extra["dataset"] = dataset_section(df, specs)
+    if facts.adapter is not None:
+        from .facts.adapter_base import relocate_base_findings
+
+        run = replace(run, findings=tuple(relocate_base_findings(list(run.findings), facts)))
     return make_report(target, facts, run, start, extra, source=Source.MEMORY if in_memory else Source.FOLDER)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from ..core.findings import Applicability, FixPlan, Location, Severity
 from ..facts import Facts
 from ..facts.embeddings import EXTRA_INPUT_ROWS
+from ..facts.placeholders import replaced_image_ids
 from ..facts.requirements import Requirement
 from .registry import Hit, rule
 
@@ -50,6 +51,9 @@ def token_id_beyond_embedding(facts: Facts):
     tok = facts.required_tokenizer()
     rows = facts.required_input().rows
     ids = tok.ids_at_or_above(rows)
+    if ids:  # an image placeholder the architecture replaces before the lookup is HVA703's (a warning)
+        replaced = replaced_image_ids(facts.config, rows)
+        ids = [i for i in ids if i not in replaced]
     if not ids:
         return
     named, listed = _tokens(facts, ids)
