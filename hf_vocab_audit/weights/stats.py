@@ -117,7 +117,7 @@ class _Pass:
         magnitude = np.empty((step, 2 * half), np.uint16)
         ones = np.ones(step, np.float32)
         part = np.empty(half, np.float32)
-        second = np.empty(step, self.acc)
+        second: np.ndarray = np.empty(step, np.float64 if self.acc is np.float64 else np.float32)
         sums = self.colsums[index].reshape(half, 2)  # [:, 0] even columns, [:, 1] odd columns
         for start in range(lo, hi, step):
             stop = min(hi, start + step)
