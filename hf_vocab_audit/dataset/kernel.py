@@ -149,12 +149,21 @@ def _id_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int, batc
     del offsets
 
 
+def _encode(tokenizer: Any, texts: list[str]) -> Any:
+    """The encodings of ``texts``, without the character offsets the scan never reads when the installed
+    ``tokenizers`` can skip them (``encode_batch_fast``, 0.20+: the same ids, about 1.2x faster)."""
+    fast = getattr(tokenizer, "encode_batch_fast", None)
+    if fast is not None:
+        return fast(texts, add_special_tokens=True)
+    return tokenizer.encode_batch(texts, add_special_tokens=True)
+
+
 def _text_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) -> None:
     """Tokenize as a training script does by default: special tokens added, no truncation, no padding."""
     ctx, lim = acc.ctx, acc.ctx.limits
     _null_rows(acc, plan.name, arr, row_offset)
     texts = arr.fill_null("").to_pylist() if arr.null_count else arr.to_pylist()
-    encodings = ctx.tokenizer.encode_batch(texts, add_special_tokens=True)
+    encodings = _encode(ctx.tokenizer, texts)
     lengths = np.fromiter((len(e) for e in encodings), dtype=np.int64, count=len(encodings))
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])

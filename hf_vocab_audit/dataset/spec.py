@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import AuditError, first_line
+from ..io.jsonlines import NotPlain, jsonl_batches
 
 BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet",
             ".txt": "text", ".arrow": "arrow"}  # fmt: skip
@@ -168,6 +169,30 @@ def _load(source: str, *args: Any, **kwargs: Any) -> list[Split]:
     return out
 
 
+def _jsonl(path: Path, source: str) -> Split:
+    """A local JSON Lines file: split "train", as ``load_dataset("json", data_files=...)`` names it.
+
+    Read with pyarrow's JSON parser directly (what the builder runs), and with ``datasets`` itself from
+    the first row the fast reader cannot take as it is (:mod:`..io.jsonlines`), so the rows and types
+    are the builder's either way."""
+
+    def batches(batch_size: int) -> Iterator[pa.Table]:
+        try:
+            yield from jsonl_batches(path, batch_size)
+            return
+        except NotPlain as exc:
+            done = exc.rows
+        (split,) = _load(source, "json", data_files={"train": str(path)}, streaming=True)
+        for table in split.batches(batch_size):
+            if done >= table.num_rows:
+                done -= table.num_rows
+                continue
+            yield table.slice(done) if done else table
+            done = 0
+
+    return Split(source, "train", None, None, batches)
+
+
 def _builder_for(path: str) -> str:
     lower = path.lower()
     for ext, builder in BUILDERS.items():
@@ -198,6 +223,8 @@ def open_spec(spec: str, config: str | None = None) -> list[Split]:
             raise AuditError(path, "is not readable")
         if _builder_for(spec) == "parquet" and path.suffix.lower() == ".parquet":
             return _parquet([path], spec)
+        if path.suffix.lower() == ".jsonl":
+            return [_jsonl(path, spec)]
         return _load(spec, _builder_for(spec), data_files={"train": str(path)}, streaming=True)
     looks_local = spec.startswith((".", "/", "~")) or spec.count("/") > 1 or Path(spec).suffix.lower() in BUILDERS
     if looks_local:

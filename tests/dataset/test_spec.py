@@ -64,3 +64,50 @@ def test_unknown_extension_and_offline_hub_id(tmp_path):
     with pytest.raises(AuditError, match="nobody/no-such-dataset") as info:
         open_spec("nobody/no-such-dataset")
     assert "\n" not in str(info.value)
+
+
+def _datasets_rows(path):
+    """What ``datasets``' own streaming JSON builder yields for ``path`` (the reference reader)."""
+    import datasets
+
+    ds = datasets.load_dataset("json", data_files={"train": str(path)}, streaming=True)["train"]
+    return pa.concat_tables(ds.with_format("arrow").iter(batch_size=1000))
+
+
+ROWS = [{"text": f"row {i} é", "label": i % 3, "score": i / 7, "ok": i % 2 == 0, "input_ids": [i, i + 1]}
+        for i in range(40)]
+
+
+def test_jsonl_rows_and_types_are_the_json_builders(tmp_path):
+    path = write_jsonl(tmp_path / "a.jsonl", ROWS)
+    (split,) = open_spec(str(path))
+    ours = pa.concat_tables(split.batches(7))
+    assert ours.equals(_datasets_rows(path))
+
+
+@pytest.mark.parametrize("late_row", [
+    {"text": "new column", "label": 1, "score": 0.5, "ok": True, "input_ids": [1], "extra": "x"},
+    {"text": "nested", "label": 1, "score": 0.5, "ok": True, "input_ids": [1], "meta": {"a": 1}},
+    {"text": "float label", "label": 1.5, "score": 0.5, "ok": True, "input_ids": [1]},
+])
+def test_jsonl_that_changes_midway_is_read_by_datasets_from_that_row(tmp_path, monkeypatch, late_row):
+    """A block the fast reader cannot take as the first one's schema hands over to ``datasets`` without
+    losing or repeating a row."""
+    monkeypatch.setattr("hf_vocab_audit.io.jsonlines.BLOCK_BYTES", 256)  # several blocks in a small file
+    path = write_jsonl(tmp_path / "a.jsonl", ROWS + [late_row] + ROWS)
+    (split,) = open_spec(str(path))
+    try:
+        reference = _datasets_rows(path)
+    except Exception:  # noqa: BLE001 - datasets refuses the file: so must the scan
+        with pytest.raises(Exception):  # noqa: B017, PT011
+            list(split.batches(7))
+        return
+    ours = pa.concat_tables(split.batches(7), promote_options="permissive")
+    assert ours.num_rows == reference.num_rows == 2 * len(ROWS) + 1
+    assert ours.column("text").to_pylist() == reference.column("text").to_pylist()
+
+
+def test_jsonl_with_nested_objects_is_read_by_datasets(tmp_path):
+    path = write_jsonl(tmp_path / "a.jsonl", [{"text": "x", "meta": {"a": i}} for i in range(5)])
+    (split,) = open_spec(str(path))
+    assert pa.concat_tables(split.batches(2)).equals(_datasets_rows(path))
