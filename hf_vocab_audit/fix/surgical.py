@@ -22,8 +22,8 @@ from ..errors import AuditError
 from ..facts import Facts
 from ..facts.tensors import SAFETENSORS_INDEX
 from ..facts.vocab_geometry import as_rows, vocab_axis, vocab_dim, vocab_tensors
-from ..io.dtypes import FLOAT_DTYPES, from_float32
-from ..io.rows import mean_of_rows
+from ..io.dtypes import FLOAT_DTYPES, from_float32, to_float32
+from ..io.rows import MEAN_CHUNK_BYTES, mean_of_rows
 from ..io.safetensors_header import TensorInfo
 from .repair import CheckpointRepair
 
@@ -85,14 +85,56 @@ def new_rows_bytes(path: Path, t: TensorInfo, new: int, trained: int) -> tuple[b
         row, fill = np.zeros(1, dtype=np.float32), "zeros"
     else:
         row, fill = mean_row(path, t, trained), "mean"
-    block = np.broadcast_to(from_float32(row, t.dtype), (new - old, row.shape[0]))
-    return np.ascontiguousarray(block).tobytes(), fill
+    return repeated_row(row, t, new - old), fill
+
+
+def repeated_row(row: np.ndarray, t: TensorInfo, count: int) -> bytes:
+    """``count`` copies of the float32 ``row`` in ``t``'s dtype (the appended rows of a grown tensor)."""
+    block = np.broadcast_to(from_float32(row, t.dtype), (count, row.shape[0]))
+    return np.ascontiguousarray(block).tobytes()
+
+
+def fused_mean(t: TensorInfo) -> bool:
+    """Whether ``t`` grows by rows filled with the mean, so one pass can copy its rows and average them."""
+    return vocab_axis(t) == 0 and not any(t.name.endswith(s) for s in ZERO_FILL_SUFFIXES)
+
+
+def copy_rows_with_mean(path: Path, dst, t: TensorInfo, trained: int) -> np.ndarray:
+    """Copy every row of ``t`` to the end of ``dst`` and return the float32 mean of its first ``trained``
+    rows: one read of the tensor into one reused buffer (memory stays at a block however large the
+    matrix), the mean summed from each block while it is in cache.
+
+    Blocks and sums are those of :func:`..io.rows.mean_of_rows`, so the mean is bit-identical to
+    :func:`mean_row`'s."""
+    rows, width = as_rows(t)
+    total = np.zeros(width, np.float64)
+    n = min(trained, rows)
+    dtype = np.dtype(FLOAT_DTYPES[t.dtype])
+    step = max(1, MEAN_CHUNK_BYTES // max(width * dtype.itemsize, 1))
+    buf = np.empty(min(step, rows) * width, dtype)
+    with open(path, "rb", buffering=0) as src:
+        src.seek(t.begin or 0)
+        for start in range(0, rows, step):
+            k = min(step, rows - start)
+            view = buf[: k * width].data.cast("B")
+            got = 0
+            while got < len(view):
+                read = src.readinto(view[got:])
+                if not read:
+                    raise AuditError(path, f"ended early while copying tensor {t.name!r}")
+                got += read
+            write_all(dst, view)
+            if start < n:
+                part = buf[: k * width].reshape(k, width)[: n - start]
+                block = part if t.dtype == "F64" else to_float32(part, t.dtype)
+                total += np.add.reduce(block, axis=0)
+    return (total / max(n, 1)).astype(np.float32)
 
 
 # ---- streaming copy -------------------------------------------------------------------------
 
 
-def write_all(dst, data: bytes) -> None:
+def write_all(dst, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[dst.write(view) :]
@@ -122,8 +164,31 @@ def copy_range(src, dst, offset: int, length: int) -> None:
         done += len(chunk)
 
 
+FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int)
+
+
+def reflink(src: Path, dst: Path) -> bool:
+    """Make ``dst`` a copy-on-write clone of ``src`` (Btrfs, XFS with reflink, bcachefs, ZFS 2.2+, OCFS2):
+    instant, no byte written, and safe: a later write to either file copies the blocks it touches,
+    unlike a hard link. False (``dst`` left empty) where the filesystem or platform cannot."""
+    try:
+        import fcntl
+    except ImportError:  # not on a POSIX system
+        return False
+    with open(src, "rb") as fin, open(dst, "wb") as fout:
+        try:
+            fcntl.ioctl(fout.fileno(), FICLONE, fin.fileno())
+        except OSError:
+            return False
+    return True
+
+
 def copy_file(src: Path, dst: Path) -> None:
+    """Byte-for-byte copy of an untouched file: a reflink where the filesystem has them, else the
+    kernel's own copy (``shutil.copyfile`` uses sendfile on Linux: no bytes through Python)."""
     dst.parent.mkdir(parents=True, exist_ok=True)
+    if src.stat().st_size and reflink(src, dst):
+        return
     shutil.copyfile(src, dst)
 
 
@@ -153,10 +218,14 @@ def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: CheckpointRepair) -
         shape = list(t.shape)
         if t.name in plan.grow:
             new = plan.grow[t.name]
-            data, fill = new_rows_bytes(src_path, t, new, plan.trained_rows or vocab_dim(t))
-            extra[t.name] = data
+            if fused_mean(t):  # the mean is summed while the rows are copied
+                size += (new - vocab_dim(t)) * (size // max(vocab_dim(t), 1))
+                fill = "mean"
+            else:
+                data, fill = new_rows_bytes(src_path, t, new, plan.trained_rows or vocab_dim(t))
+                extra[t.name] = data
+                size += len(data)
             shape[vocab_axis(t)] = new
-            size += len(data)
             grown.append(GrownTensor(t.name, shard, vocab_dim(t), new, fill))
         new_header[t.name] = {"dtype": t.dtype, "shape": shape, "data_offsets": [offset, offset + size]}
         offset += size
@@ -164,6 +233,11 @@ def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: CheckpointRepair) -
         head = header_bytes(new_header)
         write_all(out, head)
         for t in entries:
+            if t.name in plan.grow and t.name not in extra:
+                trained = plan.trained_rows or vocab_dim(t)
+                mean = copy_rows_with_mean(src_path, out, t, trained)
+                write_all(out, repeated_row(mean, t, plan.grow[t.name] - vocab_dim(t)))
+                continue
             copy_range(src, out, t.begin, t.end - t.begin)
             if t.name in extra:
                 write_all(out, extra[t.name])

@@ -118,3 +118,27 @@ def test_bert_mlm_prediction_bias_grows(tmp_path, guard_input):
     fixed, before = state(tmp_path / "out"), state(src)
     assert torch.equal(fixed["cls.predictions.bias"][:100], before["cls.predictions.bias"])
     assert torch.allclose(fixed["cls.predictions.bias"][100:], before["cls.predictions.bias"].mean())
+
+
+@pytest.mark.parametrize("dtype", ["BF16", "F16", "F32"])
+@pytest.mark.parametrize("trained", [37, 300, 301])
+def test_one_pass_copy_gives_the_bytes_and_the_mean_of_the_separate_passes(tmp_path, dtype, trained, monkeypatch):
+    """The grown tensor's rows are copied and averaged in one read; blocks smaller than the tensor
+    (several of them, the last one partial) must give the same bytes and the bit-identical mean."""
+    import torch
+    from safetensors.torch import save_file
+
+    from hf_vocab_audit.fix import surgical
+    from hf_vocab_audit.io.safetensors_header import read_header
+
+    monkeypatch.setattr(surgical, "MEAN_CHUNK_BYTES", 64 * 2 * 8)  # 8 rows of 64 bf16 values per block
+    monkeypatch.setattr("hf_vocab_audit.io.rows.MEAN_CHUNK_BYTES", 64 * 2 * 8)
+    torch_dtype = {"BF16": torch.bfloat16, "F16": torch.float16, "F32": torch.float32}[dtype]
+    path = tmp_path / "m.safetensors"
+    save_file({"w": torch.randn(301, 64, generator=torch.Generator().manual_seed(0)).to(torch_dtype)}, str(path))
+    info = read_header(path, path.name).tensors[0]
+    assert info.dtype == dtype
+    with open(tmp_path / "copy", "wb", buffering=0) as out:
+        mean = surgical.copy_rows_with_mean(path, out, info, trained)
+    assert (tmp_path / "copy").read_bytes() == path.read_bytes()[info.begin:info.end]
+    assert mean.tobytes() == surgical.mean_row(path, info, trained).tobytes()
