@@ -792,6 +792,115 @@ def slow_tokenizer_vocab_symlink_outside(folder: Path) -> None:
     write_json(folder / "tokenizer_config.json", TOKENIZER_CONFIG | {"tokenizer_class": "BertTokenizer"})
 
 
+# --- the tokenizers library: panics and aborts (issue 11, class 1) ---------------------------------
+
+
+def _tokenizer_with(folder: Path, **changes: Any) -> None:
+    write_json(folder / "tokenizer.json", tokenizer_json() | changes)
+
+
+def _charsmap(blob: bytes) -> dict[str, Any]:
+    import base64
+
+    return {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(blob).decode()}
+
+
+TEMPLATE_WITH_MARKER = TOKENIZER_CONFIG | {"chat_template": "<|im_start|>{{ m }}<|im_end|>"}
+
+
+@case("tokenizer library", exit_codes=(0, 1))
+def padding_fixed_2_pow_31(folder: Path) -> None:
+    """Fixed padding is honoured by every encode: 2^31 ids (an abort) unless stripped first."""
+    _tokenizer_with(folder, padding={"strategy": {"Fixed": 2**31}, "direction": "Right", "pad_to_multiple_of": None,
+                                     "pad_id": 3, "pad_type_id": 0, "pad_token": "<pad>"})
+    write_json(folder / "tokenizer_config.json", TEMPLATE_WITH_MARKER)
+
+
+@case("tokenizer library", exit_codes=(0, 1))
+def padding_to_multiple_of_2_pow_31(folder: Path) -> None:
+    _tokenizer_with(folder, padding={"strategy": "BatchLongest", "direction": "Right", "pad_to_multiple_of": 2**31,
+                                     "pad_id": 3, "pad_type_id": 0, "pad_token": "<pad>"})
+    write_json(folder / "tokenizer_config.json", TEMPLATE_WITH_MARKER)
+
+
+@case("tokenizer library", exit_codes=(0, 1))
+def truncation_stride_over_max_length(folder: Path) -> None:
+    """A stride >= max_length panics on any text longer than max_length."""
+    _tokenizer_with(folder, truncation={"direction": "Right", "max_length": 1, "strategy": "LongestFirst",
+                                        "stride": 10})
+    write_json(folder / "tokenizer_config.json", TEMPLATE_WITH_MARKER)
+
+
+@case("tokenizer library", "tokenizer.json")
+def precompiled_charsmap_trie_size_4gib(folder: Path) -> None:
+    """The library allocates the declared trie size before checking it: 2^32 bytes aborts the process."""
+    _tokenizer_with(folder, normalizer=_charsmap(b"\xfc\xff\xff\xff" + b"abcd"))
+
+
+@case("tokenizer library", "tokenizer.json")
+def precompiled_charsmap_in_a_sequence(folder: Path) -> None:
+    _tokenizer_with(folder, normalizer={"type": "Sequence", "normalizers": [
+        {"type": "NFKC"}, _charsmap(b"\x00\x00\x00\x40" + bytes(16))]})
+
+
+@case("tokenizer library", "tokenizer.json")
+def precompiled_charsmap_not_base64(folder: Path) -> None:
+    _tokenizer_with(folder, normalizer={"type": "Precompiled", "precompiled_charsmap": "!!not base64!!"})
+
+
+@case("tokenizer library", "tokenizer.json")
+def pre_tokenizer_catastrophic_regex(folder: Path) -> None:
+    """Oniguruma's retry limit panics inside encode: the chat-template markers reach it."""
+    _tokenizer_with(folder, pre_tokenizer={"type": "Split", "pattern": {"Regex": "(a|a?)+$"},
+                                           "behavior": "Isolated", "invert": False})
+    write_json(folder / "tokenizer_config.json",
+               TOKENIZER_CONFIG | {"chat_template": "<|" + "a" * 40 + "b|>{{ m }}"})
+
+
+@case("tokenizer library", "tokenizer.json")
+def normalizer_catastrophic_regex(folder: Path) -> None:
+    _tokenizer_with(folder, normalizer={"type": "Replace", "pattern": {"Regex": "(a|a?)+$"}, "content": "x"})
+    write_json(folder / "tokenizer_config.json",
+               TOKENIZER_CONFIG | {"chat_template": "<|" + "a" * 40 + "b|>{{ m }}"})
+
+
+@case("tokenizer library", "tokenizer.json")
+def pre_tokenizer_invalid_regex(folder: Path) -> None:
+    _tokenizer_with(folder, pre_tokenizer={"type": "Split", "pattern": {"Regex": "(((("},
+                                           "behavior": "Isolated", "invert": False})
+
+
+# --- unbounded work (issue 11, class 2): every stage linear in its input --------------------------
+
+
+@case("unbounded work", exit_codes=(0, 1))
+def added_tokens_decoder_40k_new_tokens(folder: Path) -> None:
+    """40,000 declared tokens the tokenizer lacks: added one by one this took minutes."""
+    decoder = {str(8 + i): {"content": f"<t{i}>", "special": i % 2 == 0} for i in range(40_000)}
+    write_json(folder / "tokenizer_config.json", TOKENIZER_CONFIG | {"added_tokens_decoder": decoder})
+
+
+@case("unbounded work", exit_codes=(0, 1))
+def extra_special_tokens_40k(folder: Path) -> None:
+    write_json(folder / "tokenizer_config.json",
+               TOKENIZER_CONFIG | {"extra_special_tokens": [f"<x{i}>" for i in range(40_000)]})
+
+
+@case("unbounded work", exit_codes=(0, 1))
+def chat_template_500k_distinct_markers(folder: Path) -> None:
+    """500,000 findings rendered one by one: capped per rule, the rest counted."""
+    write_json(folder / "tokenizer_config.json",
+               TOKENIZER_CONFIG | {"chat_template": "".join(f"<|m{i}|>" for i in range(500_000))})
+
+
+@case("unbounded work", exit_codes=(0, 1))
+def tokenizer_json_100k_added_tokens(folder: Path) -> None:
+    data = tokenizer_json()
+    data["added_tokens"] += [{"id": 8 + i, "content": f"<a{i}>", "single_word": False, "lstrip": False,
+                              "rstrip": False, "normalized": False, "special": True} for i in range(100_000)]
+    write_json(folder / "tokenizer.json", data)
+
+
 # --- pickle weights ------------------------------------------------------------------------------
 
 

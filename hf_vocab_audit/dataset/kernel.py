@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..facts.tokenizer_guard import MAX_TEXT_CHARS, library_call
 from .checks import (  # noqa: F401 - re-exported names the rules read
     ALL_MASKED,
     ATTENTION_MASK,
@@ -35,6 +36,7 @@ from .checks import (  # noqa: F401 - re-exported names the rules read
     POSITION_IDS,
     POSITION_TOO_LARGE,
     TEXT,
+    TEXT_TOO_LONG,
     TOKEN_TYPE_IDS,
     TOO_LONG,
     TYPE_TOO_LARGE,
@@ -76,6 +78,7 @@ class ScanContext:
     columns: tuple[ColumnPlan, ...]
     limits: Limits
     tokenizer: Any = field(default=None, repr=False, compare=False)  # tokenizers.Tokenizer, no pad/truncation
+    tokenizer_file: str = ""  # named when the library fails on a row
     causal_lm: bool = False
     max_locations: int = MAX_LOCATIONS
     histograms: bool = False  # only the HTML report plots them
@@ -431,8 +434,14 @@ def _text_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int) ->
     """Tokenize as a training script does by default: special tokens added, no truncation, no padding."""
     ctx, lim = acc.ctx, acc.ctx.limits
     _null_rows(acc, plan.name, arr, row_offset)
+    chars = pc.utf8_length(arr).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    too_long = chars > MAX_TEXT_CHARS  # never hand the library unbounded work (one 32 MB word aborts it)
+    if too_long.any():
+        acc.add(plan.name, TEXT_TOO_LONG, row_violation(too_long, chars, row_offset, ctx.max_locations))
+        arr = pc.if_else(pa.array(too_long), pa.scalar("", arr.type), arr)
     texts = arr.fill_null("").to_pylist() if arr.null_count else arr.to_pylist()
-    encodings = ctx.tokenizer.encode_batch(texts, add_special_tokens=True)
+    with library_call(ctx.tokenizer_file or ctx.source, "the tokenizers library failed on a row"):
+        encodings = ctx.tokenizer.encode_batch(texts, add_special_tokens=True)
     lengths = np.fromiter((len(e) for e in encodings), dtype=np.int64, count=len(encodings))
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])

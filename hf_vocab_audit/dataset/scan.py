@@ -266,8 +266,11 @@ def scan(facts: Facts, opts: Options) -> DatasetFacts:
     tokenizer = _tokenizer(facts)
     if tokenizer is None and any(p.role == "text" for o in opened for p in o.plan.columns):  # type: ignore[union-attr]
         raise AuditError(facts.model_dir, "text columns need a tokenizer: pass --tokenizer DIR")
+    tok = facts.tokenizer
+    tokenizer_file = str(tok.folder / (tok.files[0] if tok.files else "")) if tok is not None else ""
     contexts = [ScanContext(o.split.source, o.split.name, o.plan.columns, limits, tokenizer,  # type: ignore[union-attr]
-                            causal_lm=_causal(facts), histograms=opts.histograms) for o in opened]
+                            causal_lm=_causal(facts), histograms=opts.histograms, tokenizer_file=tokenizer_file)
+                for o in opened]
     results: list[tuple[Summary, int, bool]]
     if opts.engine == "ray":
         from .ray_engine import scan_with_ray

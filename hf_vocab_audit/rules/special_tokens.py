@@ -175,8 +175,8 @@ def _control_strings(template: str) -> list[str]:
 def _template_hits(facts: Facts):
     tok = facts.tokenizer
     rows = facts.input_rows
-    for text in _control_strings(tok.chat_template or ""):  # type: ignore[union-attr]
-        ids = tok.encode(text)  # type: ignore[union-attr]
+    texts = _control_strings(tok.chat_template or "")  # type: ignore[union-attr]
+    for text, ids in zip(texts, tok.encode_many(texts)):  # type: ignore[union-attr]
         yield text, ids, rows
 
 

@@ -22,8 +22,8 @@ def template_tokens(tok: TokenizerFacts) -> dict[int, str]:
     for added in tok.added_tokens:
         if added.content and added.content in template:
             out[added.id] = added.content
-    for text in set(CONTROL_RE.findall(template)):
-        ids = tok.encode(text)
+    texts = sorted(set(CONTROL_RE.findall(template)))
+    for text, ids in zip(texts, tok.encode_many(texts)):
         if len(ids) == 1:
             out[ids[0]] = text
     return out
