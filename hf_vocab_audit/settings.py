@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import AuditError
+from .facts.tree import regular_file_inside
 from .findings import Finding
 from .report import FAIL_ON, Report
 
@@ -152,6 +153,10 @@ def load_settings(
     model_file = config if config is not None else (model_dir / MODEL_FILE if model_dir is not None else None)
     if config is not None and not config.is_file():
         raise AuditError(config, "config file does not exist")
+    if config is None and model_file is not None and model_dir is not None and (
+        model_file.is_symlink() or model_file.exists()
+    ):  # the checkpoint's own file can relax the gate: it must not come from outside the checkpoint
+        regular_file_inside(model_file, model_dir)
     if model_file is not None and model_file.is_file():
         data = _read_toml(model_file)
         values.update(_options(model_file, data, ""))

@@ -901,6 +901,74 @@ def tokenizer_json_100k_added_tokens(folder: Path) -> None:
     write_json(folder / "tokenizer.json", data)
 
 
+# --- links and non-regular files at any depth (issue 11, class 3) ---------------------------------
+
+
+@case("links at depth", "additional_chat_templates")
+def additional_chat_template_symlink_outside(folder: Path) -> None:
+    """transformers reads every file of additional_chat_templates/ through links."""
+    (folder / "additional_chat_templates").mkdir()
+    target = folder.parent / "outside-secret.jinja"
+    target.write_text("{{ secret }}", encoding="utf-8")
+    (folder / "additional_chat_templates" / "tool_use.jinja").symlink_to(target)
+
+
+@case("links at depth", "deep")
+def fifo_three_folders_down(folder: Path) -> None:
+    (folder / "a" / "b" / "deep").mkdir(parents=True)
+    os.mkfifo(folder / "a" / "b" / "deep" / "tokenizer.model")
+
+
+@case("links at depth", "evil")
+def folder_symlink_outside(folder: Path) -> None:
+    (folder.parent / "outside-dir").mkdir()
+    (folder / "evil").symlink_to(folder.parent / "outside-dir")
+
+
+@case("links at depth", exit_codes=(0, 1))
+def folder_symlink_loops_inside(folder: Path) -> None:
+    """Three links back to the folder: 3^depth paths for anything that follows them; never descended."""
+    for name in ("x", "y", "z"):
+        (folder / name).symlink_to(".")
+
+
+@case("links at depth", "hf-vocab-audit.toml")
+def settings_symlink_outside(folder: Path) -> None:
+    """The checkpoint's own settings can relax the gate; a link to a file outside it is refused."""
+    _outside(folder, "hf-vocab-audit.toml", 'fail-on = "never"\n')
+
+
+@case("links at depth", "hf-vocab-audit.toml")
+def settings_a_fifo(folder: Path) -> None:
+    os.mkfifo(folder / "hf-vocab-audit.toml")
+
+
+def _needs_growth(folder: Path) -> None:
+    """Two added tokens past the 8 embedding rows: --fix has something to grow (and to copy)."""
+    data = tokenizer_json()
+    data["added_tokens"] += [{"id": 8 + i, "content": f"<new{i}>", "single_word": False, "lstrip": False,
+                              "rstrip": False, "normalized": False, "special": True} for i in range(2)]
+    write_json(folder / "tokenizer.json", data)
+
+
+@case("links at depth", "notes.txt")
+def fix_copies_symlink_outside(folder: Path) -> list[str]:
+    _needs_growth(folder)
+    (folder / "docs").mkdir()
+    target = folder.parent / "outside-notes.txt"
+    target.write_text("secret", encoding="utf-8")
+    (folder / "docs" / "notes.txt").symlink_to(target)
+    return [str(folder), "--fix", "--output", str(folder.parent / "out"), "--verify-load", "never"]
+
+
+@case("links at depth", "zero")
+def fix_copies_dev_zero(folder: Path) -> list[str]:
+    _needs_growth(folder)
+    (folder / "extra").mkdir()
+    (folder / "extra" / "zero").symlink_to("/dev/zero")
+    return [str(folder), "--fix", "--output", str(folder.parent / "out"), "--verify-load", "never"]
+
+
 # --- pickle weights ------------------------------------------------------------------------------
 
 

@@ -12,6 +12,7 @@ from .config import ConfigFacts, GenerationFacts, load_config, load_generation_c
 from .embeddings import EmbeddingFacts, find_embeddings
 from .tensors import CheckpointTensors, load_tensors
 from .tokenizer import TokenizerFacts, has_tokenizer, load_tokenizer
+from .tree import check_tree
 
 __all__ = ["Facts", "gather"]
 
@@ -78,6 +79,7 @@ def gather(
     reuses facts already read from byte-identical tokenizer files (``--fix`` re-reading its output).
     """
     folder = _folder(Path(model_dir), "model folder")
+    check_tree(folder)  # links and devices at any depth, before anything below opens a file
     config_path = folder / "config.json"
     if not config_path.exists():
         raise AuditError(config_path, "missing: a transformers checkpoint folder needs config.json")
@@ -89,6 +91,8 @@ def gather(
         missing["generation_config"] = "no generation_config.json"
 
     tok_folder = _folder(Path(tokenizer_dir), "tokenizer folder") if tokenizer_dir else folder
+    if tok_folder is not folder:
+        check_tree(tok_folder, "tokenizer folder")
     tokenizer = tokenizer_facts
     if tokenizer is not None:
         pass
