@@ -969,6 +969,108 @@ def fix_copies_dev_zero(folder: Path) -> list[str]:
     return [str(folder), "--fix", "--output", str(folder.parent / "out"), "--verify-load", "never"]
 
 
+# --- hostile dataset folders (issue 11, class 4) and over-long rows (class 1) -----------------------
+
+
+def _data(folder: Path) -> Path:
+    data = folder.parent / "data"
+    data.mkdir(exist_ok=True)
+    return data
+
+
+def _jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+@case("dataset folder", "state.json")
+def dataset_state_json_a_fifo(folder: Path) -> list[str]:
+    data = _data(folder)
+    os.mkfifo(data / "state.json")
+    return [str(folder), "--dataset", str(data)]
+
+
+@case("dataset folder", "train.parquet")
+def dataset_glob_matches_a_fifo(folder: Path) -> list[str]:
+    data = _data(folder)
+    os.mkfifo(data / "train.parquet")
+    return [str(folder), "--dataset", str(data / "*.parquet")]
+
+
+@case("dataset folder", "train.jsonl")
+def dataset_file_is_a_fifo(folder: Path) -> list[str]:
+    data = _data(folder)
+    os.mkfifo(data / "train.jsonl")
+    return [str(folder), "--dataset", str(data / "train.jsonl")]
+
+
+@case("dataset folder", exit_codes=(0, 1))
+def dataset_glob_through_self_links(folder: Path) -> list[str]:
+    """Three links back to the folder: a recursive glob that follows them visits 3^depth paths."""
+    data = _data(folder)
+    _jsonl(data / "train.jsonl", [{"input_ids": [1, 4, 5]}])
+    for name in ("x", "y", "z"):
+        (data / name).symlink_to(".")
+    return [str(folder), "--dataset", str(data / "**" / "*.jsonl")]
+
+
+@case("dataset folder", "leak")
+def dataset_folder_links_outside(folder: Path) -> list[str]:
+    data = _data(folder)
+    _jsonl(data / "train.jsonl", [{"input_ids": [1, 4, 5]}])
+    _jsonl(folder.parent / "outside.jsonl", [{"input_ids": [1, 99]}])
+    (data / "leak.jsonl").symlink_to(folder.parent / "outside.jsonl")
+    return [str(folder), "--dataset", str(data)]
+
+
+@case("dataset folder", "README.md")
+def dataset_readme_configs_url(folder: Path) -> list[str]:
+    """datasets follows README configs to a URL, even under HF_HUB_OFFLINE=1."""
+    data = _data(folder)
+    _jsonl(data / "train.jsonl", [{"input_ids": [1, 4, 5]}])
+    (data / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n"
+                                    "    path: https://127.0.0.1:9/x.jsonl\n---\n", encoding="utf-8")
+    return [str(folder), "--dataset", str(data)]
+
+
+@case("dataset folder", "README.md")
+def dataset_readme_configs_leave_folder(folder: Path) -> list[str]:
+    """Rows of a file outside the folder would be audited instead of the folder's own."""
+    data = _data(folder)
+    _jsonl(data / "train.jsonl", [{"input_ids": [1, 4, 5]}])
+    _jsonl(folder.parent / "other.jsonl", [{"input_ids": [1, 4]}])
+    (data / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files: ../other.jsonl\n---\n",
+                                    encoding="utf-8")
+    return [str(folder), "--dataset", str(data)]
+
+
+@case("dataset folder", "data-00000-of-00001.arrow")
+def dataset_arrow_offsets_past_buffer(folder: Path) -> list[str]:
+    """A save_to_disk Arrow stream whose list offsets point past the values buffer (foreign memory)."""
+    import pyarrow as pa
+
+    data = _data(folder)
+    good = pa.array([[1, 2], [3]], type=pa.list_(pa.int64()))
+    arrow = data / "data-00000-of-00001.arrow"
+    with pa.OSFile(str(arrow), "wb") as sink:
+        with pa.ipc.new_stream(sink, pa.schema([("input_ids", good.type)])) as writer:
+            writer.write_batch(pa.record_batch([good], names=["input_ids"]))
+    raw = arrow.read_bytes()
+    offsets = struct.pack("<3i", 0, 2, 3)
+    assert raw.count(offsets) == 1
+    arrow.write_bytes(raw.replace(offsets, struct.pack("<3i", 0, 2, 1_000_000)))  # past the 3 values
+    write_json(data / "state.json", {"_data_files": [{"filename": "data-00000-of-00001.arrow"}], "_split": "train"})
+    return [str(folder), "--dataset", str(data)]
+
+
+@case("dataset folder", exit_codes=(1,))
+def dataset_text_row_32mb_without_spaces(folder: Path) -> list[str]:
+    """One 32 MB word: the library asks for gigabytes (an abort); the row is reported (HVA532), not tokenized."""
+    data = _data(folder)
+    _jsonl(data / "train.jsonl", [{"text": "a b"}, {"text": "x" * 32_000_000}])
+    (folder / "hf-vocab-audit.toml").write_text('fail-on = "warning"\n', encoding="utf-8")
+    return [str(folder), "--dataset", str(data / "train.jsonl")]
+
+
 # --- pickle weights ------------------------------------------------------------------------------
 
 
