@@ -128,6 +128,10 @@ def check(
         bool, typer.Option("--unsafe-fixes", help="--fix: also apply fixes that change behaviour (special ids, pad).")
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="--fix: replace a non-empty --output folder.")] = False,
+    allow_large_growth: Annotated[
+        bool, typer.Option("--allow-large-growth", help="--fix: allow growing the embeddings past twice their "
+                           "rows or 4,194,304 rows.")
+    ] = False,
     method: Annotated[
         Method, typer.Option("--method", help="--fix: rewrite only the changed tensors, or load with transformers.")
     ] = Method.surgical,
@@ -205,6 +209,7 @@ def check(
             fix_options=dict(
                 output=output, unsafe_fixes=unsafe_fixes, pad_to_multiple_of=pad_to_multiple_of, force=force,
                 method=method.value, verify_load=verify_load.value, weights=weights,
+                allow_large_growth=allow_large_growth,
             ) if fix else None,
         )
         for entry in outcome.unused_allow:

@@ -1071,6 +1071,28 @@ def dataset_text_row_32mb_without_spaces(folder: Path) -> list[str]:
     return [str(folder), "--dataset", str(data / "train.jsonl")]
 
 
+# --- unbounded writes (issue 11, class 5) ----------------------------------------------------------
+
+
+def _added_token_at(folder: Path, token_id: int) -> None:
+    data = tokenizer_json()
+    data["model"]["vocab"]["far"] = token_id  # a vocabulary id; added_tokens ids are renumbered by the library
+    write_json(folder / "tokenizer.json", data)
+
+
+@case("writes and downloads", "allow-large-growth")
+def fix_token_id_20_million(folder: Path) -> list[str]:
+    """One token id of 20 million: --fix would write 1.3 GB of new rows."""
+    _added_token_at(folder, 20_000_000)
+    return [str(folder), "--fix", "--output", str(folder.parent / "out"), "--verify-load", "never"]
+
+
+@case("writes and downloads", "allow-large-growth")
+def fix_token_id_2_pow_31(folder: Path) -> list[str]:
+    _added_token_at(folder, 2**31)
+    return [str(folder), "--fix", "--output", str(folder.parent / "out"), "--verify-load", "never"]
+
+
 # --- pickle weights ------------------------------------------------------------------------------
 
 

@@ -32,6 +32,7 @@ from .verify import (
     load_check,
     reread,
 )
+from .growth import check_growth
 from .writer import atomic_folder, check_output, default_output
 
 __all__ = ["METHODS", "VERIFY_LOAD", "RepairPlan", "Unfixed", "fix_checkpoint", "make_plan"]
@@ -51,6 +52,7 @@ def fix_checkpoint(
     method: str = "surgical",
     verify_load: str = "auto",
     mean_resizing: bool = True,
+    allow_large_growth: bool = False,
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
     weights: bool = False,
@@ -62,7 +64,8 @@ def fix_checkpoint(
     then renamed into place; ``Report.fixes`` lists what was applied and ``Report.extra["fix"]`` the
     unfixed findings, notes and verification. ``weights=True`` also runs the ``--weights`` rules on the
     input and the output; with ``unsafe_fixes`` their untrained token rows are set to the mean of the
-    trained rows (they stay untrained: HVA601 reports them as equal to the mean).
+    trained rows (they stay untrained: HVA601 reports them as equal to the mean). Growth past
+    :func:`check_growth`'s bound needs ``allow_large_growth``.
     Raises :class:`AuditError` on bad input or a failed check.
     """
     start = time.perf_counter()
@@ -92,6 +95,8 @@ def fix_checkpoint(
         accepted, _unused = apply_allowlist(Report("", "", tuple(before)), tuple(allow))
         before = list(accepted.findings)
     plan = make_plan(facts, sorted(before, key=lambda f: f.code), **options)
+    if not allow_large_growth:
+        check_growth(src, plan)
     used = method
     reason = unsupported(facts, plan) if plan.changes_weights and method == "surgical" else None
     if reason:
