@@ -20,6 +20,7 @@ from ..findings import Applicability, AppliedFix, Finding, Skipped
 from ..report import Report, sort_findings
 from ..rules import selected
 from .edits import apply_edits
+from .growth import check_growth
 from .plan import REINIT, RepairPlan, Unfixed, make_plan
 from .reinit import weight_audit
 from .surgical import unsupported, write_surgical
@@ -32,7 +33,6 @@ from .verify import (
     load_check,
     reread,
 )
-from .growth import check_growth
 from .writer import atomic_folder, check_output, default_output
 
 __all__ = ["METHODS", "VERIFY_LOAD", "RepairPlan", "Unfixed", "fix_checkpoint", "make_plan"]
