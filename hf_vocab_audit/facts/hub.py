@@ -20,8 +20,8 @@ from tempfile import TemporaryDirectory
 from typing import Any
 
 from ..errors import AuditError
-from .safetensors_header import TensorInfo, _tensor
 from .jsonfile import MAX_CONFIG_BYTES, MAX_TOKENIZER_BYTES, read_bytes
+from .safetensors_header import TensorInfo, _tensor
 from .tensors import SAFETENSORS, SAFETENSORS_INDEX, CheckpointTensors, check_shard_names
 
 HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[^\s@]+))?$")
