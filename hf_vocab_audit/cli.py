@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import sys
+import warnings
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -191,6 +192,8 @@ def check(
     from .gate import run_gate
     from .rules.registry import validate_selectors
 
+    if not debug:  # a library's warning (torch.load's TorchScript notice) must not add lines to stderr
+        warnings.simplefilter("ignore")
     unknown = validate_selectors([*(select or []), *(ignore or [])])
     if unknown:
         _fail(f"unknown rule code or name: {', '.join(unknown)} (see `hf-vocab-audit rules`)", False)
@@ -221,6 +224,12 @@ def check(
         _fail(f"{target}: input nested too deeply to audit", debug)
     except Exception as exc:  # noqa: BLE001 - never a traceback without --debug
         _fail(f"{target}: unexpected {exc.__class__.__name__}: {exc}", debug)
+    except BaseException as exc:  # a Rust panic (pyo3's PanicException) that no reader turned into a line
+        from .facts.tokenizer_guard import is_panic
+
+        if not is_panic(exc):
+            raise
+        _fail(f"{target}: a library panicked: {str(exc).strip()[:300]}", debug)
     raise typer.Exit(outcome.exit_code)
 
 

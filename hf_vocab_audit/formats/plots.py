@@ -16,8 +16,10 @@ COLORS = {
     "ordinary": "#4c72b0", "added": "#55a868", "untrained": "#c44e52", "suspect": "#dd8452",
     "padding": "#a0a0a0", "bad": "#c44e52", "ok": "#4c72b0",
 }  # fmt: skip
+# text.parse_math off: labels hold token strings and column names, and "$...$" would be parsed as
+# mathtext (an unbalanced "$" raises ValueError); text.usetex off: never run LaTeX on them.
 RC = {"svg.hashsalt": "hf-vocab-audit", "svg.fonttype": "path", "font.size": 9, "axes.spines.top": False,
-      "axes.spines.right": False}
+      "axes.spines.right": False, "text.parse_math": False, "text.usetex": False}
 
 
 def available() -> bool:

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..findings import Finding
 from ..report import Report
+from .escape import finite
 from .locate import (
     SEVERITY_WORD,
     artifact_path,
@@ -119,4 +120,4 @@ def to_sarif(report: Report, fail_on: str = "error") -> dict[str, Any]:
 
 
 def render(report: Report, fail_on: str = "error") -> str:
-    return json.dumps(to_sarif(report, fail_on), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(finite(to_sarif(report, fail_on)), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
