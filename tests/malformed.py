@@ -1093,6 +1093,46 @@ def fix_token_id_2_pow_31(folder: Path) -> list[str]:
     return [str(folder), "--fix", "--output", str(folder.parent / "out"), "--verify-load", "never"]
 
 
+# --- report injection (issue 11, class 7): audited, and the JSON must be strict --------------------
+
+
+@case("report injection", exit_codes=(0, 1))
+def weights_nan_and_infinity_rows(folder: Path) -> list[str]:
+    """--weights statistics over NaN and infinite rows: JSON has no NaN (they must be null)."""
+    import numpy as np
+
+    header, _ = embedding_header()
+    rows = np.zeros((len(VOCAB), HIDDEN), dtype=np.float32)
+    rows[4] = np.nan
+    rows[5] = np.inf
+    rows[6] = 1.0
+    _st(folder, header, rows.tobytes() * 2)
+    return [str(folder), "--weights"]
+
+
+@case("report injection", exit_codes=(0, 1))
+def token_strings_with_workflow_commands(folder: Path) -> None:
+    """Token strings that would be GitHub Actions commands, terminal escapes and XML-illegal bytes."""
+    evil = "\n::stop-commands::pwn\n::error title=x::owned\x1b[2J\x00\ufffe\u202e"
+    write_json(folder / "tokenizer_config.json", TOKENIZER_CONFIG | {
+        "pad_token": "</s>", "extra_special_tokens": [evil], "chat_template": "<|" + "x" * 3 + "|>" + evil})
+
+
+@case("report injection", exit_codes=(0, 1))
+def tensor_name_with_controls_audited(folder: Path) -> None:
+    header, data = embedding_header()
+    header["\x1b]0;title\x07::error::x\u2028$\\frac{a}{$"] = _entry("U8", (4,), (len(data), len(data) + 4))
+    _st(folder, header, data + bytes(4))
+
+
+@case("report injection", exit_codes=(0, 1))
+def allowlist_reason_with_workflow_commands(folder: Path) -> None:
+    """An allowlist reason is printed by the github format: it must not start a line with '::'."""
+    _needs_growth(folder)  # HVA101 fires, and the entry accepts it
+    (folder / "hf-vocab-audit.toml").write_text(
+        '[[allow]]\ncode = "HVA101"\nreason = "ok\\n::stop-commands::pwn\\n::error::owned"\n', encoding="utf-8")
+
+
 # --- pickle weights ------------------------------------------------------------------------------
 
 

@@ -65,11 +65,16 @@ def _check(case: Case, outcome: Outcome, before: dict[str, str], after: dict[str
             assert case.names in lines[0], lines[0]
         assert outcome.stdout == ""
     else:
-        report = json.loads(outcome.stdout)
+        report = json.loads(outcome.stdout, parse_constant=_not_json)  # strict: NaN/Infinity are not JSON
         assert report["exit_code"] == outcome.exit_code
+        assert all(line.startswith("hf-vocab-audit: ") for line in outcome.stderr.splitlines()), outcome.stderr
     assert outcome.max_rss_mb < MAX_RSS_MB, f"{outcome.max_rss_mb:.0f} MB (address space capped at {MEMORY_LIMIT})"
     assert before == after, "the audit changed its input or wrote next to it"
     assert "PWNED" not in after and not any(k.endswith("PWNED") for k in after), "checkpoint code ran"
+
+
+def _not_json(constant: str) -> None:
+    raise AssertionError(f"{constant} in the JSON report (not JSON; must be null)")
 
 
 def test_catalogue_covers_the_issue_list():
