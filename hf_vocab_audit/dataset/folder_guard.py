@@ -84,7 +84,7 @@ def expand_glob(pattern: str) -> list[Path]:
         seen += len(dirs) + len(files)
         if seen > MAX_ENTRIES:
             raise AuditError(pattern, f"the glob's folder holds over {MAX_ENTRIES:,} entries")
-        for name in sorted(files + [d for d in dirs if (Path(top) / d).is_symlink()]):
+        for name in sorted(files):  # links to folders are listed in dirs: never descended, never data
             path = Path(top) / name
             rel = path.relative_to(base).as_posix()
             if regex.fullmatch(rel):

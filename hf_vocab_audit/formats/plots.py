@@ -8,6 +8,7 @@ report gives the same bytes.
 from __future__ import annotations
 
 import io
+import warnings
 from typing import Any
 
 from ..facts.jsonfile import decimal_int
@@ -47,7 +48,8 @@ def _svg(fig) -> str:
 def _render(draw, *args: Any) -> str | None:
     import matplotlib
 
-    with matplotlib.rc_context(RC):
+    with matplotlib.rc_context(RC), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Glyph missing from font" for token strings: not the user's problem
         fig = draw(*args)
         return None if fig is None else _svg(fig)
 
