@@ -110,21 +110,47 @@ class Case:
     build: Callable[[Path], list[str]]
     names: str | None = None
     exit_codes: tuple[int, ...] = (2,)
+    hub: bool = False  # audited as a Hub id served by tests/hub_server.py (see HUB_REPOS and hub_env)
 
 
 CASES: list[Case] = []
 
 
-def case(group: str, names: str | None = None, exit_codes: tuple[int, ...] = (2,)):
+def case(group: str, names: str | None = None, exit_codes: tuple[int, ...] = (2,), hub: bool = False):
     def register(build: Callable[[Path], list[str] | None]) -> Callable[[Path], list[str] | None]:
         def run(folder: Path) -> list[str]:
             tiny_checkpoint(folder)
-            return build(folder) or [str(folder)]
+            args = build(folder) or [str(folder)]
+            if hub:  # serve the damaged folder as a Hub repository named after the case
+                repo = f"org/{build.__name__}"
+                HUB_REPOS[repo] = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+                return [repo]
+            return args
 
-        CASES.append(Case(build.__name__, group, run, names, exit_codes))
+        CASES.append(Case(build.__name__, group, run, names, exit_codes, hub))
         return build
 
     return register
+
+
+HUB_REPOS: dict[str, dict[str, bytes]] = {}  # repo id -> files, filled by the hub cases' build()
+HUB_TOKEN = "hf_catalogue_token"
+
+
+def hub_env(url: str, home: Path) -> dict[str, str]:
+    """Environment for auditing the hub cases against a tests/hub_server.py server at ``url``."""
+    return {"HF_ENDPOINT": url, "HF_HOME": str(home), "HF_HUB_OFFLINE": "0", "HF_TOKEN": HUB_TOKEN,
+            "HF_HUB_DISABLE_TELEMETRY": "1"}
+
+
+def serve_hub_cases() -> Any:
+    """A running tests/hub_server.py server for :data:`HUB_REPOS` (a context manager)."""
+    import hashlib
+
+    from hub_server import HubServer, Repo
+
+    return HubServer({rid: Repo(files, hashlib.sha1(repr(sorted(files)).encode()).hexdigest())
+                      for rid, files in HUB_REPOS.items()})
 
 
 # --- safetensors ---------------------------------------------------------------------------------
@@ -1133,6 +1159,36 @@ def allowlist_reason_with_workflow_commands(folder: Path) -> None:
         '[[allow]]\ncode = "HVA101"\nreason = "ok\\n::stop-commands::pwn\\n::error::owned"\n', encoding="utf-8")
 
 
+# --- the Hub (issue 11, classes 5 and 6): a remote index and declared sizes are checked first -----
+
+
+def _remote_index(folder: Path, shard: str) -> None:
+    (folder / "model.safetensors").unlink()
+    write_json(folder / "model.safetensors.index.json", {"metadata": {}, "weight_map": {"lm_head.weight": shard}})
+
+
+@case("hub", "model.safetensors.index.json", hub=True)
+def hub_index_shard_parent_path(folder: Path) -> None:
+    """A request for ../../../../x.safetensors would go elsewhere on the endpoint, with HF_TOKEN."""
+    _remote_index(folder, "../../../../x.safetensors")
+
+
+@case("hub", "model.safetensors.index.json", hub=True)
+def hub_index_shard_absolute_path(folder: Path) -> None:
+    _remote_index(folder, "/api/x.safetensors")
+
+
+@case("hub", "model.safetensors.index.json", hub=True)
+def hub_index_shard_in_a_folder(folder: Path) -> None:
+    _remote_index(folder, "sub/x.safetensors")
+
+
+@case("hub", "config.json", hub=True)
+def hub_config_declared_17_mib(folder: Path) -> None:
+    """Over the 16 MiB limit: refused from the declared size, before a byte of the body is sent."""
+    (folder / "config.json").write_bytes(json.dumps(CONFIG).encode()[:-1] + b" " * (17 * 2**20) + b"}")
+
+
 # --- pickle weights ------------------------------------------------------------------------------
 
 
@@ -1354,7 +1410,7 @@ class _CaseTimeout(BaseException):
 
 
 def run_batch(items: list[tuple[str, list[str]]], *, timeout: float = TIME_LIMIT,
-              memory: int = MEMORY_LIMIT) -> dict[str, Outcome]:
+              memory: int = MEMORY_LIMIT, env: dict[str, str] | None = None) -> dict[str, Outcome]:
     """Many ``check`` invocations in ONE child process (limits as :func:`run_cli`), through typer's CliRunner.
 
     Interpreter and torch start-up are paid once; each case still has its own SIGALRM time limit. An
@@ -1369,7 +1425,7 @@ def run_batch(items: list[tuple[str, list[str]]], *, timeout: float = TIME_LIMIT
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
     root = Path(__file__).resolve().parent
-    env = dict(os.environ, PYTHONPATH=f"{root.parent}{os.pathsep}{root}", HF_HUB_OFFLINE="1")
+    env = {**os.environ, "PYTHONPATH": f"{root.parent}{os.pathsep}{root}", "HF_HUB_OFFLINE": "1", **(env or {})}
     code = f"import malformed; malformed._batch_child({timeout!r})"
     done = subprocess.run(
         [sys.executable, "-c", code], input=json.dumps(items).encode(), capture_output=True, env=env,

@@ -13,7 +13,17 @@ from pathlib import Path
 
 import pytest
 from fixsafety import tree_state
-from malformed import CASES, MEMORY_LIMIT, TIME_LIMIT, Case, Outcome, run_batch, run_cli
+from malformed import (
+    CASES,
+    MEMORY_LIMIT,
+    TIME_LIMIT,
+    Case,
+    Outcome,
+    hub_env,
+    run_batch,
+    run_cli,
+    serve_hub_cases,
+)
 
 MAX_RSS_MB = 1024  # peak resident memory of one audit; importing torch alone is ~240 MB
 
@@ -21,14 +31,19 @@ MAX_RSS_MB = 1024  # peak resident memory of one audit; importing torch alone is
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory) -> dict[str, tuple[Outcome, dict[str, str], dict[str, str]]]:
     base = tmp_path_factory.mktemp("hostile")
-    items, before = [], {}
+    items, hub_items, before = [], [], {}
     for c in CASES:
         root = base / c.name
         root.mkdir()
         args = c.build(root / "ckpt")
         before[c.name] = tree_state(root)
-        items.append((c.name, [*args, "--format", "json"]))
+        (hub_items if c.hub else items).append((c.name, [*args, "--format", "json"]))
     results = run_batch(items)
+    with serve_hub_cases() as server:  # the Hub cases: one more child, against a loopback Hub
+        results.update(run_batch(hub_items, env=hub_env(server.url, base / "hf-home")))
+        requests = list(server.requests)
+    forbidden = [path for _, path in requests if "x.safetensors" in path]
+    assert not forbidden, f"requests for shards a hostile index named: {forbidden}"
     return {c.name: (results[c.name], before[c.name], tree_state(base / c.name)) for c in CASES}
 
 
