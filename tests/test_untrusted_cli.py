@@ -105,6 +105,16 @@ def test_catalogue_covers_the_issue_list():
         assert required in names
 
 
+def test_catalogue_has_a_group_per_class_of_issue_11():
+    """Issue 11's seven classes each have their own group of cases (classes 5 and 6 share the Hub's)."""
+    groups: dict[str, int] = {}
+    for c in CASES:
+        groups[c.group] = groups.get(c.group, 0) + 1
+    for group in ("tokenizer library", "unbounded work", "links at depth", "dataset folder",
+                  "writes and downloads", "hub", "report injection"):
+        assert groups.get(group, 0) >= 2, group
+
+
 def test_debug_shows_the_traceback(tmp_path):
     c = next(c for c in CASES if c.name == "offsets_overlap")
     args = c.build(tmp_path / "ckpt")
