@@ -104,7 +104,7 @@ def _readme_front_matter(folder: Path) -> dict[str, Any]:
     end = text.find("\n---", 3)
     if end == -1:
         return {}
-    import yaml
+    import yaml  # type: ignore[import-untyped]  # PyYAML ships no type stubs (types-PyYAML is not a dependency)
 
     try:
         data = yaml.safe_load(text[3:end])
