@@ -1,7 +1,7 @@
 """hf-vocab-audit: find the index bugs behind `device-side assert triggered` before a GPU does.
 
     from hf_vocab_audit import audit
-    report = audit("path/to/model")
+    report = audit("path/to/model")                      # or audit(model=model, tokenizer=tokenizer)
     for finding in report.findings:
         print(finding.code, finding.message)
 """
@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 
 from .audit import audit  # noqa: E402
 from .errors import AuditError  # noqa: E402
+from .facts import Facts, facts_from_memory  # noqa: E402
 from .findings import Applicability, Finding, FixPlan, Location, Severity, Skipped  # noqa: E402
 from .report import SCHEMA_VERSION, Report  # noqa: E402
 
@@ -19,6 +20,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Applicability",
     "AuditError",
+    "Facts",
     "Finding",
     "FixPlan",
     "Location",
@@ -27,4 +29,5 @@ __all__ = [
     "Skipped",
     "__version__",
     "audit",
+    "facts_from_memory",
 ]
