@@ -132,6 +132,7 @@ def facts_from_memory(model: object, tokenizer: str | Path | object | None = Non
         missing["tokenizer"] = "no tokenizer was passed (audit(model=..., tokenizer=...))"
     elif is_path(tokenizer):
         folder = _folder(Path(tokenizer), "tokenizer folder")
+        check_tree(folder, "tokenizer folder")
         tok = load_tokenizer(folder, config.model_type)
     else:
         tok = tokenizer_facts(tokenizer)
