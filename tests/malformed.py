@@ -1069,6 +1069,14 @@ def dataset_readme_configs_leave_folder(folder: Path) -> list[str]:
     return [str(folder), "--dataset", str(data)]
 
 
+@case("dataset folder", "dataset_dict.json")
+def dataset_dict_split_named_dotdot(folder: Path) -> list[str]:
+    """A split named '..' would read the parent folder's state.json and Arrow files."""
+    data = _data(folder)
+    write_json(data / "dataset_dict.json", {"splits": [".."]})
+    return [str(folder), "--dataset", str(data)]
+
+
 @case("dataset folder", "data-00000-of-00001.arrow")
 def dataset_arrow_offsets_past_buffer(folder: Path) -> list[str]:
     """A save_to_disk Arrow stream whose list offsets point past the values buffer (foreign memory)."""

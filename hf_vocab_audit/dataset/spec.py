@@ -155,7 +155,8 @@ def _saved_split(folder: Path, source: str, name: str) -> Split:
 def _saved(path: Path, source: str) -> list[Split]:
     if (path / "dataset_dict.json").exists():
         names = _read_json(path / "dataset_dict.json").get("splits")
-        if not isinstance(names, list) or not all(isinstance(n, str) and "/" not in n for n in names):
+        if not isinstance(names, list) or not all(isinstance(n, str) and Path(n).name == n and n not in (".", "..")
+                                                  and "\\" not in n for n in names):  # a plain folder name
             raise AuditError(path / "dataset_dict.json", '"splits" must be a list of split names')
         return [_saved_split(path / n, source, n) for n in names]
     state = _read_json(path / "state.json")
