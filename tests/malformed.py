@@ -920,6 +920,15 @@ def chat_template_500k_distinct_markers(folder: Path) -> None:
 
 
 @case("unbounded work", exit_codes=(0, 1))
+def weights_40k_added_tokens_2mb_template(folder: Path) -> list[str]:
+    """--weights looks up every added token in the chat template: one scan each took minutes."""
+    decoder = {str(8 + i): {"content": f"<t{i}>", "special": True} for i in range(40_000)}
+    write_json(folder / "tokenizer_config.json",
+               TOKENIZER_CONFIG | {"added_tokens_decoder": decoder, "chat_template": "<t7>" + "x" * 2_000_000})
+    return [str(folder), "--weights"]
+
+
+@case("unbounded work", exit_codes=(0, 1))
 def tokenizer_json_100k_added_tokens(folder: Path) -> None:
     data = tokenizer_json()
     data["added_tokens"] += [{"id": 8 + i, "content": f"<a{i}>", "single_word": False, "lstrip": False,
