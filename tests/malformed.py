@@ -1105,6 +1105,16 @@ def dataset_arrow_offsets_past_buffer(folder: Path) -> list[str]:
     return [str(folder), "--dataset", str(data)]
 
 
+@case("dataset folder", "rows.arrow")
+def dataset_arrow_file_offsets_past_buffer(folder: Path) -> list[str]:
+    """The same damage in a `.arrow` data file given directly (read by datasets' own Arrow builder)."""
+    args = dataset_arrow_offsets_past_buffer(folder)
+    data = Path(args[-1])
+    (data / "data-00000-of-00001.arrow").rename(data / "rows.arrow")
+    (data / "state.json").unlink()
+    return [str(folder), "--dataset", str(data / "rows.arrow")]
+
+
 @case("dataset folder", exit_codes=(1,))
 def dataset_text_row_32mb_without_spaces(folder: Path) -> list[str]:
     """One 32 MB word: the library asks for gigabytes (an abort); the row is reported (HVA532), not tokenized."""

@@ -138,11 +138,13 @@ def _peek(split: Split, batch_size: int) -> _Opened:
 
 
 def _guard(split: Split, batches: Iterator[pa.Table], start: int) -> Iterator[pa.Table]:
-    """Turn read errors into one-line AuditErrors naming the dataset, split and row."""
+    """Turn read errors into one-line AuditErrors naming the dataset, split and row; validate every batch
+    in full (offsets past a buffer would make the kernel read foreign memory), whichever reader made it."""
     row = start
     while True:
         try:
             batch = next(batches)
+            batch.validate(full=True)
         except StopIteration:
             return
         except AuditError:
