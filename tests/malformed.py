@@ -967,6 +967,17 @@ def folder_symlink_loops_inside(folder: Path) -> None:
         (folder / name).symlink_to(".")
 
 
+@case("links at depth", "adapter_model.bin")
+def adapter_weights_a_fifo(folder: Path) -> list[str]:
+    """A LoRA adapter folder next to its base: torch.load on a FIFO would block forever."""
+    adapter = folder.parent / "adapter"
+    adapter.mkdir()
+    write_json(adapter / "adapter_config.json", {"base_model_name_or_path": str(folder), "peft_type": "LORA",
+                                                 "r": 4, "target_modules": ["q_proj"]})
+    os.mkfifo(adapter / "adapter_model.bin")
+    return [str(adapter)]
+
+
 @case("links at depth", "hf-vocab-audit.toml")
 def settings_symlink_outside(folder: Path) -> None:
     """The checkpoint's own settings can relax the gate; a link to a file outside it is refused."""
