@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 
 from .audit import audit  # noqa: E402
 from .errors import AuditError  # noqa: E402
+from .guard import BatchIndexError, guard, guard_trainer  # noqa: E402
 from .findings import Applicability, Finding, FixPlan, Location, Severity, Skipped  # noqa: E402
 from .report import SCHEMA_VERSION, Report  # noqa: E402
 
@@ -19,6 +20,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Applicability",
     "AuditError",
+    "BatchIndexError",
     "Finding",
     "FixPlan",
     "Location",
@@ -27,4 +29,6 @@ __all__ = [
     "Skipped",
     "__version__",
     "audit",
+    "guard",
+    "guard_trainer",
 ]
