@@ -1,4 +1,4 @@
-"""The public entry point: ``audit(model_dir) -> Report``."""
+"""The public entry point: ``audit(model_dir) -> Report``, or ``audit(model=model, tokenizer=tokenizer)``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from . import __version__
-from .facts import Facts, gather, skipped_for
+from .facts import Facts, facts_from_memory, gather, skipped_for
+from .facts.memory import MEMORY_FORMAT, is_path, tokenizer_facts
 from .findings import Finding, Skipped
 from .report import Report, sort_findings
 from .rules import Rule, selected
@@ -29,10 +30,31 @@ def run_rules(facts: Facts, rules: Iterable[Rule]) -> tuple[list[Finding], list[
     return findings, skipped, ran
 
 
+def gather_for_audit(model_dir: str | Path | None, model: object | None,
+                     tokenizer: str | Path | object | None) -> tuple[str, Facts]:
+    """(report target, facts) for a folder or a live model, with a tokenizer folder or object."""
+    if model is not None:
+        if model_dir is not None:
+            raise TypeError("audit() takes a model folder or model=<live model>, not both")
+        if is_path(model):
+            raise TypeError("model= takes a live PreTrainedModel; pass a folder as audit(model_dir)")
+        facts = facts_from_memory(model, tokenizer)
+        return str(facts.model_dir), facts
+    if model_dir is None:
+        raise TypeError("audit() needs a model folder (audit(model_dir)) or a live model (audit(model=...))")
+    if not is_path(model_dir):
+        raise TypeError(f"model_dir must be a folder path, not {type(model_dir).__name__}: "
+                        "pass a live model as audit(model=..., tokenizer=...)")
+    if tokenizer is None or is_path(tokenizer):
+        return str(model_dir), gather(model_dir, tokenizer)
+    return str(model_dir), gather(model_dir, tokenizer_facts=tokenizer_facts(tokenizer))
+
+
 def audit(
-    model_dir: str | Path,
+    model_dir: str | Path | None = None,
     *,
-    tokenizer: str | Path | None = None,
+    model: object | None = None,
+    tokenizer: str | Path | object | None = None,
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
     weights: bool = False,
@@ -49,7 +71,11 @@ def audit(
     ray_address: str | None = None,
     dataset_histograms: bool = False,
 ) -> Report:
-    """Audit a local checkpoint folder from its files alone (no weights are loaded).
+    """Audit a local checkpoint folder from its files alone (no weights are loaded), or live objects.
+
+    ``model=`` takes a live transformers ``PreTrainedModel`` instead of a folder, and ``tokenizer`` a live
+    tokenizer as well as a folder: the facts come from the objects as they are now (nothing is saved),
+    so a tokenizer changed by ``add_special_tokens`` is audited as ``save_pretrained`` would write it.
 
     ``weights=True`` also reads the embedding matrices (only them) to find untrained token rows (HVA6xx).
     With ``datasets`` (SPECs: data files, globs, folders, ``save_to_disk`` folders, Hub ids), every
@@ -59,11 +85,14 @@ def audit(
     Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run.
     """
     start = time.perf_counter()
-    facts = gather(model_dir, tokenizer)
+    target, facts = gather_for_audit(model_dir, model, tokenizer)
     rules = selected(select, ignore)
     findings, skipped, ran = run_rules(facts, rules)
     extra: dict = {}
-    if weights:
+    if weights and facts.tensors is not None and facts.tensors.format == MEMORY_FORMAT:
+        skipped += [Skipped(f"{r.code} {r.name}", "the weight statistics read safetensors files; a live model has "
+                            "none here (audit its saved folder with weights=True)") for r in rules if r.scope == "weights"]
+    elif weights:
         from .weights import run_weight_rules
 
         w_findings, w_skipped, w_ran, section = run_weight_rules(facts, rules)
@@ -81,7 +110,7 @@ def audit(
         more, more_skipped, more_ran = run_dataset_rules(df, rules)
         findings, skipped, ran = findings + more, skipped + more_skipped, ran + more_ran
         extra["dataset"] = dataset_section(df, specs)
-    return make_report(str(model_dir), facts, findings, skipped, ran, start, extra)
+    return make_report(target, facts, findings, skipped, ran, start, extra)
 
 
 def make_report(target: str, facts: Facts, findings: list[Finding], skipped: list[Skipped], ran: list[str],

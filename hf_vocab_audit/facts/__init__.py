@@ -1,4 +1,5 @@
-"""Facts: what a checkpoint folder says about itself, gathered cheaply (headers and JSON, no weights)."""
+"""Facts: what a checkpoint says about itself, gathered cheaply (headers and JSON, no weights), from a
+folder or from the live model and tokenizer objects of a running script (``facts_from_memory``)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from ..errors import AuditError
 from ..findings import Skipped
 from .config import ConfigFacts, GenerationFacts, load_config, load_generation_config
 from .embeddings import EmbeddingFacts, find_embeddings
+from .memory import is_path, model_facts, model_label, tokenizer_facts
 from .tensors import CheckpointTensors, load_tensors
 from .tokenizer import TokenizerFacts, has_tokenizer, load_tokenizer
 
-__all__ = ["Facts", "gather"]
+__all__ = ["Facts", "facts_from_memory", "gather"]
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,30 @@ def gather(
         if embeddings.input is None:
             missing["input_embedding"] = "no tensor recognised as the input embeddings"
     return Facts(folder, config, generation, tokenizer, tensors, embeddings, missing)
+
+
+def facts_from_memory(model: object, tokenizer: str | Path | object | None = None) -> Facts:
+    """The facts of a live ``PreTrainedModel`` and tokenizer (an object, or a tokenizer folder), unsaved.
+
+    ``model_dir`` is the label ``<in-memory LlamaForCausalLM>``; tensors have format ``"memory"``.
+    """
+    config, generation, tensors, embeddings = model_facts(model)
+    missing: dict[str, str] = {}
+    if generation is None:
+        missing["generation_config"] = "the model has no generation_config (it cannot generate)"
+    tok: TokenizerFacts | None = None
+    if tokenizer is None:
+        missing["tokenizer"] = "no tokenizer was passed (audit(model=..., tokenizer=...))"
+    elif is_path(tokenizer):
+        folder = _folder(Path(tokenizer), "tokenizer folder")
+        tok = load_tokenizer(folder, config.model_type)
+    else:
+        tok = tokenizer_facts(tokenizer)
+    if not tensors.tensors:
+        missing["tensors"] = "the model has no parameters"
+    elif embeddings.input is None:
+        missing["input_embedding"] = "no module recognised as the input embeddings"
+    return Facts(Path(model_label(model)), config, generation, tok, tensors, embeddings, missing)
 
 
 def skipped_for(facts: Facts, requires: tuple[str, ...]) -> Skipped | None:

@@ -99,7 +99,11 @@ def _text_section(raw: dict[str, Any], path: Path) -> tuple[str, dict[str, Any]]
 
 def load_config(path: Path) -> ConfigFacts:
     check_inside(path, path.parent)
-    raw = read_json_object(path)
+    return parse_config(read_json_object(path), path)
+
+
+def parse_config(raw: dict[str, Any], path: Path) -> ConfigFacts:
+    """Config facts from ``config.json``'s object (read from the file, or a live config's JSON form)."""
     prefix, text = _text_section(raw, path)
 
     def get(key: str) -> Any:
@@ -174,5 +178,8 @@ class GenerationFacts:
 
 def load_generation_config(path: Path) -> GenerationFacts:
     check_inside(path, path.parent)
-    raw = read_json_object(path)
+    return parse_generation_config(read_json_object(path), path)
+
+
+def parse_generation_config(raw: dict[str, Any], path: Path) -> GenerationFacts:
     return GenerationFacts(path=path, special=_special_ids(path, ("", raw)))

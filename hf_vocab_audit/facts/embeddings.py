@@ -115,14 +115,6 @@ def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> Embeddin
         tie = default_tie_word_embeddings(config.model_type)
     if tie:
         out = None  # transformers points the output projection at the input matrix
-    vocab = inp.rows if inp else None
-    bias = tuple(
-        t
-        for t in sorted(table.values(), key=lambda t: t.name)
-        if vocab is not None
-        and t.shape[-1:] == (vocab,)
-        and has_suffix(t.name, VOCAB_BIAS_SUFFIXES)
-    )
     return EmbeddingFacts(
         input=inp,
         output=out,
@@ -130,5 +122,14 @@ def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> Embeddin
         position=_find(table, POSITION_SUFFIXES),
         token_type=_find(table, TOKEN_TYPE_SUFFIXES),
         classifier=_find(table, CLASSIFIER_SUFFIXES),
-        vocab_sized=bias,
+        vocab_sized=vocab_biases(table, inp.rows if inp else None),
+    )
+
+
+def vocab_biases(table: dict[str, TensorInfo], vocab: int | None) -> tuple[TensorInfo, ...]:
+    """1-D tensors of ``vocab`` entries that must grow with the embeddings (final_logits_bias, lm_head.bias)."""
+    return tuple(
+        t
+        for t in sorted(table.values(), key=lambda t: t.name)
+        if vocab is not None and t.shape[-1:] == (vocab,) and has_suffix(t.name, VOCAB_BIAS_SUFFIXES)
     )

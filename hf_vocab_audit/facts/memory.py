@@ -1,0 +1,202 @@
+"""Facts from live objects: a transformers ``PreTrainedModel`` and tokenizer, as a training script holds them.
+
+The same facts a folder gives, read from what transformers uses right now, without saving anything:
+the config's JSON form, parameter names (the names ``save_pretrained`` writes) and shapes (``ds_shape``
+under DeepSpeed ZeRO-3, where ``param.shape`` is a placeholder), the modules ``get_input_embeddings()``
+and ``get_output_embeddings()`` return and whether they share one weight, ``generation_config``, and the
+tokenizer's backend ``tokenizers`` object with its special tokens, chat template and limits. Nothing here
+imports torch or transformers: the objects are read through their attributes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypeGuard
+
+from ..errors import AuditError
+from .config import ConfigFacts, GenerationFacts, parse_config, parse_generation_config
+from .embeddings import EmbeddingFacts, find_embeddings, vocab_biases
+from .safetensors_header import TensorInfo
+from .tensors import _TORCH_TO_ST, CheckpointTensors
+from .tokenizer import ROLES, VERY_LARGE, TokenizerFacts, _facts, _max_length
+
+MEMORY_FORMAT = "memory"  # CheckpointTensors.format of a live model
+MODEL_FILE = "<model>"  # Location.file of a live model's tensors
+TOKENIZER_FILE = "<tokenizer>"  # ... and of a live tokenizer's attributes
+# Wrappers whose ``.module`` is the model (their parameter names carry a "module." prefix).
+_WRAPPERS = ("DistributedDataParallel", "DataParallel", "DeepSpeedEngine", "PipelineEngine")
+
+
+def is_path(value: object) -> TypeGuard[str | os.PathLike[str]]:
+    """Whether ``value`` names a folder (rather than being a live object)."""
+    return isinstance(value, (str, os.PathLike))
+
+
+def model_label(model: object) -> str:
+    """The report target of a live model: ``<in-memory LlamaForCausalLM>``."""
+    return f"<in-memory {_class_name(unwrap(model))}>"
+
+
+def _class_name(obj: object) -> str:
+    # FSDP2 renames the class (FSDPLlamaForCausalLM); save_pretrained strips the prefix the same way.
+    return type(obj).__name__.removeprefix("FSDP")
+
+
+def unwrap(model: Any) -> Any:
+    """The ``PreTrainedModel`` inside DDP/DeepSpeed engines, ``torch.compile`` and PEFT wrappers."""
+    for _ in range(8):
+        if hasattr(model, "_orig_mod"):  # torch.compile
+            model = model._orig_mod
+        elif type(model).__name__ in _WRAPPERS and hasattr(model, "module"):
+            model = model.module
+        elif type(model).__name__.startswith("Peft") and callable(getattr(model, "get_base_model", None)):
+            model = model.get_base_model()
+        else:
+            break
+    return model
+
+
+def _json_form(obj: Any, what: str, label: str) -> dict[str, Any]:
+    """What ``save_pretrained`` would write for a config object (all keys, not only the non-defaults)."""
+    try:
+        raw = json.loads(obj.to_json_string(use_diff=False))
+    except Exception as exc:  # noqa: BLE001 - a config that cannot be serialised is bad input
+        raise AuditError(label, f"its {what} cannot be read as JSON ({exc.__class__.__name__}: {exc})"[:400]) from None
+    if not isinstance(raw, dict):
+        raise AuditError(label, f"its {what} is not a JSON object")
+    return raw
+
+
+def _shape(tensor: Any) -> tuple[int, ...]:
+    shape = getattr(tensor, "ds_shape", None)  # DeepSpeed ZeRO-3: the full shape of a partitioned parameter
+    if shape is None:
+        shape = tensor.shape
+    return tuple(int(d) for d in shape)
+
+
+def _dtype(tensor: Any) -> str:
+    name = str(tensor.dtype).removeprefix("torch.")
+    return _TORCH_TO_ST.get(name, name.upper())
+
+
+def _named_tensors(model: Any) -> Iterator[tuple[str, Any]]:
+    """Parameters (a shared one under its first name) and persistent buffers: the keys of the saved file."""
+    yield from model.named_parameters()
+    for prefix, module in model.named_modules():
+        skip = getattr(module, "_non_persistent_buffers_set", set())
+        for name, buf in getattr(module, "_buffers", {}).items():
+            if buf is not None and name not in skip:
+                yield (f"{prefix}.{name}" if prefix else name), buf
+
+
+def model_tensors(model: Any) -> tuple[CheckpointTensors, dict[int, str]]:
+    """Every saved tensor's name, dtype and shape; and the name of each tensor object (by ``id``)."""
+    table: dict[str, TensorInfo] = {}
+    names: dict[int, str] = {}
+    for name, tensor in _named_tensors(model):
+        if name in table or id(tensor) in names:
+            continue
+        table[name] = TensorInfo(name, _dtype(tensor), _shape(tensor), MODEL_FILE)
+        names[id(tensor)] = name
+    return CheckpointTensors(MEMORY_FORMAT, (), None, table), names
+
+
+def _module_weight(model: Any, getter: str) -> Any:
+    try:
+        module = getattr(model, getter)()
+    except (AttributeError, NotImplementedError):
+        return None
+    return getattr(module, "weight", None)
+
+
+def model_embeddings(model: Any, tensors: CheckpointTensors, names: dict[int, str],
+                     config: ConfigFacts) -> EmbeddingFacts:
+    """Embedding facts with input, output and tying taken from the modules transformers actually uses.
+
+    Position, token-type and classifier tensors are found by name, as for a folder; a model whose
+    ``get_input_embeddings()`` is not implemented falls back to names too.
+    """
+    by_name = find_embeddings(tensors, config)
+    inp_weight = _module_weight(model, "get_input_embeddings")
+    inp = tensors.get(names.get(id(inp_weight))) if inp_weight is not None else None
+    if inp is None:
+        return by_name
+    out_weight = _module_weight(model, "get_output_embeddings")
+    if out_weight is None:
+        out, tied = None, by_name.tied  # no output projection: tying is what the config says
+    elif out_weight is inp_weight:
+        out, tied = None, True
+    else:
+        out, tied = tensors.get(names.get(id(out_weight))), False
+    return dataclasses.replace(by_name, input=inp, output=out, tied=tied,
+                               vocab_sized=vocab_biases(tensors.tensors, inp.rows))
+
+
+def model_facts(model: Any) -> tuple[ConfigFacts, GenerationFacts | None, CheckpointTensors, EmbeddingFacts]:
+    """Config, generation config, tensors and embeddings of a live ``PreTrainedModel``."""
+    model = unwrap(model)
+    label = model_label(model)
+    config_obj = getattr(model, "config", None)
+    if config_obj is None or not hasattr(config_obj, "to_json_string") or not hasattr(model, "named_parameters"):
+        raise AuditError(label, "is not a transformers PreTrainedModel (it needs .config and named_parameters())")
+    raw = _json_form(config_obj, "config", label)
+    raw["architectures"] = [_class_name(model)]  # save_pretrained records the live class the same way
+    config = parse_config(raw, Path(f"{label}.config"))
+    generation = None
+    gen_obj = getattr(model, "generation_config", None)
+    can_generate = getattr(model, "can_generate", None)
+    if gen_obj is not None and callable(can_generate) and can_generate():
+        generation = parse_generation_config(_json_form(gen_obj, "generation_config", label),
+                                             Path(f"{label}.generation_config"))
+    tensors, names = model_tensors(model)
+    return config, generation, tensors, model_embeddings(model, tensors, names, config)
+
+
+def tokenizer_facts(tokenizer: Any) -> TokenizerFacts:
+    """Facts of a live tokenizer (``PreTrainedTokenizerBase`` with a ``tokenizers`` backend).
+
+    The backend is copied first: the audit resets truncation and padding to encode, and the caller's
+    tokenizer must not change.
+    """
+    backend = getattr(tokenizer, "backend_tokenizer", None) or getattr(tokenizer, "_tokenizer", None)
+    label = f"<in-memory {type(tokenizer).__name__}>"
+    if backend is None or not hasattr(backend, "to_str"):
+        raise AuditError(label, "has no `tokenizers` backend (backend_tokenizer) to audit; pass a fast tokenizer")
+    from tokenizers import Tokenizer
+
+    copy = Tokenizer.from_str(backend.to_str())
+    specials = getattr(tokenizer, "special_tokens_map", None) or {}
+    named = {role: str(specials[f"{role}_token"]) for role in ROLES if specials.get(f"{role}_token")}
+    extra_obj = getattr(tokenizer, "extra_special_tokens", None) or []
+    extra: list[str] = []
+    for token in extra_obj.values() if isinstance(extra_obj, dict) else extra_obj:
+        if str(token) not in extra:
+            extra.append(str(token))
+    max_length = getattr(tokenizer, "model_max_length", None)
+    if isinstance(max_length, (int, float)) and not isinstance(max_length, bool) and max_length >= VERY_LARGE:
+        max_length = None
+    template = getattr(tokenizer, "chat_template", None)
+    if isinstance(template, dict):  # several named templates: "default" is the one apply_chat_template uses
+        template = template.get("default") or next(iter(template.values()), None)
+    template = template if isinstance(template, str) else None
+    auto_map = getattr(tokenizer, "_auto_map", None) or (getattr(tokenizer, "init_kwargs", None) or {}).get("auto_map")
+    names = getattr(tokenizer, "model_input_names", None) or ["input_ids", "attention_mask"]
+    return _facts(
+        Path(TOKENIZER_FILE),
+        "tokenizers",
+        (),
+        copy,
+        named,
+        extra,
+        _max_length(Path(f"{label}.model_max_length"), max_length),
+        template,
+        f"{TOKENIZER_FILE}.chat_template" if template else None,
+        type(tokenizer).__name__,
+        tuple(str(n) for n in names),
+        (),  # one live backend: its added tokens cannot disagree with another file
+        auto_map if isinstance(auto_map, dict) else None,
+    )
