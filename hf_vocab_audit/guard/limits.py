@@ -139,6 +139,9 @@ def limits_of(model: torch.nn.Module, tokenizer: Any = None, *, ignore_index: in
     """Read the limits from the live modules of ``model`` (and cause hints from ``tokenizer``)."""
     from torch import nn
 
+    from ..facts.memory import unwrap
+
+    model = unwrap(model)
     config = getattr(model, "config", None)
     model_type = getattr(config, "model_type", None)
     cls_name = type(model).__name__
