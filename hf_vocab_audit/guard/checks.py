@@ -211,9 +211,9 @@ def _length(key: str, t: Any, batch: Mapping[str, Any], limits: Limits) -> list[
     length = int(t.shape[-1])
     if length <= usable:
         return []
-    if limits.padding_idx is not None and limits.pad_token_id is not None:
-        # RoBERTa numbers only the non-pad tokens: padding to a fixed length past the table is fine.
-        used = (t != limits.pad_token_id).sum(-1)
+    if limits.padding_idx is not None:
+        # RoBERTa numbers only the non-pad tokens (pad id == padding_idx): fixed-length padding past the table is fine.
+        used = (t != limits.padding_idx).sum(-1)
         longest = int(used.max())
         if longest <= usable:
             return []

@@ -38,7 +38,8 @@ def write_evidence(folder: Path, batch: Mapping[str, Any], limits: Limits, viola
     from safetensors.torch import save_file
 
     folder.mkdir(parents=True, exist_ok=True)
-    stem = f"batch-rank{rank}-worker{worker if worker is not None else 'main'}-{batch_number:06d}-{violations[0].code}"
+    code = violations[0].code if violations else "clean"
+    stem = f"batch-rank{rank}-worker{worker if worker is not None else 'main'}-{batch_number:06d}-{code}"
     tensors: dict[str, Any] = {}
     not_saved: list[str] = []
     for key, value in batch.items():
