@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 from .audit import audit  # noqa: E402
 from .errors import AuditError  # noqa: E402
 from .findings import Applicability, Finding, FixPlan, Location, Severity, Skipped  # noqa: E402
-from .guard import BatchIndexError, guard, guard_trainer  # noqa: E402
+from .guard import BatchIndexError, PreflightError, guard, guard_trainer  # noqa: E402
 from .report import SCHEMA_VERSION, Report  # noqa: E402
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "Finding",
     "FixPlan",
     "Location",
+    "PreflightError",
     "Report",
     "Severity",
     "Skipped",
