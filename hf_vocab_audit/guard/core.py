@@ -7,7 +7,7 @@ import inspect
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -15,6 +15,8 @@ from .checks import Violation, check_batch
 from .errors import MARKER, BatchIndexError, PreflightError
 from .evidence import default_dir, write_evidence
 from .limits import Limits, limits_of
+
+DEFER_KEY = "hf_vocab_audit_guard_error"  # a bad batch's error, carried to the forward pre-hook
 
 
 def current_rank() -> int:
@@ -58,9 +60,16 @@ class BatchChecker:
     def check(self, batch: Mapping[str, Any], *, batch_number: int, worker: int | None,
               host_only: bool) -> None:
         """Raise :class:`BatchIndexError` when ``batch`` would index out of range; else return."""
+        message = self.verdict(batch, batch_number=batch_number, worker=worker, host_only=host_only)
+        if message is not None:
+            raise BatchIndexError(message)
+
+    def verdict(self, batch: Mapping[str, Any], *, batch_number: int, worker: int | None,
+                host_only: bool) -> str | None:
+        """The error message for a bad ``batch`` (its evidence written), or None when it is safe."""
         violations = check_batch(batch, self.limits, host_only=host_only)
         if not violations:
-            return
+            return None
         rank = current_rank()
         evidence = None
         if self.evidence_dir is not None:
@@ -69,8 +78,8 @@ class BatchChecker:
                                               worker=worker, batch_number=batch_number, config=self.config))
             except OSError as exc:
                 evidence = f"(not written: {exc})"
-        raise BatchIndexError(format_error(violations, self.limits, rank=rank, worker=worker,
-                                           batch_number=batch_number, evidence=evidence))
+        return format_error(violations, self.limits, rank=rank, worker=worker, batch_number=batch_number,
+                            evidence=evidence)
 
 
 def format_error(violations: list[Violation], limits: Limits, *, rank: int, worker: int | None,
@@ -94,11 +103,17 @@ def format_error(violations: list[Violation], limits: Limits, *, rank: int, work
 
 
 class GuardedCollator:
-    """A data collator whose every batch is checked on the host, where it was built (in the worker)."""
+    """A data collator whose every batch is checked on the host, where it was built (in the worker).
 
-    def __init__(self, collator: Callable[..., Any], checker: BatchChecker) -> None:
+    With ``defer_key`` (set by ``guard_trainer``) a bad batch is not raised at once but carries the error
+    message under that key, and a forward pre-hook raises it when the batch reaches the model: the
+    Trainer prefetches batches, and the run should stop at the step that would have crashed.
+    """
+
+    def __init__(self, collator: Callable[..., Any], checker: BatchChecker, defer_key: str | None = None) -> None:
         self.collator = collator
         self.checker = checker
+        self.defer_key = defer_key
         self.calls = 0
 
     def __call__(self, features: Any) -> Any:
@@ -108,7 +123,11 @@ class GuardedCollator:
         number = self.calls * workers + (worker or 0)
         self.calls += 1
         if isinstance(batch, Mapping):
-            self.checker.check(batch, batch_number=number, worker=worker, host_only=True)
+            message = self.checker.verdict(batch, batch_number=number, worker=worker, host_only=True)
+            if message is not None:
+                if self.defer_key is None or not isinstance(batch, MutableMapping):
+                    raise BatchIndexError(message)
+                batch[self.defer_key] = message
         return batch
 
 
@@ -129,6 +148,7 @@ class Guard:
         self.checker = BatchChecker(limits_of(model, tokenizer, ignore_index=ignore_index), _config_dict(model),
                                     self.evidence_dir)
         self._hook_calls = 0
+        self._defer_handle: Any = None
 
     @property
     def limits(self) -> Limits:
@@ -165,6 +185,19 @@ class Guard:
     def wrap(self, collator: Callable[..., Any]) -> GuardedCollator:
         """``collator`` with every batch checked on the host, in the DataLoader worker, before ``.to(device)``."""
         return GuardedCollator(collator, self.checker)
+
+    def wrap_deferred(self, collator: Callable[..., Any]) -> GuardedCollator:
+        """Like :meth:`wrap`, but a bad batch raises when it reaches ``model``'s forward (a pre-hook pops the
+        marker key, so the forward never sees it). For loaders that prefetch: the Trainer's."""
+        if self._defer_handle is None:
+            def pop_marker(_module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+                message = kwargs.pop(DEFER_KEY, None)
+                if message is not None:
+                    raise BatchIndexError(str(message))
+                return args, kwargs
+
+            self._defer_handle = self.model.register_forward_pre_hook(pop_marker, with_kwargs=True)
+        return GuardedCollator(collator, self.checker, defer_key=DEFER_KEY)
 
     @contextlib.contextmanager
     def hooks(self) -> Iterator[Guard]:

@@ -1,8 +1,10 @@
 """``guard_trainer``: a transformers ``Trainer`` with its collator guarded and a preflight at train start.
 
 No ``TrainerCallback`` event sees the batch, and accelerate moves batches to the device while prefetching,
-so the batch check lives in the collator (it runs in the DataLoader workers); the callback only runs the
-preflight and re-reads the limits when training begins (after any resize the script did).
+so the batch check lives in the collator (it runs in the DataLoader workers). Because of the prefetch, a
+bad batch is not raised in the collator: it carries its error to a forward pre-hook, which raises it when
+that batch reaches the model, at the step that would have crashed. The callback runs the preflight and
+re-reads the limits when training begins (after any resize the script did).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ def guard_trainer(trainer: Any, *, preflight: str = "raise", evidence_dir: Any =
         tokenizer = getattr(tokenizer, "tokenizer", None)  # a processor wrapping a tokenizer
     g = Guard(trainer.model, tokenizer, evidence_dir=evidence_dir, ignore_index=ignore_index)
     if not isinstance(trainer.data_collator, GuardedCollator):
-        trainer.data_collator = g.wrap(trainer.data_collator)
+        trainer.data_collator = g.wrap_deferred(trainer.data_collator)
 
     class GuardCallback(TrainerCallback):  # type: ignore[misc]  # transformers is untyped here
         def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:

@@ -6,10 +6,10 @@ import json
 
 import pytest
 import transformers
+from builders import checkpoint
 from safetensors.torch import load_file
 
 import hf_vocab_audit as hva
-from builders import checkpoint
 
 
 def load(folder):
