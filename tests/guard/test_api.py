@@ -1,0 +1,149 @@
+"""The guard's building blocks: live limits (ZeRO-3, wrappers), hooks, the error, evidence, packed batches."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+
+import pytest
+import torch
+import transformers
+from torch.overrides import TorchFunctionMode
+
+import hf_vocab_audit as hva
+from hf_vocab_audit.guard import check_batch, limits_of
+from hf_vocab_audit.repro import replay
+
+
+def test_limits_come_from_the_modules_not_the_config(load_model):
+    model = load_model("llama")
+    model.config.vocab_size = 50_000  # a stale config does not move the limit
+    try:
+        assert limits_of(model).input_rows == 104
+    finally:
+        model.config.vocab_size = 104
+
+
+def test_zero3_placeholder_parameters_use_ds_shape(guard_ckpts):
+    """Under ZeRO-3 a parameter is an empty placeholder; its real shape is ds_shape (transformers #25977)."""
+    model = transformers.AutoModelForCausalLM.from_pretrained(guard_ckpts["llama"])
+    emb = model.get_input_embeddings()
+    emb.weight = torch.nn.Parameter(torch.empty(0))
+    emb.weight.ds_shape = torch.Size([96, 16])  # type: ignore[attr-defined]
+    emb.num_embeddings = 104  # the module attribute can disagree with the partitioned weight
+    limits = limits_of(model)
+    assert limits.input_rows == 96
+    assert check_batch({"input_ids": torch.tensor([[95]])}, limits) == []
+    assert check_batch({"input_ids": torch.tensor([[96]])}, limits)[0].code == "HVA501"
+
+
+def test_wrappers_are_unwrapped(load_model):
+    model = load_model("bert")
+    wrapped = torch.nn.DataParallel(model)
+    assert limits_of(wrapped) == limits_of(model)
+
+
+def test_learned_position_limits(load_model):
+    assert limits_of(load_model("bert")).usable_positions == 64
+    roberta = limits_of(load_model("roberta"))
+    assert (roberta.position_rows, roberta.padding_idx, roberta.usable_positions, roberta.position_id_limit) == (
+        66, 1, 64, 66)
+    bart = limits_of(load_model("bart"))
+    assert (bart.position_rows, bart.usable_positions, bart.position_id_limit) == (66, 64, 64)
+    assert limits_of(load_model("llama")).usable_positions is None  # rotary: nothing to check
+    assert limits_of(load_model("llama-cls")).num_labels == 3
+
+
+def test_hooks_raise_before_the_forward_and_are_removed(load_model, tmp_path):
+    model = load_model("llama")
+    g = hva.guard(model, evidence_dir=False)
+    bad = torch.tensor([[5, 6, 104]])
+    with g.hooks(), pytest.raises(hva.BatchIndexError, match=r"input_ids\[0, 2\] = 104"):
+        model(bad)  # positional input_ids are checked too
+    with g.hooks():
+        model(input_ids=torch.tensor([[5, 6, 103]]))
+    with pytest.raises(IndexError) as plain:
+        model(input_ids=bad)
+    assert not isinstance(plain.value, hva.BatchIndexError)  # the hook is gone
+
+
+def test_error_is_constructible_from_one_string_and_pickles(load_model):
+    g = hva.guard(load_model("llama"), evidence_dir=False)
+    with pytest.raises(hva.BatchIndexError) as caught:
+        g.check({"input_ids": torch.tensor([[1, 2], [3, -100]])}, batch_number=7)
+    err = caught.value
+    again = hva.BatchIndexError(f"Caught BatchIndexError in DataLoader worker process 0.\nOriginal {err}")
+    back = pickle.loads(pickle.dumps(err))
+    for e in (again, back):
+        assert (e.code, e.key, e.row, e.position, e.value, e.batch) == ("HVA502", "input_ids", 1, 1, -100, 7)
+    assert hva.BatchIndexError("plain text").code is None
+
+
+def test_class_label_causes(load_model):
+    limits = limits_of(load_model("llama-cls"))
+    assert check_batch({"labels": torch.tensor([1, 2, 3])}, limits)[0].code == "HVA511"  # 1-based
+    assert check_batch({"labels": torch.tensor([0, -1, 2])}, limits)[0].code == "HVA512"
+    assert check_batch({"labels": torch.tensor([0, 7])}, limits)[0].code == "HVA510"
+
+
+def test_lm_labels_padded_with_an_unresized_pad_id(load_model):
+    limits = dataclasses.replace(limits_of(load_model("llama")), pad_token_id=104, pad_token="<pad>")
+    v = check_batch({"labels": torch.tensor([[5, 6, 104, 104]])}, limits)[0]
+    assert (v.code, v.count, v.position) == ("HVA520", 2, 2) and "padded with the pad id" in v.cause
+
+
+def test_float_ids_are_reported_and_fail_the_forward(load_model):
+    model = load_model("bert")
+    batch = {"input_ids": torch.tensor([[5.0, 6.0]])}
+    assert check_batch(batch, limits_of(model))[0].code == "HVA530"
+    assert replay(model, batch).exc_type == "RuntimeError"
+
+
+def test_attention_mask_values_are_checked_under_flash_attention_only(load_model):
+    sdpa = limits_of(load_model("llama"))
+    flash = dataclasses.replace(sdpa, attn_implementation="flash_attention_2")
+    batch = {"input_ids": torch.tensor([[5, 6, 7]]), "attention_mask": torch.tensor([[1, 2, 1]])}
+    assert check_batch(batch, sdpa) == []
+    assert check_batch(batch, flash)[0].code == "HVA540"
+    assert check_batch({**batch, "attention_mask": torch.tensor([[1, 1, 0]])}, flash) == []
+
+
+def test_packed_cu_seq_lens(guard_ckpts, load_model):
+    tok = transformers.AutoTokenizer.from_pretrained(guard_ckpts["llama"])
+    collate = transformers.DataCollatorWithFlattening(return_flash_attn_kwargs=True)
+    batch = collate([dict(tok("w1 w2 w3")), dict(tok("w4 w5"))])
+    limits = dataclasses.replace(limits_of(load_model("llama")), attn_implementation="flash_attention_2")
+    assert "cu_seq_lens_q" in batch and check_batch(batch, limits) == []
+    broken = {**batch, "cu_seq_lens_q": batch["cu_seq_lens_q"] + torch.tensor([0, 0, 1], dtype=torch.int32)}
+    assert check_batch(broken, limits)[0].code == "HVA541"
+    backwards = {**batch, "cu_seq_lens_k": torch.tensor([0, 4, 3], dtype=torch.int32)}
+    assert "decreases" in check_batch(backwards, limits)[0].message
+
+
+class CountOps(TorchFunctionMode):
+    """Counts every torch function call, by name: reductions and host reads (item, tolist, bool)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.calls.append(getattr(func, "__name__", str(func)))
+        return func(*args, **(kwargs or {}))
+
+
+def test_host_mode_adds_no_device_work(load_model, guard_ckpts):
+    """Tensors not on the host (meta stands in for a GPU) are not touched: no reduction, no sync."""
+    tok = transformers.AutoTokenizer.from_pretrained(guard_ckpts["llama"])
+    g = hva.guard(load_model("llama"), tok, evidence_dir=False)
+    ids = torch.randint(0, 104, (8, 2048))
+    on_device = {"input_ids": ids.to("meta"), "labels": ids.to("meta"), "attention_mask": ids.to("meta")}
+    collate = g.wrap(lambda _features: on_device)
+    with CountOps() as ops:
+        collate([])
+    assert set(ops.calls) <= {"numel", "__get__"}, ops.calls  # shape and device reads only
+    on_host = {"input_ids": ids, "labels": ids, "attention_mask": torch.ones_like(ids)}
+    with CountOps() as ops:
+        g.wrap(lambda _features: on_host)([])
+    assert ops.calls.count("aminmax") == 2  # one pass per checked tensor (the mask is not checked under SDPA)
+    assert not {"item", "tolist", "nonzero", "sum"} & set(ops.calls)  # no locating work on a clean batch
