@@ -286,14 +286,22 @@ def demo(
     keep: Annotated[
         Optional[Path], typer.Option("--keep", help="Build the demo checkpoint in this folder and keep it.")
     ] = None,
+    guard: Annotated[
+        bool, typer.Option("--guard", help="Show the training-time guard catching a pad token added without a "
+                           "resize, and repro replaying the saved batch.")
+    ] = False,
 ) -> None:
-    """Build a tiny broken checkpoint (tokens added, embeddings never resized) and audit it."""
-    from .demo import run_demo
+    """Build a tiny broken checkpoint (tokens added, embeddings never resized) and audit it.
+
+    With --guard: a healthy checkpoint, a training script that adds a pad token without a resize, and the
+    guard stopping the first padded batch (then `repro` replays it on CPU).
+    """
+    from .demo import run_demo, run_guard_demo
 
     if keep is not None and keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
         _fail(f"{keep}: --keep needs a new or empty folder (the demo writes a checkpoint there)", False)
     try:
-        code = run_demo(keep)
+        code = run_guard_demo(keep) if guard else run_demo(keep)
     except OSError as exc:
         _fail(f"{exc.filename or keep}: cannot write the demo checkpoint: {exc.strerror or exc}", False)
     raise typer.Exit(code)
