@@ -81,7 +81,7 @@ def run_repro(batch_file: Path, model_dir: Path | None, *, weights: bool, out: T
             raise AuditError(batch_file, "--weights needs MODEL_DIR")
         from .guard.twin import config_of, model_class
 
-        cls = model_class(class_name, config_of(config_dict, where))
+        cls: Any = model_class(class_name, config_of(config_dict, where))
         model = cls.from_pretrained(model_dir, trust_remote_code=False).eval()
         kind = f"{cls.__name__} with the weights of {model_dir}"
     else:

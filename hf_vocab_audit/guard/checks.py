@@ -65,7 +65,8 @@ def check_batch(batch: Mapping[str, Any], limits: Limits, *, host_only: bool = F
             found += _length(key, t, batch, limits)
         elif key == "labels":
             if limits.label_kind == LM:
-                found += _range(key, t, 0, limits.output_rows, limits, kind="lm-labels", allow=limits.ignore_index)
+                found += _range(key, t, 0, limits.output_rows, limits, kind="lm-labels", allow=limits.ignore_index,
+                                skip_first=limits.shifts_labels)
             elif limits.label_kind in (CLASSES, TOKEN_CLASSES):
                 found += _range(key, t, 0, limits.num_labels, limits, kind="class-labels", allow=limits.ignore_index)
         elif key == "token_type_ids":
@@ -80,7 +81,7 @@ def check_batch(batch: Mapping[str, Any], limits: Limits, *, host_only: bool = F
 
 
 def _range(key: str, t: Any, low: int, high: int | None, limits: Limits, *, kind: str,
-           allow: int | None = None) -> list[Violation]:
+           allow: int | None = None, skip_first: bool = False) -> list[Violation]:
     import torch
 
     if high is None:
@@ -101,7 +102,25 @@ def _range(key: str, t: Any, low: int, high: int | None, limits: Limits, *, kind
         lo = int(torch.where(t == allow, low, t).min())
         if lo >= low:
             return []
+    if skip_first and t.dim() >= 1 and t.shape[-1] > 1:
+        # Causal LMs score labels[..., 1:]: a bad first label never reaches the loss (nor crashes it).
+        inner = _range(key, t[..., 1:], low, high, limits, kind=kind, allow=allow)
+        return [_shift(v, t.dim()) for v in inner]
     return [_locate(key, t, low, high, limits, kind, allow)]
+
+
+def _shift(v: Violation, dim: int) -> Violation:
+    """A violation found in ``labels[..., 1:]``, located in ``labels``."""
+    import dataclasses
+    import re
+
+    if dim == 1:
+        row = v.row + 1 if v.row is not None else None
+        message = re.sub(r"^(\w+)\[(\d+)\]", lambda m: f"{m[1]}[{int(m[2]) + 1}]", v.message)
+        return dataclasses.replace(v, row=row, message=message)
+    pos = v.position + 1 if v.position is not None else None
+    message = re.sub(r"^(\w+)\[([\d, ]*?)(\d+)\]", lambda m: f"{m[1]}[{m[2]}{int(m[3]) + 1}]", v.message)
+    return dataclasses.replace(v, position=pos, message=message)
 
 
 def _locate(key: str, t: Any, low: int, high: int, limits: Limits, kind: str, allow: int | None) -> Violation:

@@ -42,6 +42,7 @@ class Limits:
     padding_idx: int | None  # RoBERTa-style: positions start at padding_idx + 1
     attn_implementation: str | None
     ignore_index: int = -100
+    shifts_labels: bool = False  # causal LMs score labels[..., 1:]: the first label never reaches the loss
     tokenizer_length: int | None = None
     pad_token_id: int | None = None
     pad_token: str | None = None
@@ -198,6 +199,8 @@ def limits_of(model: torch.nn.Module, tokenizer: Any = None, *, ignore_index: in
         padding_idx=padding_idx,
         attn_implementation=getattr(config, "_attn_implementation", None),
         ignore_index=ignore_index,
+        shifts_labels=kind == LM and not getattr(config, "is_encoder_decoder", False)
+        and cls_name.endswith(("ForCausalLM", "LMHeadModel")),
         tokenizer_length=tok_len,
         pad_token_id=pad_id,
         pad_token=str(pad_tok) if pad_tok is not None else None,

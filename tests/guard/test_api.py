@@ -90,6 +90,7 @@ def test_lm_labels_padded_with_an_unresized_pad_id(load_model):
     limits = dataclasses.replace(limits_of(load_model("llama")), pad_token_id=104, pad_token="<pad>")
     v = check_batch({"labels": torch.tensor([[5, 6, 104, 104]])}, limits)[0]
     assert (v.code, v.count, v.position) == ("HVA520", 2, 2) and "padded with the pad id" in v.cause
+    assert v.message.startswith("labels[0, 2] = 104 >= the 104 output-projection rows")
 
 
 def test_float_ids_are_reported_and_fail_the_forward(load_model):

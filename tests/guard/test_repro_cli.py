@@ -8,9 +8,9 @@ import json
 import pytest
 import torch
 import transformers
+from builders import checkpoint
 
 import hf_vocab_audit as hva
-from builders import checkpoint
 from hf_vocab_audit.guard import check_batch, limits_of
 from hf_vocab_audit.guard.evidence import write_evidence
 

@@ -57,6 +57,8 @@ CASES: list[tuple[str, str, Callable[[], dict[str, torch.Tensor]]]] = [
     ("lm-labels-last-row", "llama", lambda: lm(labels=put(ids(2, 6), 103))),
     ("lm-labels-vocab", "llama", lambda: lm(labels=put(ids(2, 6), 104))),
     ("lm-labels-minus-1", "llama", lambda: lm(labels=put(ids(2, 6), -1))),
+    ("lm-first-label-is-never-scored", "llama", lambda: lm(labels=put(ids(2, 6), 104, pos=0))),
+    ("mlm-first-label-is-scored", "bert", lambda: seq(6, labels=put(torch.full((2, 6), -100), 100, pos=0))),
     ("lm-labels-all-ignored", "llama", labels_all_masked),
     ("attention-mask-2", "llama", lambda: lm(attention_mask=put(torch.ones(2, 6, dtype=torch.long), 2))),
     ("class-labels-edge", "llama-cls", lambda: cls([0, 2])),
