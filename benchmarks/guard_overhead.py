@@ -6,7 +6,7 @@
    (input_ids, attention_mask, labels with -100 on the padding) at 8x2048, 16x4096 and 64x8192 tokens.
    Targets: < 200 us per 8x2048 batch; <= 10 ns per token at 64x8192.
 2. An interleaved A/B of a DataLoader over pre-tokenized rows with a real collator
-   (DataCollatorForLanguageModeling), plain vs guarded, alternating every round.
+   (DataCollatorForLanguageModeling; DataCollatorForSeq2Seq), plain vs guarded, alternating every round.
    Target: the guard adds <= 2% of the collator's own time.
 3. Device work in host mode: a TorchFunctionMode counts every torch call while the guarded collator
    returns meta tensors (stand-ins for tensors already on an accelerator): no reduction and no host read
@@ -76,17 +76,23 @@ def micro(checker: Any, repeat: int) -> list[tuple[str, float, float, float]]:
     return rows
 
 
-def ab(checker: Any, rounds: int) -> tuple[float, float, float]:
+def ab(checker: Any, rounds: int, which: str) -> tuple[float, float, float]:
     from torch.utils.data import DataLoader
-    from transformers import DataCollatorForLanguageModeling
+    from transformers import DataCollatorForLanguageModeling, DataCollatorForSeq2Seq
 
     from hf_vocab_audit.guard.core import GuardedCollator
 
     tok = tokenizer()
     g = torch.Generator().manual_seed(1)
-    rows = [{"input_ids": torch.randint(4, VOCAB, (int(n),), generator=g).tolist()}
-            for n in torch.randint(256, 2048, (256,), generator=g)]
-    plain = DataCollatorForLanguageModeling(tok, mlm=False)
+    rows: list[dict[str, Any]] = [{"input_ids": torch.randint(4, VOCAB, (int(n),), generator=g).tolist()}
+                                  for n in torch.randint(256, 2048, (256,), generator=g)]
+    plain: Any
+    if which == "lm":
+        plain = DataCollatorForLanguageModeling(tok, mlm=False)
+    else:  # causal-LM fine-tuning: labels = ids, padded with -100 by the collator
+        rows = [{"input_ids": r["input_ids"], "attention_mask": [1] * len(r["input_ids"]),
+                 "labels": r["input_ids"]} for r in rows]
+        plain = DataCollatorForSeq2Seq(tok, label_pad_token_id=-100, return_tensors="pt")
     guarded = GuardedCollator(plain, checker)
     times: dict[str, list[float]] = {"plain": [], "guarded": []}
     for r in range(rounds + 1):
@@ -142,10 +148,13 @@ def main() -> None:
     results = micro(checker, args.repeat)
     for name, med, p90, per in results:
         print(f"{name:<10} {med:>10.1f} {p90:>10.1f} {per:>9.2f}")
-    plain, guarded, pct = ab(checker, args.rounds)
-    print(f"DataLoader A/B (DataCollatorForLanguageModeling, 32 batches of 8 rows of 256-2047 ids, "
-          f"{args.rounds} interleaved rounds): plain {plain * 1000:.1f} ms, guarded {guarded * 1000:.1f} ms, "
-          f"overhead {pct:+.2f}%")
+    pcts = []
+    for which, name in (("lm", "DataCollatorForLanguageModeling"), ("s2s", "DataCollatorForSeq2Seq")):
+        plain, guarded, pct = ab(checker, args.rounds, which)
+        pcts.append(pct)
+        print(f"DataLoader A/B ({name}, 32 batches of 8 rows of 256-2047 ids, {args.rounds} interleaved rounds): "
+              f"plain {plain * 1000:.1f} ms, guarded {guarded * 1000:.1f} ms, overhead {pct:+.2f}%")
+    pct = max(pcts)
     bad_meta, aminmax, reductions = device_work(checker)
     print(f"host mode on meta (device) tensors: {len(bad_meta)} reductions or host reads {bad_meta}; "
           f"on CPU: {aminmax} aminmax for 2 checked tensors ({reductions} reductions in all)")

@@ -67,6 +67,8 @@ def check_batch(batch: Mapping[str, Any], limits: Limits, *, host_only: bool = F
             if limits.label_kind == LM:
                 found += _range(key, t, 0, limits.output_rows, limits, kind="lm-labels", allow=limits.ignore_index,
                                 skip_first=limits.shifts_labels)
+                if limits.is_encoder_decoder and "decoder_input_ids" not in batch:
+                    found += _length(key, t, batch, limits)  # the decoder reads the shifted labels
             elif limits.label_kind in (CLASSES, TOKEN_CLASSES):
                 found += _range(key, t, 0, limits.num_labels, limits, kind="class-labels", allow=limits.ignore_index)
         elif key == "token_type_ids":

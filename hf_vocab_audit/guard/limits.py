@@ -42,6 +42,7 @@ class Limits:
     padding_idx: int | None  # RoBERTa-style: positions start at padding_idx + 1
     attn_implementation: str | None
     ignore_index: int = -100
+    is_encoder_decoder: bool = False  # labels become the decoder's input ids (shifted right)
     shifts_labels: bool = False  # causal LMs score labels[..., 1:]: the first label never reaches the loss
     tokenizer_length: int | None = None
     pad_token_id: int | None = None
@@ -199,6 +200,7 @@ def limits_of(model: torch.nn.Module, tokenizer: Any = None, *, ignore_index: in
         padding_idx=padding_idx,
         attn_implementation=getattr(config, "_attn_implementation", None),
         ignore_index=ignore_index,
+        is_encoder_decoder=bool(getattr(config, "is_encoder_decoder", False)),
         shifts_labels=kind == LM and not getattr(config, "is_encoder_decoder", False)
         and cls_name.endswith(("ForCausalLM", "LMHeadModel")),
         tokenizer_length=tok_len,

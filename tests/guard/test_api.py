@@ -148,3 +148,14 @@ def test_host_mode_adds_no_device_work(load_model, guard_ckpts):
         g.wrap(lambda _features: on_host)([])
     assert ops.calls.count("aminmax") == 2  # one pass per checked tensor (the mask is not checked under SDPA)
     assert not {"item", "tolist", "nonzero", "sum"} & set(ops.calls)  # no locating work on a clean batch
+
+
+def test_importing_the_guard_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys, hf_vocab_audit as hva\nfrom hf_vocab_audit.guard import BatchIndexError\n"
+            "assert callable(hva.guard) and callable(hva.guard_trainer)\n"
+            "bad = [m for m in ('torch', 'transformers') if m in sys.modules]\nassert not bad, bad\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr

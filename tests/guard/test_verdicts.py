@@ -82,6 +82,8 @@ CASES: list[tuple[str, str, Callable[[], dict[str, torch.Tensor]]]] = [
     ("t5-labels-ignored", "t5", lambda: s2s(labels=put(ids(2, 6), -100))),
     ("bart-64-positions", "bart", lambda: seq(64)),
     ("bart-65-positions", "bart", lambda: seq(65)),
+    ("bart-labels-64-long", "bart", lambda: s2s(labels=ids(2, 64))),
+    ("bart-labels-65-long", "bart", lambda: s2s(labels=ids(2, 65))),
 ]
 IDS = [c[0] for c in CASES]
 
