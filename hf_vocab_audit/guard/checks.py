@@ -84,13 +84,14 @@ def check_batch(batch: Mapping[str, Any], limits: Limits, *, host_only: bool = F
 
 def _range(key: str, t: Any, low: int, high: int | None, limits: Limits, *, kind: str,
            allow: int | None = None, skip_first: bool = False) -> list[Violation]:
+    """The fast path: one ``aminmax`` (one more pass only when ``allow``, the ignore index, is the minimum)."""
     import torch
 
     if high is None:
         return []
     if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool:
-        if kind == "mask" and t.dtype == torch.bool:
-            return []
+        if kind == "class-labels" or (kind == "mask" and t.dtype == torch.bool):
+            return []  # float class labels mean multi-label or regression: nothing is indexed
         return [Violation("HVA530", key, f"{key} has dtype {t.dtype}: the model indexes with it, so it must be an "
                           "integer tensor", None, t.numel(), t.shape[0] if t.dim() else 1, None, None, None,
                           f"{key} was built as {t.dtype} (a float tensor from torch.tensor on floats, or an "
@@ -106,31 +107,20 @@ def _range(key: str, t: Any, low: int, high: int | None, limits: Limits, *, kind
             return []
     if skip_first and t.dim() >= 1 and t.shape[-1] > 1:
         # Causal LMs score labels[..., 1:]: a bad first label never reaches the loss (nor crashes it).
-        inner = _range(key, t[..., 1:], low, high, limits, kind=kind, allow=allow)
-        return [_shift(v, t.dim()) for v in inner]
+        if not _range(key, t[..., 1:], low, high, limits, kind=kind, allow=allow):
+            return []
+        return [_locate(key, t, low, high, limits, kind, allow, skip_first=True)]
     return [_locate(key, t, low, high, limits, kind, allow)]
 
 
-def _shift(v: Violation, dim: int) -> Violation:
-    """A violation found in ``labels[..., 1:]``, located in ``labels``."""
-    import dataclasses
-    import re
-
-    if dim == 1:
-        row = v.row + 1 if v.row is not None else None
-        message = re.sub(r"^(\w+)\[(\d+)\]", lambda m: f"{m[1]}[{int(m[2]) + 1}]", v.message)
-        return dataclasses.replace(v, row=row, message=message)
-    pos = v.position + 1 if v.position is not None else None
-    message = re.sub(r"^(\w+)\[([\d, ]*?)(\d+)\]", lambda m: f"{m[1]}[{m[2]}{int(m[3]) + 1}]", v.message)
-    return dataclasses.replace(v, position=pos, message=message)
-
-
-def _locate(key: str, t: Any, low: int, high: int, limits: Limits, kind: str, allow: int | None) -> Violation:
+def _locate(key: str, t: Any, low: int, high: int, limits: Limits, kind: str, allow: int | None,
+            skip_first: bool = False) -> Violation:
     """The slow path, after a failure: count, first offender, most common value, cause and fix."""
-
     bad = (t < low) | (t >= high)
     if allow is not None:
         bad &= t != allow
+    if skip_first:
+        bad[..., 0] = False
     count = int(bad.sum())
     first = [int(i) for i in bad.nonzero()[0].tolist()]
     value = int(t[tuple(first)])

@@ -159,3 +159,17 @@ def test_importing_the_guard_does_not_import_torch():
             "bad = [m for m in ('torch', 'transformers') if m in sys.modules]\nassert not bad, bad\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_first_label_of_a_causal_lm_is_skipped_when_locating(load_model):
+    limits = limits_of(load_model("llama"))
+    v = check_batch({"labels": torch.tensor([[104, 5, 6, 200, -100]])}, limits)[0]
+    assert (v.position, v.value, v.count) == (3, 200, 1)
+    assert check_batch({"labels": torch.tensor([[104, 5, 6, 7]])}, limits) == []
+
+
+def test_float_class_labels_are_not_indices(load_model):
+    model = load_model("llama-cls")
+    batch = {"input_ids": torch.tensor([[5, 6], [7, 8]]), "labels": torch.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])}
+    assert check_batch(batch, limits_of(model)) == []
+    assert replay(model, batch).exc_type is None  # transformers treats them as multi-label targets
