@@ -16,6 +16,7 @@ from typing import Any
 from .limits import CLASSES, LM, TOKEN_CLASSES, Limits
 
 CU_SEQ_LENS_KEYS = ("cu_seq_lens_q", "cu_seq_lens_k")
+UNSIGNED = {1: "uint8", 2: "uint16", 4: "uint32", 8: "uint64"}
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def check_batch(batch: Mapping[str, Any], limits: Limits, *, host_only: bool = F
 
 def _range(key: str, t: Any, low: int, high: int | None, limits: Limits, *, kind: str,
            allow: int | None = None, skip_first: bool = False) -> list[Violation]:
-    """The fast path: one ``aminmax`` (one more pass only when ``allow``, the ignore index, is the minimum)."""
+    """Type, then range (see :func:`_in_range`); the offenders are located only after a failure."""
     import torch
 
     if high is None:
@@ -96,21 +97,43 @@ def _range(key: str, t: Any, low: int, high: int | None, limits: Limits, *, kind
                           "integer tensor", None, t.numel(), t.shape[0] if t.dim() else 1, None, None, None,
                           f"{key} was built as {t.dtype} (a float tensor from torch.tensor on floats, or an "
                           "unconverted numpy array)", f"build {key} with dtype=torch.long")]
-    lo_t, hi_t = torch.aminmax(t)
-    lo, hi = int(lo_t), int(hi_t)
-    if lo >= low and hi < high:
+    if _in_range(t, high, allow):
         return []
-    if allow is not None and lo == allow and hi < high:
-        # Only the ignore index below the range? One more pass, without it.
-        lo = int(torch.where(t == allow, low, t).min())
-        if lo >= low:
-            return []
     if skip_first and t.dim() >= 1 and t.shape[-1] > 1:
         # Causal LMs score labels[..., 1:]: a bad first label never reaches the loss (nor crashes it).
         if not _range(key, t[..., 1:], low, high, limits, kind=kind, allow=allow):
             return []
         return [_locate(key, t, low, high, limits, kind, allow, skip_first=True)]
     return [_locate(key, t, low, high, limits, kind, allow)]
+
+
+def _in_range(t: Any, high: int, allow: int | None, *, host: bool | None = None) -> bool:
+    """Whether every value of integer tensor ``t`` is in ``0..high-1`` (or equals ``allow``, a negative).
+
+    On the host, one numpy max over the values read as unsigned integers: negatives wrap to huge values,
+    so ``max < high`` alone proves ``0 <= v < high`` (about 0.15 ns per int64 value, several times faster
+    than ``torch.aminmax``). With the ignore index present, the largest unsigned value must be the ignore
+    index itself, and two more passes (signed min and max) finish the proof. Device tensors (hooks mode)
+    use one ``torch.aminmax`` and, with the ignore index, one more masked pass; reading them syncs.
+    """
+    import torch
+
+    if host if host is not None else t.device.type == "cpu":
+        a = t.detach().numpy()
+        unsigned = a.view(UNSIGNED[a.dtype.itemsize]) if a.dtype.kind == "i" else a
+        top = int(unsigned.max())
+        if top < high:
+            return True
+        if allow is None or a.dtype.kind != "i" or top != allow % (1 << (8 * a.dtype.itemsize)):
+            return False
+        return int(a.min()) == allow and int(a.max()) < high
+    lo_t, hi_t = torch.aminmax(t)
+    lo, hi = int(lo_t), int(hi_t)
+    if lo >= 0 and hi < high:
+        return True
+    if allow is not None and lo == allow and hi < high:
+        return int(torch.where(t == allow, 0, t).min()) >= 0
+    return False
 
 
 def _locate(key: str, t: Any, low: int, high: int, limits: Limits, kind: str, allow: int | None,
