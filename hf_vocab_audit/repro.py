@@ -31,6 +31,7 @@ class Outcome:
     exc_type: str | None
     message: str | None
     traceback: str | None
+    dropped: tuple[str, ...] = ()  # batch keys the forward does not take
 
 
 def replay(model: Any, batch: dict[str, Any]) -> Outcome:
@@ -40,12 +41,13 @@ def replay(model: Any, batch: dict[str, Any]) -> Outcome:
     accepted = inspect.signature(model.forward).parameters
     takes_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
     inputs = {k: v for k, v in batch.items() if k in accepted or takes_kwargs}
+    dropped = tuple(k for k in batch if k not in inputs)
     try:
         with torch.no_grad():
             model(**inputs)
     except Exception as exc:  # noqa: BLE001 - the exception is the result
-        return Outcome(type(exc).__name__, str(exc), "".join(traceback.format_exception(exc)))
-    return Outcome(None, None, None)
+        return Outcome(type(exc).__name__, str(exc), "".join(traceback.format_exception(exc)), dropped)
+    return Outcome(None, None, None, dropped)
 
 
 def run_repro(batch_file: Path, model_dir: Path | None, *, weights: bool, out: TextIO) -> int:
@@ -110,6 +112,8 @@ def run_repro(batch_file: Path, model_dir: Path | None, *, weights: bool, out: T
         out.write(f"checked against {source}: every key in range\n")
     out.write(f"replaying the forward on CPU with {kind}\n")
     outcome = replay(model, dict(tensors))
+    if outcome.dropped:
+        out.write(f"not passed to {type(model).__name__}.forward (it does not take them): {', '.join(outcome.dropped)}\n")
     if outcome.exc_type is None:
         out.write(GPU_ONLY + "\n")
         return 0

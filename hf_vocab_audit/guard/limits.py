@@ -124,7 +124,18 @@ def _named(model: torch.nn.Module, names: tuple[str, ...], kind: type) -> tuple[
     return None
 
 
-def _label_kind(model: Any, cls_name: str, config: Any) -> str:
+def _get(model: Any, getter: str) -> Any:
+    """``model.get_input_embeddings()`` / ``get_output_embeddings()``, or None where a model has none."""
+    method = getattr(model, getter, None)
+    if not callable(method):
+        return None
+    try:
+        return method()
+    except (AttributeError, NotImplementedError):
+        return None
+
+
+def _label_kind(out: Any, cls_name: str, config: Any) -> str:
     if cls_name.endswith("ForTokenClassification"):
         return TOKEN_CLASSES
     if cls_name.endswith(("ForSequenceClassification", "ForAudioClassification", "ForImageClassification")):
@@ -132,7 +143,7 @@ def _label_kind(model: Any, cls_name: str, config: Any) -> str:
         if problem in ("regression", "multi_label_classification") or getattr(config, "num_labels", 2) == 1:
             return NO_LABEL_CHECK
         return CLASSES
-    if model.get_output_embeddings() is not None:
+    if out is not None:
         return LM
     return NO_LABEL_CHECK
 
@@ -147,8 +158,7 @@ def limits_of(model: torch.nn.Module, tokenizer: Any = None, *, ignore_index: in
     config = getattr(model, "config", None)
     model_type = getattr(config, "model_type", None)
     cls_name = type(model).__name__
-    get_in = getattr(model, "get_input_embeddings", None)
-    inp = get_in() if callable(get_in) else None
+    inp = _get(model, "get_input_embeddings")
     input_name = next((n for n, m in model.named_modules() if m is inp), None) if inp is not None else None
     input_rows = _module_rows(inp)
     decoder_rows = input_rows
@@ -160,9 +170,8 @@ def limits_of(model: torch.nn.Module, tokenizer: Any = None, *, ignore_index: in
             decoder_rows = _module_rows(dec_in) or input_rows
         except (AttributeError, NotImplementedError):
             pass
-    get_out = getattr(model, "get_output_embeddings", None)
-    out = get_out() if callable(get_out) else None
-    kind = _label_kind(model, cls_name, config) if callable(get_out) else NO_LABEL_CHECK
+    out = _get(model, "get_output_embeddings")
+    kind = _label_kind(out, cls_name, config)
     num_labels = None
     if kind in (CLASSES, TOKEN_CLASSES):
         head = _named(model, CLASSIFIER_NAMES, nn.Linear)

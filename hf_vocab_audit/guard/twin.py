@@ -18,6 +18,7 @@ HIDDEN_KEYS = ("hidden_size", "d_model", "n_embd", "embedding_size")
 FFN_KEYS = ("intermediate_size", "d_ff", "n_inner", "encoder_ffn_dim", "decoder_ffn_dim", "ffn_dim",
             "moe_intermediate_size", "shared_expert_intermediate_size")
 HEAD_DIM, HEADS, HIDDEN, FFN = 4, 2, 8, 16
+MAX_ROWS = 10_000_000  # a twin's tables stay under ~320 MB (8 floats a row); real vocabularies are < 1 M
 
 
 def model_class(name: str | None, config: Any) -> type:
@@ -75,6 +76,10 @@ def build_twin(config_dict: dict[str, Any], class_name: str | None, *, input_row
     import torch
     from torch import nn
 
+    for what, rows in (("input rows", input_rows), ("output rows", output_rows), ("token-type rows", type_rows),
+                       ("position rows", position_rows), ("num_labels", num_labels)):
+        if rows is not None and not 0 < rows <= MAX_ROWS:
+            raise AuditError(where, f"{what} {rows} is not a plausible row count for a shape twin (1..{MAX_ROWS})")
     config = config_of(config_dict, where)
     cls = model_class(class_name, config)
     text = config.get_text_config() if hasattr(config, "get_text_config") else config
