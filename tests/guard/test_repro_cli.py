@@ -56,7 +56,7 @@ def test_flash_attention_mask_fault_is_clean_on_cpu(load_model, guard_ckpts, tmp
 
 
 @pytest.mark.parametrize("problem", ["missing", "not-safetensors", "weights-without-model", "custom-class",
-                                     "no-config"])
+                                     "no-config", "absurd-rows"])
 def test_could_not_run_is_one_line_and_exit_2(problem, saved_pad_batch, guard_ckpts, tmp_path, run_cli):
     args: list = ["repro", saved_pad_batch]
     if problem == "missing":
@@ -75,6 +75,11 @@ def test_could_not_run_is_one_line_and_exit_2(problem, saved_pad_batch, guard_ck
         open(side, "w").write(json.dumps(data))
     elif problem == "no-config":
         args.append(tmp_path)
+    elif problem == "absurd-rows":  # a hostile sidecar must not make the twin allocate terabytes
+        side = saved_pad_batch.replace(".safetensors", ".json")
+        data = json.loads(open(side).read())
+        data["limits"]["input_rows"] = 10**12
+        open(side, "w").write(json.dumps(data))
     code, out, err = run_cli(*args)
     assert code == 2, out
     assert err.startswith("hf-vocab-audit: error: ") and err.count("\n") == 1 and "Traceback" not in err
