@@ -1,7 +1,7 @@
 """hf-vocab-audit: find the index bugs behind `device-side assert triggered` before a GPU does.
 
     from hf_vocab_audit import audit
-    report = audit("path/to/model")
+    report = audit("path/to/model")                      # or audit(model=model, tokenizer=tokenizer)
     for finding in report.findings:
         print(finding.code, finding.message)
 """
@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 
 from .audit import audit  # noqa: E402
 from .errors import AuditError  # noqa: E402
+from .facts import Facts, facts_from_memory  # noqa: E402
 from .findings import Applicability, Finding, FixPlan, Location, Severity, Skipped  # noqa: E402
 from .guard import BatchIndexError, PreflightError, guard, guard_trainer  # noqa: E402
 from .report import SCHEMA_VERSION, Report  # noqa: E402
@@ -21,6 +22,7 @@ __all__ = [
     "Applicability",
     "AuditError",
     "BatchIndexError",
+    "Facts",
     "Finding",
     "FixPlan",
     "Location",
@@ -30,6 +32,7 @@ __all__ = [
     "Skipped",
     "__version__",
     "audit",
+    "facts_from_memory",
     "guard",
     "guard_trainer",
 ]

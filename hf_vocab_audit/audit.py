@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -46,8 +47,8 @@ def gather_for_audit(model_dir: str | Path | None, model: object | None,
         raise TypeError(f"model_dir must be a folder path, not {type(model_dir).__name__}: "
                         "pass a live model as audit(model=..., tokenizer=...)")
     if tokenizer is None or is_path(tokenizer):
-        return str(model_dir), gather(model_dir, tokenizer)
-    return str(model_dir), gather(model_dir, tokenizer_facts=tokenizer_facts(tokenizer))
+        return str(model_dir), gather(os.fspath(model_dir), os.fspath(tokenizer) if tokenizer is not None else None)
+    return str(model_dir), gather(os.fspath(model_dir), tokenizer_facts=tokenizer_facts(tokenizer))
 
 
 def audit(

@@ -80,14 +80,20 @@ def make_model(
     **config: Any,
 ) -> Path:
     """Save a tiny randomly-initialised model of ``kind`` with ``vocab`` embedding rows."""
+    model = new_model(kind, vocab, dtype=dtype, seed=seed, **config)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    return folder
+
+
+def new_model(kind: str = "llama", vocab: int = 100, *, dtype: torch.dtype = torch.float32, seed: int = 0,
+              **config: Any):
+    """A tiny randomly-initialised model of ``kind`` with ``vocab`` embedding rows, in memory."""
     import transformers
 
     torch.manual_seed(seed)
     cfg = build_config(kind, vocab, **config)
-    model = getattr(transformers, ARCHS[kind][1])(cfg).to(dtype)
-    folder.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(folder)
-    return folder
+    return getattr(transformers, ARCHS[kind][1])(cfg).to(dtype)
 
 
 def word_vocab(n: int, specials: list[str]) -> dict[str, int]:
@@ -114,42 +120,71 @@ def make_tokenizer(
     Styles (special tokens first, then words w0, w1, ...): "llama" <unk> <s> </s> (+ <pad> unless
     pad=None); "bert" [PAD] [UNK] [CLS] [SEP] [MASK], pair template with token_type_ids 0/1,
     BertTokenizer; "roberta" <s> <pad> </s> <unk> <mask>, RobertaTokenizer; "t5" <pad> </s> <unk>.
+    The files name ``tokenizer_class`` (default: the style's class) while the object saved is a
+    PreTrainedTokenizerFast, as many Hub folders are.
     """
-    from transformers import PreTrainedTokenizerFast
+    tok = new_tokenizer(vocab, style=style, added=added, added_special=added_special, chat_template=chat_template,
+                        model_max_length=model_max_length, pad=pad)
+    folder.mkdir(parents=True, exist_ok=True)
+    tok.save_pretrained(folder)
+    cls = tokenizer_class or {"bert": "BertTokenizer", "roberta": "RobertaTokenizer"}.get(style)
+    if cls:
+        edit_json(folder / "tokenizer_config.json", tokenizer_class=cls)
+    return folder
+
+
+def new_tokenizer(
+    vocab: int = 100,
+    *,
+    style: str = "llama",
+    added: list[str] | None = None,
+    added_special: list[str] | None = None,
+    chat_template: str | None = None,
+    model_max_length: int | None = None,
+    pad: str | None = "default",
+    cls: str = "PreTrainedTokenizerFast",
+    vocab_edit: dict[str, int] | None = None,
+    **kwargs: Any,
+):
+    """The tokenizer ``make_tokenizer`` saves, in memory, as an instance of transformers' ``cls``.
+
+    ``vocab_edit`` moves words to other ids (``{"w99": 110}`` leaves a gap); ``kwargs`` go to ``cls``.
+    """
+    import transformers
 
     if style == "bert":
         specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-        tk = Tokenizer(models.WordLevel(word_vocab(vocab, specials), unk_token="[UNK]"))
+        tk = Tokenizer(models.WordLevel(_vocab(vocab, specials, vocab_edit), unk_token="[UNK]"))
         tk.pre_tokenizer = pre_tokenizers.Whitespace()
         tk.post_processor = processors.TemplateProcessing(
             single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
         )
-        kwargs: dict[str, Any] = dict(unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]",
-                                      pad_token="[PAD]" if pad else None)
+        options: dict[str, Any] = dict(unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]",
+                                       mask_token="[MASK]", pad_token="[PAD]" if pad else None)
     elif style == "roberta":
         specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
-        tk = Tokenizer(models.WordLevel(word_vocab(vocab, specials), unk_token="<unk>"))
+        tk = Tokenizer(models.WordLevel(_vocab(vocab, specials, vocab_edit), unk_token="<unk>"))
         tk.pre_tokenizer = pre_tokenizers.Whitespace()
         tk.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
-        kwargs = dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>", sep_token="</s>", cls_token="<s>",
-                      mask_token="<mask>", pad_token="<pad>" if pad else None)
+        options = dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>", sep_token="</s>", cls_token="<s>",
+                       mask_token="<mask>", pad_token="<pad>" if pad else None)
     elif style == "t5":
         specials = ["<pad>", "</s>", "<unk>"]
-        tk = Tokenizer(models.WordLevel(word_vocab(vocab, specials), unk_token="<unk>"))
+        tk = Tokenizer(models.WordLevel(_vocab(vocab, specials, vocab_edit), unk_token="<unk>"))
         tk.pre_tokenizer = pre_tokenizers.Whitespace()
         tk.post_processor = processors.TemplateProcessing(single="$A </s>", pair="$A </s> $B </s>",
                                                           special_tokens=[("</s>", 1)])
-        kwargs = dict(eos_token="</s>", unk_token="<unk>", pad_token="<pad>" if pad else None)
+        options = dict(eos_token="</s>", unk_token="<unk>", pad_token="<pad>" if pad else None)
     else:
         specials = ["<unk>", "<s>", "</s>"] + (["<pad>"] if pad == "default" else [])
-        tk = Tokenizer(models.WordLevel(word_vocab(vocab, specials), unk_token="<unk>"))
+        tk = Tokenizer(models.WordLevel(_vocab(vocab, specials, vocab_edit), unk_token="<unk>"))
         tk.pre_tokenizer = pre_tokenizers.Whitespace()
-        kwargs = dict(unk_token="<unk>", bos_token="<s>", eos_token="</s>")
+        options = dict(unk_token="<unk>", bos_token="<s>", eos_token="</s>")
         if pad == "default":
-            kwargs["pad_token"] = "<pad>"
+            options["pad_token"] = "<pad>"
         elif pad:
-            kwargs["pad_token"] = pad
-    tok = PreTrainedTokenizerFast(tokenizer_object=tk, **kwargs)
+            options["pad_token"] = pad
+    tok = getattr(transformers, cls)(tokenizer_object=tk, **(options | kwargs))
     if model_max_length is not None:
         tok.model_max_length = model_max_length
     if added:
@@ -158,12 +193,11 @@ def make_tokenizer(
         tok.add_special_tokens({"additional_special_tokens": added_special})
     if chat_template:
         tok.chat_template = chat_template
-    folder.mkdir(parents=True, exist_ok=True)
-    tok.save_pretrained(folder)
-    cls = tokenizer_class or {"bert": "BertTokenizer", "roberta": "RobertaTokenizer"}.get(style)
-    if cls:
-        edit_json(folder / "tokenizer_config.json", tokenizer_class=cls)
-    return folder
+    return tok
+
+
+def _vocab(n: int, specials: list[str], vocab_edit: dict[str, int] | None) -> dict[str, int]:
+    return word_vocab(n, specials) | (vocab_edit or {})
 
 
 def edit_json(path: Path, **changes: Any) -> None:

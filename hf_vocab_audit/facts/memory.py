@@ -4,8 +4,9 @@ The same facts a folder gives, read from what transformers uses right now, witho
 the config's JSON form, parameter names (the names ``save_pretrained`` writes) and shapes (``ds_shape``
 under DeepSpeed ZeRO-3, where ``param.shape`` is a placeholder), the modules ``get_input_embeddings()``
 and ``get_output_embeddings()`` return and whether they share one weight, ``generation_config``, and the
-tokenizer's backend ``tokenizers`` object with its special tokens, chat template and limits. Nothing here
-imports torch or transformers: the objects are read through their attributes.
+tokenizer's backend ``tokenizers`` object with its special tokens, chat template and limits. The objects
+are read through their attributes; torch and transformers are imported only to name a transformers
+model's tensors as it saves them (the caller has imported both already), never for a folder audit.
 """
 
 from __future__ import annotations
@@ -87,22 +88,61 @@ def _named_tensors(model: Any) -> Iterator[tuple[str, Any]]:
     """Parameters (a shared one under its first name) and persistent buffers: the keys of the saved file."""
     yield from model.named_parameters()
     for prefix, module in model.named_modules():
-        skip = getattr(module, "_non_persistent_buffers_set", set())
+        skip: set[str] = getattr(module, "_non_persistent_buffers_set", set())
         for name, buf in getattr(module, "_buffers", {}).items():
             if buf is not None and name not in skip:
                 yield (f"{prefix}.{name}" if prefix else name), buf
 
 
 def model_tensors(model: Any) -> tuple[CheckpointTensors, dict[int, str]]:
-    """Every saved tensor's name, dtype and shape; and the name of each tensor object (by ``id``)."""
+    """Every saved tensor's name, dtype and shape; and the saved name of each live tensor (by ``id``)."""
+    live: dict[str, Any] = {}
+    ignored = set(getattr(model, "_keys_to_ignore_on_save", None) or ())
+    seen: set[int] = set()
+    for name, tensor in _named_tensors(model):
+        if name in live or id(tensor) in seen or name in ignored:
+            continue
+        live[name] = tensor
+        seen.add(id(tensor))
+    saved = _saved_names(model, live)
     table: dict[str, TensorInfo] = {}
     names: dict[int, str] = {}
-    for name, tensor in _named_tensors(model):
-        if name in table or id(tensor) in names:
-            continue
-        table[name] = TensorInfo(name, _dtype(tensor), _shape(tensor), MODEL_FILE)
-        names[id(tensor)] = name
+    for name, (shape, dtype, tensor) in saved.items():
+        table[name] = TensorInfo(name, dtype, shape, MODEL_FILE)
+        if tensor is not None:
+            names[id(tensor)] = name
     return CheckpointTensors(MEMORY_FORMAT, (), None, table), names
+
+
+_Saved = dict[str, tuple[tuple[int, ...], str, Any]]  # saved name -> (shape, dtype, the live tensor or None)
+
+
+def _saved_names(model: Any, live: dict[str, Any]) -> _Saved:
+    """The names and shapes ``save_pretrained`` writes: transformers 5 reverts its load-time weight
+    conversions on save (Llava's ``model.language_model.*`` is saved as ``language_model.model.*``, fused
+    MoE experts are split again). The revert runs on meta-device stand-ins, so no memory is touched;
+    without transformers' conversion code, the live names stand.
+    """
+    plain: _Saved = {name: (_shape(t), _dtype(t), t) for name, t in live.items()}
+    if not type(model).__module__.startswith("transformers."):
+        return plain
+    try:
+        import torch
+        from transformers.core_model_loading import revert_weight_conversion
+    except ImportError:
+        return plain
+    stand_ins = {name: torch.empty(shape, dtype=live[name].dtype, device="meta") for name, (shape, _d, _t) in
+                 plain.items()}
+    origin = {id(t): name for name, t in stand_ins.items()}
+    try:
+        reverted = revert_weight_conversion(model, dict(stand_ins))
+    except Exception:  # noqa: BLE001 - transformers internals: keep the live names rather than fail the audit
+        return plain
+    out: _Saved = {}
+    for name, t in reverted.items():
+        source = origin.get(id(t))
+        out[name] = (tuple(int(d) for d in t.shape), _dtype(t), live[source] if source else None)
+    return out
 
 
 def _module_weight(model: Any, getter: str) -> Any:
@@ -157,12 +197,19 @@ def model_facts(model: Any) -> tuple[ConfigFacts, GenerationFacts | None, Checkp
 
 
 def tokenizer_facts(tokenizer: Any) -> TokenizerFacts:
-    """Facts of a live tokenizer (``PreTrainedTokenizerBase`` with a ``tokenizers`` backend).
+    """Facts of a live tokenizer (``PreTrainedTokenizerBase`` with a ``tokenizers`` backend, a processor
+    holding one, as multimodal models have, or a bare ``tokenizers.Tokenizer``).
 
     The backend is copied first: the audit resets truncation and padding to encode, and the caller's
     tokenizer must not change.
     """
+    processor_template = None
+    if getattr(tokenizer, "backend_tokenizer", None) is None and getattr(tokenizer, "tokenizer", None) is not None:
+        processor_template = getattr(tokenizer, "chat_template", None)  # a processor saves its own template
+        tokenizer = tokenizer.tokenizer
     backend = getattr(tokenizer, "backend_tokenizer", None) or getattr(tokenizer, "_tokenizer", None)
+    if backend is None and hasattr(tokenizer, "to_str") and hasattr(tokenizer, "get_added_tokens_decoder"):
+        backend = tokenizer  # a bare tokenizers.Tokenizer: ids and added tokens, no special-token roles
     label = f"<in-memory {type(tokenizer).__name__}>"
     if backend is None or not hasattr(backend, "to_str"):
         raise AuditError(label, "has no `tokenizers` backend (backend_tokenizer) to audit; pass a fast tokenizer")
@@ -176,10 +223,19 @@ def tokenizer_facts(tokenizer: Any) -> TokenizerFacts:
     for token in extra_obj.values() if isinstance(extra_obj, dict) else extra_obj:
         if str(token) not in extra:
             extra.append(str(token))
+    # A role set after construction (tokenizer.pad_token = "<pad>") to a string the vocabulary lacks encodes
+    # as unk now, and is added at the next id when the saved tokenizer is loaded: audit what will be loaded.
+    from tokenizers import AddedToken
+
+    added = {t.content for t in copy.get_added_tokens_decoder().values()}
+    for content in [*named.values(), *extra]:
+        if content not in added:
+            copy.add_tokens([AddedToken(content, special=True, normalized=False)])
+            added.add(content)
     max_length = getattr(tokenizer, "model_max_length", None)
     if isinstance(max_length, (int, float)) and not isinstance(max_length, bool) and max_length >= VERY_LARGE:
         max_length = None
-    template = getattr(tokenizer, "chat_template", None)
+    template = processor_template or getattr(tokenizer, "chat_template", None)
     if isinstance(template, dict):  # several named templates: "default" is the one apply_chat_template uses
         template = template.get("default") or next(iter(template.values()), None)
     template = template if isinstance(template, str) else None

@@ -21,8 +21,11 @@ def local_folder(report: Report) -> Path | None:
 
 
 def artifact_path(report: Report, file: str | None) -> str | None:
-    """``file`` as a path from the repository root: ``TARGET/file`` (posix), or ``file`` for a Hub target."""
-    if not file:
+    """``file`` as a path from the repository root: ``TARGET/file`` (posix), or ``file`` for a Hub target.
+
+    None for an object of an in-memory audit (``<model>``): it is no file a CI annotation could point at.
+    """
+    if not file or file.startswith("<"):
         return None
     if local_folder(report) is None:
         return file

@@ -6,12 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from dataset_builders import write_jsonl, write_parquet
+from memory_cases import comparable, loaded
 
 from hf_vocab_audit import audit
 
 
 def dataset_findings(model: Path, *specs: Path, **kwargs):
     report = audit(model, datasets=[str(s) for s in specs], select=["HVA5"], **kwargs)
+    # The same data against the live objects from_pretrained makes of the folder: the same findings.
+    live_model, live_tok = loaded(model, kwargs.pop("tokenizer", None))
+    memory = audit(model=live_model, tokenizer=live_tok, datasets=[str(s) for s in specs], select=["HVA5"], **kwargs)
+    assert comparable(memory)["findings"] == comparable(report)["findings"]
     return report, {f.code: f for f in report.findings}
 
 
