@@ -140,8 +140,8 @@ def run_guard_demo(keep: Path | None = None) -> int:
         evidence = folder / "guard-evidence"
         print("A training script (the checkpoint itself is healthy):\n")
         print("    " + GUARD_SCRIPT.format(folder=folder, evidence=evidence).replace("\n", "\n    "))
-        model = transformers.AutoModelForCausalLM.from_pretrained(folder)
-        tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+        model = transformers.AutoModelForCausalLM.from_pretrained(folder, trust_remote_code=False)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
         tokenizer.add_special_tokens({"pad_token": "<pad>"})
         g = guard(model, tokenizer, evidence_dir=evidence)
         collate = g.wrap(transformers.DataCollatorWithPadding(tokenizer))
