@@ -60,7 +60,12 @@ def run_repro(batch_file: Path, model_dir: Path | None, *, weights: bool, out: T
     from .guard.twin import build_twin
 
     tensors, sidecar = read_evidence(batch_file)
-    live = Limits.from_dict(sidecar["limits"]) if sidecar and isinstance(sidecar.get("limits"), dict) else None
+    live = None
+    if sidecar and isinstance(sidecar.get("limits"), dict):
+        try:
+            live = Limits.from_dict(sidecar["limits"])
+        except ValueError as exc:
+            raise AuditError(batch_file.with_suffix(".json"), str(exc)) from None
     class_name = live.model_class if live else None
     if model_dir is not None:
         config_path = model_dir / "config.json"

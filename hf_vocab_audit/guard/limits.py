@@ -7,7 +7,7 @@ zero-sized placeholder and its real shape is in ``ds_shape``.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..rules.positions import OFFSET_TWO_TYPES, PADDING_OFFSET_TYPES
@@ -81,9 +81,25 @@ class Limits:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Limits:
-        names = set(cls.__dataclass_fields__)
-        kept = {k: v for k, v in data.items() if k in names}
-        kept["added_token_ids"] = tuple(kept.get("added_token_ids") or ())
+        """Limits from a sidecar's JSON (untrusted): ValueError names the first field of the wrong type."""
+        kept: dict[str, Any] = {}
+        for name, f in cls.__dataclass_fields__.items():
+            if name not in data:
+                continue
+            value, kind = data[name], str(f.type)
+            ok = (value is None and "None" in kind) or (
+                isinstance(value, bool) if kind == "bool"
+                else isinstance(value, int) and not isinstance(value, bool) if kind.startswith("int")
+                else isinstance(value, str) if kind.startswith("str")
+                else isinstance(value, list) and all(isinstance(v, int) for v in value) if name == "added_token_ids"
+                else False)
+            if not ok:
+                raise ValueError(f"limits.{name} has the wrong type: {value!r}"[:200])
+            kept[name] = tuple(value) if name == "added_token_ids" else value
+        missing = [n for n, f in cls.__dataclass_fields__.items()
+                   if n not in kept and f.default is MISSING and f.default_factory is MISSING]
+        if missing:
+            raise ValueError(f"limits lack {', '.join(missing)}")
         return cls(**kept)
 
 

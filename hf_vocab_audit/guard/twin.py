@@ -43,7 +43,10 @@ def config_of(config_dict: dict[str, Any], where: str) -> Any:
     if not isinstance(model_type, str) or model_type not in CONFIG_MAPPING:
         raise AuditError(where, f"model_type {model_type!r} is not built into transformers: cannot replay it")
     data = {k: v for k, v in config_dict.items() if k not in ("auto_map", "transformers_version")}
-    return CONFIG_MAPPING[model_type].from_dict(data)
+    try:
+        return CONFIG_MAPPING[model_type].from_dict(data)
+    except Exception as exc:  # noqa: BLE001 - any bad value in an untrusted config
+        raise AuditError(where, f"not a valid {model_type} config ({type(exc).__name__}: {exc})") from None
 
 
 def _shrink(config: Any) -> None:

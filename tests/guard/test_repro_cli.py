@@ -56,7 +56,7 @@ def test_flash_attention_mask_fault_is_clean_on_cpu(load_model, guard_ckpts, tmp
 
 
 @pytest.mark.parametrize("problem", ["missing", "not-safetensors", "weights-without-model", "custom-class",
-                                     "no-config", "absurd-rows"])
+                                     "no-config", "absurd-rows", "limits-wrong-type", "bad-config-value"])
 def test_could_not_run_is_one_line_and_exit_2(problem, saved_pad_batch, guard_ckpts, tmp_path, run_cli):
     args: list = ["repro", saved_pad_batch]
     if problem == "missing":
@@ -79,6 +79,14 @@ def test_could_not_run_is_one_line_and_exit_2(problem, saved_pad_batch, guard_ck
         side = saved_pad_batch.replace(".safetensors", ".json")
         data = json.loads(open(side).read())
         data["limits"]["input_rows"] = 10**12
+        open(side, "w").write(json.dumps(data))
+    elif problem in ("limits-wrong-type", "bad-config-value"):
+        side = saved_pad_batch.replace(".safetensors", ".json")
+        data = json.loads(open(side).read())
+        if problem == "limits-wrong-type":
+            data["limits"]["input_rows"] = "104"
+        else:
+            data["config"]["num_attention_heads"] = "many"
         open(side, "w").write(json.dumps(data))
     code, out, err = run_cli(*args)
     assert code == 2, out
