@@ -16,14 +16,14 @@ def features(tok, bad_at: int | None = None) -> list[dict]:
     return rows
 
 
-def trainer_for(ckpt, tmp_path, data, *, guarded: bool, **guard_options):
+def trainer_for(ckpt, tmp_path, data, *, guarded: bool, workers: int = 0, **guard_options):
     torch.manual_seed(0)
     model = transformers.AutoModelForCausalLM.from_pretrained(ckpt)
     tok = transformers.AutoTokenizer.from_pretrained(ckpt)
     args = transformers.TrainingArguments(
         output_dir=str(tmp_path / "out"), max_steps=6, per_device_train_batch_size=2, logging_steps=1,
         learning_rate=1e-2, report_to=[], use_cpu=True, save_strategy="no", seed=0, disable_tqdm=True,
-        dataloader_num_workers=0,
+        dataloader_num_workers=workers,
     )
     trainer = transformers.Trainer(model=model, args=args, train_dataset=data(tok), processing_class=tok,
                                    data_collator=transformers.DataCollatorForLanguageModeling(tok, mlm=False))
@@ -32,21 +32,24 @@ def trainer_for(ckpt, tmp_path, data, *, guarded: bool, **guard_options):
     return trainer
 
 
-def test_bad_batch_stops_training_at_the_step_that_would_crash(guard_ckpts, tmp_path):
+@pytest.mark.parametrize("workers", [0, 2])
+def test_bad_batch_stops_training_at_the_step_that_would_crash(guard_ckpts, tmp_path, workers, quick_worker_shutdown):
     data = lambda tok: features(tok, bad_at=9)  # noqa: E731
-    plain = trainer_for(guard_ckpts["llama"], tmp_path / "plain", data, guarded=False)
+    plain = trainer_for(guard_ckpts["llama"], tmp_path / "plain", data, guarded=False, workers=workers)
     with pytest.raises(IndexError, match="index out of range in self") as crash:
         plain.train()
     assert not isinstance(crash.value, hva.BatchIndexError)
     crashed_at = plain.state.global_step
     assert 0 < crashed_at < 6
 
-    guarded = trainer_for(guard_ckpts["llama"], tmp_path / "guarded", data, guarded=True)
+    guarded = trainer_for(guard_ckpts["llama"], tmp_path / "guarded", data, guarded=True, workers=workers)
     with pytest.raises(hva.BatchIndexError) as caught:
         guarded.train()
     assert guarded.state.global_step == crashed_at  # same steps completed, then the guard's error
     err = caught.value
     assert (err.code, err.key, err.value, err.limit, err.batch) == ("HVA501", "input_ids", 104, 104, crashed_at)
+    assert err.worker == (None if workers == 0 else crashed_at % workers)
+    del crash, caught, err
     assert (tmp_path / "guarded" / "evidence").is_dir()
 
 

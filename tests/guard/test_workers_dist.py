@@ -17,7 +17,7 @@ import hf_vocab_audit as hva
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_dataloader_worker_error_arrives_as_batch_index_error(guard_ckpts, tmp_path):
+def test_dataloader_worker_error_arrives_as_batch_index_error(guard_ckpts, tmp_path, quick_worker_shutdown):
     tok = transformers.AutoTokenizer.from_pretrained(guard_ckpts["llama"])
     model = transformers.AutoModelForCausalLM.from_pretrained(guard_ckpts["llama"])
     features = [dict(tok(f"w{i} w{i + 1} w{i + 2}")) for i in range(8)]
@@ -33,6 +33,23 @@ def test_dataloader_worker_error_arrives_as_batch_index_error(guard_ckpts, tmp_p
     assert (err.code, err.worker, err.batch, err.row, err.position, err.value) == ("HVA502", 1, 1, 1, 2, -100)
     assert "-100 (the loss ignore index) was copied into input_ids" in err.cause
     assert Path(err.evidence).name == "batch-rank0-worker1-000001-HVA502.safetensors" and Path(err.evidence).exists()
+    del caught, err
+
+
+def test_deferred_error_travels_from_a_worker_to_the_forward(guard_ckpts, tmp_path):
+    """guard_trainer's mode: the worker's verdict rides in the batch and the forward pre-hook raises it."""
+    tok = transformers.AutoTokenizer.from_pretrained(guard_ckpts["llama"])
+    model = transformers.AutoModelForCausalLM.from_pretrained(guard_ckpts["llama"])
+    features = [dict(tok(f"w{i} w{i + 1} w{i + 2}")) for i in range(8)]
+    features[2]["input_ids"][0] = 104  # batch 1: worker 1
+    collate = hva.guard(model, tok, evidence_dir=tmp_path).wrap_deferred(transformers.DataCollatorWithPadding(tok))
+    raised = []
+    for number, batch in enumerate(DataLoader(features, batch_size=2, num_workers=2, collate_fn=collate)):
+        try:
+            model(**batch)
+        except hva.BatchIndexError as err:  # keep iterating: the workers then shut down cleanly
+            raised.append((number, err.batch, err.worker, err.code, err.row, err.position, err.value))
+    assert raised == [(1, 1, 1, "HVA501", 0, 0, 104)]
 
 
 def test_two_gloo_ranks_bad_batch_on_rank_1_ends_the_job_in_seconds(guard_ckpts, tmp_path):
