@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from . import __version__
+from .errors import AuditError
 from .facts import Facts, facts_from_memory, gather, skipped_for
 from .facts.memory import MEMORY_FORMAT, is_path, tokenizer_facts
 from .findings import Finding, Skipped
@@ -71,6 +72,7 @@ def audit(
     engine: str = "local",
     ray_address: str | None = None,
     dataset_histograms: bool = False,
+    base: str | Path | None = None,
 ) -> Report:
     """Audit a local checkpoint folder from its files alone (no weights are loaded), or live objects.
 
@@ -83,10 +85,25 @@ def audit(
     selected split is also streamed against the model (HVA5xx); ``Report.extra["dataset"]`` holds
     per-column stats (``dataset_histograms=True`` adds the id and length histograms the HTML report plots);
     ``engine="ray"`` scans on Ray Data (at ``ray_address`` or on a local instance).
+    A PEFT adapter folder (``adapter_config.json``, no ``config.json``) is audited against its base
+    (``base``, else its ``base_model_name_or_path``: a local folder or a Hub id) with the HVA8xx rules.
     Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run.
     """
     start = time.perf_counter()
-    target, facts = gather_for_audit(model_dir, model, tokenizer)
+    from .facts.adapter import is_adapter
+
+    if model is None and is_path(model_dir) and is_adapter(Path(os.fspath(model_dir))):
+        from .facts.adapter_base import gather_adapter
+
+        if tokenizer is not None and not is_path(tokenizer):
+            raise TypeError("a PEFT adapter folder is audited with its own tokenizer files, not a live tokenizer")
+        target = str(model_dir)
+        facts = gather_adapter(Path(os.fspath(model_dir)), base, os.fspath(tokenizer) if tokenizer is not None else None)
+    elif base is not None:
+        raise AuditError(Path(os.fspath(model_dir)) if is_path(model_dir) else None,
+                         "--base applies to a PEFT adapter folder (adapter_config.json) only")
+    else:
+        target, facts = gather_for_audit(model_dir, model, tokenizer)
     rules = selected(select, ignore)
     findings, skipped, ran = run_rules(facts, rules)
     extra: dict = {}
@@ -111,6 +128,10 @@ def audit(
         more, more_skipped, more_ran = run_dataset_rules(df, rules)
         findings, skipped, ran = findings + more, skipped + more_skipped, ran + more_ran
         extra["dataset"] = dataset_section(df, specs)
+    if facts.adapter is not None:
+        from .facts.adapter_base import relocate_base_findings
+
+        findings = relocate_base_findings(findings, facts)
     return make_report(target, facts, findings, skipped, ran, start, extra)
 
 

@@ -87,6 +87,10 @@ def check(
     tokenizer: Annotated[
         Optional[Path], typer.Option("--tokenizer", help="Tokenizer folder, when not in the checkpoint.")
     ] = None,
+    base: Annotated[
+        Optional[Path], typer.Option("--base", help="Base checkpoint folder of a PEFT adapter TARGET (default: its "
+                                     "base_model_name_or_path, a local folder or a Hub id).")
+    ] = None,
     fmt: Annotated[
         Optional[list[Format]], typer.Option("--format", help="Output format (repeatable; default text).")
     ] = None,
@@ -196,7 +200,7 @@ def check(
             target, tokenizer=tokenizer, config=config, select=select, ignore=ignore,
             fail_on=fail_on.value if fail_on else None, exit_zero=exit_zero,
             audit_options=dict(
-                weights=weights, datasets=dataset, dataset_config=dataset_config, splits=split,
+                weights=weights, base=base, datasets=dataset, dataset_config=dataset_config, splits=split,
                 text_columns=text_column, label_columns=label_column, max_rows=max_rows, batch_size=batch_size,
                 num_proc=num_proc, engine=engine.value, ray_address=ray_address,
                 dataset_histograms=any(f.value == "html" for f in fmt or []),

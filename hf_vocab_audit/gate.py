@@ -71,9 +71,18 @@ def run_gate(
     ref = None if folder.exists() else parse_hub_ref(target)
     if ref is None:
         settings = load_settings(folder if folder.is_dir() else None, cwd=cwd, config=config, overrides=overrides)
-        if fix_options is not None:
+        from .facts.adapter import is_adapter
+
+        if fix_options is not None and is_adapter(folder):  # refused, with the reasons
+            from .fix.adapter_refusal import refuse_adapter_fix
+
+            report = refuse_adapter_fix(folder, base=(audit_options or {}).get("base"), tokenizer=tokenizer,
+                                        select=settings.select, ignore=settings.ignore)
+        elif fix_options is not None:
             from .fix import fix_checkpoint
 
+            if (audit_options or {}).get("base") is not None:
+                raise AuditError(target, "--base applies to a PEFT adapter folder (adapter_config.json) only")
             if (audit_options or {}).get("datasets"):
                 raise AuditError(target, "--dataset cannot be combined with --fix: fix the checkpoint, then audit "
                                  "the dataset against the fixed copy")
@@ -85,7 +94,7 @@ def run_gate(
     else:
         if fix_options is not None:
             raise AuditError(target, "--fix needs a local checkpoint folder, not a Hub id")
-        flags = {"weights": "--weights", "datasets": "--dataset"}
+        flags = {"weights": "--weights", "datasets": "--dataset", "base": "--base"}
         local_only = [flag for key, flag in flags.items() if (audit_options or {}).get(key)]
         if local_only:
             options = ", ".join(local_only)

@@ -1,7 +1,8 @@
 """``hf-vocab-audit-pre-commit FILE...``: audit every model folder that a commit touches (pre-commit hook).
 
-A changed file belongs to the nearest folder at or above it that holds ``config.json``; each such folder
-is audited once, with the same settings files and exit codes as ``hf-vocab-audit check``.
+A changed file belongs to the nearest folder at or above it that holds ``config.json`` (a checkpoint) or
+``adapter_config.json`` (a PEFT adapter, audited against its base); each such folder is audited once,
+with the same settings files and exit codes as ``hf-vocab-audit check``.
 """
 
 from __future__ import annotations
@@ -15,14 +16,15 @@ from .report import FAIL_ON
 
 
 def model_folders(files: list[str], root: Path | None = None) -> list[Path]:
-    """The distinct model folders (holding config.json) that contain ``files``, in first-seen order."""
+    """The distinct model or adapter folders (config.json, adapter_config.json) that contain ``files``, in
+    first-seen order."""
     top = (root or Path.cwd()).resolve()
     seen: dict[Path, None] = {}
     for name in files:
         path = Path(name)
         start = path.parent if not path.is_dir() else path
         for folder in (start, *start.parents):
-            if (folder / "config.json").is_file():
+            if (folder / "config.json").is_file() or (folder / "adapter_config.json").is_file():
                 seen.setdefault(folder, None)
                 break
             if folder.resolve() == top or folder == Path("."):

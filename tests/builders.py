@@ -23,6 +23,7 @@ ARCHS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "bert": ("BertConfig", "BertForMaskedLM", {"max_position_embeddings": 64}),
     "bert-base": ("BertConfig", "BertModel", {"max_position_embeddings": 64}),
     "bert-cls": ("BertConfig", "BertForSequenceClassification", {"max_position_embeddings": 64}),
+    "bert-tok": ("BertConfig", "BertForTokenClassification", {"max_position_embeddings": 64}),
     "roberta": ("RobertaConfig", "RobertaForMaskedLM", {"max_position_embeddings": 66, "type_vocab_size": 1}),
     "roberta-cls": ("RobertaConfig", "RobertaForSequenceClassification",
                     {"max_position_embeddings": 66, "type_vocab_size": 1}),

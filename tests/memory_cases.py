@@ -250,3 +250,72 @@ CASES: tuple[Case, ...] = (
         _pair("llama", 104), _set_config(auto_map={"AutoModelForCausalLM": "modeling_evil.EvilModel"})),
          fires=("HVA002",)),
 )
+
+
+# Families beyond decoder-only LLMs (tests/rules/test_generation.py, test_vocab_biases.py, test_multimodal.py)
+FILE_ONLY.update({
+    "HVA212": "a config.json key shadowed by generation_config.json is two files; a live model has one generation_config",
+    **{code: "a PEFT adapter is audited as an adapter folder against its base; audit(model=...) takes the model itself"
+       for code in ("HVA801", "HVA802", "HVA803", "HVA804", "HVA805")},
+})
+
+
+def _whisper() -> Any:
+    import transformers
+
+    torch.manual_seed(0)
+    return transformers.WhisperForConditionalGeneration(transformers.WhisperConfig(
+        vocab_size=60, d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, num_mel_bins=8, max_source_positions=8,
+        max_target_positions=32, pad_token_id=3, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1,
+        suppress_tokens=[], begin_suppress_tokens=[]))
+
+
+def _gemma3(rows: int, image: int) -> Any:
+    import transformers
+
+    torch.manual_seed(0)
+    vision = transformers.SiglipVisionConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                             num_attention_heads=2, image_size=8, patch_size=4)
+    text = transformers.Gemma3TextConfig(vocab_size=rows, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                         num_attention_heads=2, num_key_value_heads=1, head_dim=8, pad_token_id=3,
+                                         bos_token_id=1, eos_token_id=2, sliding_window=8)
+    return transformers.Gemma3ForConditionalGeneration(transformers.Gemma3Config(
+        vision_config=vision, text_config=text, mm_tokens_per_image=4, image_token_index=image, boi_token_index=102,
+        eoi_token_index=103))
+
+
+def _short_final_logits_bias(model: Any, _tok: Any) -> None:
+    model.register_buffer("final_logits_bias", torch.zeros(1, 100))
+
+
+GEMMA_TOKENS = ["<start_of_image>", "<end_of_image>", "<image_soft_token>"]
+FAMILY_QUIET = ("HVA106", "HVA210", "HVA211", "HVA213", "HVA701", "HVA702", "HVA703", "HVA704")
+
+CASES = CASES + (
+    Case("bart-forced-bos-out-of-range", lambda: _with(
+        _pair("bart", 104, **_roberta(model_max_length=64)), _set_generation(forced_bos_token_id=150)),
+         fires=("HVA210",), quiet=("HVA211", "HVA106")),
+    Case("bart-suppress-out-of-range", lambda: _with(
+        _pair("bart", 104, **_roberta(model_max_length=64)), _set_generation(suppress_tokens=[200])),
+         fires=("HVA211",), quiet=("HVA210",)),
+    Case("bart-short-final-logits-bias", lambda: _with(
+        _pair("bart", 104, **_roberta(model_max_length=64)), _short_final_logits_bias), fires=("HVA106",)),
+    Case("whisper-alignment-heads", lambda: _with(
+        (_whisper(), new_tokenizer(60)), _set_generation(alignment_heads=[[3, 0]])), fires=("HVA213",)),
+    Case("llava-healthy-placeholders", lambda: (_llava(104), new_tokenizer(103, added_special=["<image>"])),
+         quiet=FAMILY_QUIET),
+    Case("llava-image-index-at-pad", lambda: _with(
+        (_llava(104), new_tokenizer(103, added_special=["<image>"])), _set_config(image_token_index=3)),
+         fires=("HVA701",), quiet=("HVA702",)),
+    Case("llava-image-index-past-rows", lambda: _with(
+        (_llava(104), new_tokenizer(103, added_special=["<image>"])), _set_config(image_token_index=200)),
+         fires=("HVA701", "HVA702"), quiet=("HVA703",)),
+    Case("gemma3-oov-image-token", lambda: (_gemma3(104, 104), new_tokenizer(102, added_special=GEMMA_TOKENS)),
+         fires=("HVA703",), quiet=("HVA101", "HVA702")),
+    Case("gemma3-healthy", lambda: (_gemma3(105, 104), new_tokenizer(102, added_special=GEMMA_TOKENS)),
+         quiet=FAMILY_QUIET),
+    Case("llava-top-level-vocab-size", lambda: _with(
+        (_llava(104), new_tokenizer(103, added_special=["<image>"])), _set_config(vocab_size=200)),
+         fires=("HVA704",)),
+)

@@ -35,7 +35,8 @@ def test_pre_commit_manifest_is_valid():
     import re
 
     pattern = re.compile(hook["files"])
-    for name in ("m/config.json", "m/model-00001-of-00002.safetensors", "tokenizer_config.json"):
+    for name in ("m/config.json", "m/model-00001-of-00002.safetensors", "tokenizer_config.json",
+                 "a/adapter_config.json", "a/adapter_model.safetensors", "m/processor_config.json", "m/source.spm"):
         assert pattern.search(name), name
     assert not pattern.search("src/app.py")
 
@@ -50,3 +51,14 @@ def test_github_workflow_is_valid():
     text = workflow.read_text()
     assert "github/codeql-action/upload-sarif" in text and "GITHUB_STEP_SUMMARY" in text
     assert "--format github --format sarif --format markdown" in text
+
+
+def test_adapter_folders_are_audited_against_their_base(tmp_path, monkeypatch):
+    from family_builders import adapter
+
+    monkeypatch.chdir(tmp_path)
+    base = checkpoint(tmp_path / "models" / "base", "llama", 104)
+    adapter(base, tmp_path / "adapters" / "tool", tokens=["<tool>"])  # tokens without saved rows: HVA803
+    files = ["adapters/tool/adapter_config.json", "adapters/tool/adapter_model.safetensors"]
+    assert model_folders(files) == [Path("adapters/tool")]
+    assert main(files) == 1

@@ -28,6 +28,7 @@ from .checks import (  # noqa: F401 - re-exported names the rules read
     INPUT_IDS,
     LABEL_MINUS_ONE,
     LABEL_OUT_OF_RANGE,
+    LENGTH_MISMATCH,
     LM_LABEL_TOO_LARGE,
     LM_LABELS,
     NEGATIVE,
@@ -456,11 +457,39 @@ def _text_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int) ->
                                     if acc.ctx.histograms else None))
 
 
-def _class_label_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int) -> None:
+def _input_ids_column(ctx: ScanContext) -> str | None:
+    return next((p.name for p in ctx.columns if p.role == INPUT_IDS), None)
+
+
+def _length_alignment(acc: _Acc, column: str, offsets: np.ndarray, ids_column: str | None, batch: pa.Table,
+                      row_offset: int) -> None:
+    """Rows whose per-token labels are not as long as their input_ids (labels not truncated with the inputs).
+
+    The violation's value is ``"<labels length>/<input_ids length>"``."""
+    if not ids_column or ids_column not in batch.column_names:
+        return
+    ids_arr = _as_array(batch.column(ids_column))
+    if not is_list(ids_arr.type):
+        return
+    label_lengths = np.diff(offsets)
+    ids_lengths = pc.list_value_length(ids_arr).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    mask = label_lengths != ids_lengths
+    if not mask.any():
+        return
+    pairs = np.empty(len(mask), dtype=object)  # strings only for the offending rows
+    bad = np.flatnonzero(mask)
+    pairs[bad] = [f"{a}/{b}" for a, b in zip(label_lengths[bad].tolist(), ids_lengths[bad].tolist())]
+    acc.add(column, LENGTH_MISMATCH, row_violation(mask, pairs, row_offset, acc.ctx.max_locations))
+
+
+def _class_label_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int,
+                        batch: pa.Table | None = None) -> None:
     ctx, lim = acc.ctx, acc.ctx.limits
     _null_rows(acc, plan.name, arr, row_offset)
     if is_list(arr.type):  # token classification: one label per token
         values, offsets, _, _ = flat_sequences(arr)
+        if batch is not None:
+            _length_alignment(acc, plan.name, offsets, _input_ids_column(ctx), batch, row_offset)
         rows = np.repeat(np.arange(len(arr), dtype=np.int64), np.diff(offsets))
         positions: np.ndarray | None = np.arange(values.size, dtype=np.int64) - offsets[rows]
         valid = np.ones(values.size, dtype=bool)
@@ -510,6 +539,8 @@ def _lm_label_column(acc: _Acc, plan: ColumnPlan, arr: pa.Array, row_offset: int
     np.cumsum(values != IGNORE_INDEX, out=kept[1:])
     per_row = kept[offsets[1:]] - kept[offsets[:-1]]
     acc.add(plan.name, ALL_MASKED, row_violation(per_row == 0, np.diff(offsets), row_offset, n))
+    if acc.ctx.causal_lm:  # a seq2seq model's labels are decoder targets of their own length
+        _length_alignment(acc, plan.name, offsets, plan.input_ids_column, batch, row_offset)
     if lim.eos_id is not None and plan.input_ids_column and plan.input_ids_column in batch.column_names:
         ids_arr = _as_array(batch.column(plan.input_ids_column))
         if is_list(ids_arr.type):
@@ -536,7 +567,7 @@ def summarize(batch: pa.Table | pa.RecordBatch, row_offset: int, ctx: ScanContex
         elif plan.role == TEXT:
             _text_column(acc, plan, arr, row_offset)
         elif plan.role == CLASS_LABEL:
-            _class_label_column(acc, plan, arr, row_offset)
+            _class_label_column(acc, plan, arr, row_offset, batch)
         elif plan.role == LM_LABELS:
             _lm_label_column(acc, plan, arr, row_offset, batch)
     return Summary({(ctx.source, ctx.split): batch.num_rows}, acc.stats, acc.violations)

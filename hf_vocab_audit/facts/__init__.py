@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..errors import AuditError
 from ..findings import Skipped
+from .adapter import AdapterFacts
 from .config import ConfigFacts, GenerationFacts, load_config, load_generation_config
 from .embeddings import EmbeddingFacts, find_embeddings
 from .memory import is_path, model_facts, model_label, tokenizer_facts
@@ -27,6 +28,7 @@ class Facts:
     tensors: CheckpointTensors | None
     embeddings: EmbeddingFacts | None
     missing: dict[str, str] = field(default_factory=dict)  # fact name -> why it is absent
+    adapter: AdapterFacts | None = None  # set when auditing a PEFT adapter against these (base) facts
 
     @property
     def input_rows(self) -> int | None:
@@ -35,7 +37,7 @@ class Facts:
     def summary(self) -> dict[str, object]:
         """The facts a person wants at the top of a report."""
         emb, tok, cfg = self.embeddings, self.tokenizer, self.config
-        return {
+        out: dict[str, object] = {
             "model_type": cfg.model_type,
             "architectures": list(cfg.architectures),
             "config_vocab_size": cfg.vocab_size,
@@ -51,6 +53,9 @@ class Facts:
             "model_max_length": tok.model_max_length if tok else None,
             "special_token_ids": {role: i for role, (_c, i) in sorted(tok.special_tokens.items())} if tok else {},
         }
+        if self.adapter is not None:
+            out["adapter"] = self.adapter.summary(self.model_dir)
+        return out
 
 
 def _tensor(info: object) -> dict[str, object] | None:

@@ -174,6 +174,7 @@ def parse_config(raw: dict[str, Any], path: Path) -> ConfigFacts:
 class GenerationFacts:
     path: Path
     special: SpecialIds
+    raw: dict[str, Any] = field(default_factory=dict)
 
 
 def load_generation_config(path: Path) -> GenerationFacts:
@@ -182,4 +183,4 @@ def load_generation_config(path: Path) -> GenerationFacts:
 
 
 def parse_generation_config(raw: dict[str, Any], path: Path) -> GenerationFacts:
-    return GenerationFacts(path=path, special=_special_ids(path, ("", raw)))
+    return GenerationFacts(path=path, special=_special_ids(path, ("", raw)), raw=raw)

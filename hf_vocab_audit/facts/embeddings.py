@@ -62,7 +62,8 @@ class EmbeddingFacts:
     position: TensorInfo | None
     token_type: TensorInfo | None
     classifier: TensorInfo | None
-    vocab_sized: tuple[TensorInfo, ...]  # every other tensor whose first dim is the vocabulary
+    vocab_sized: tuple[TensorInfo, ...]  # every other tensor that grows with the vocabulary (biases <= rows)
+    vocab_biases: tuple[TensorInfo, ...] = ()  # every vocabulary bias (final_logits_bias, MLM bias), any length
 
     @property
     def input_rows(self) -> int | None:
@@ -123,13 +124,20 @@ def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> Embeddin
         token_type=_find(table, TOKEN_TYPE_SUFFIXES),
         classifier=_find(table, CLASSIFIER_SUFFIXES),
         vocab_sized=vocab_biases(table, inp.rows if inp else None),
+        vocab_biases=all_vocab_biases(table),
+    )
+
+
+def all_vocab_biases(table: dict[str, TensorInfo]) -> tuple[TensorInfo, ...]:
+    """Every vocabulary bias (final_logits_bias (1, V), lm_head.bias, MLM prediction biases), at any length."""
+    return tuple(
+        t
+        for t in sorted(table.values(), key=lambda t: t.name)
+        if len(t.shape) in (1, 2) and t.shape[:-1] in ((), (1,)) and has_suffix(t.name, VOCAB_BIAS_SUFFIXES)
     )
 
 
 def vocab_biases(table: dict[str, TensorInfo], vocab: int | None) -> tuple[TensorInfo, ...]:
-    """1-D tensors of ``vocab`` entries that must grow with the embeddings (final_logits_bias, lm_head.bias)."""
-    return tuple(
-        t
-        for t in sorted(table.values(), key=lambda t: t.name)
-        if vocab is not None and t.shape[-1:] == (vocab,) and has_suffix(t.name, VOCAB_BIAS_SUFFIXES)
-    )
+    """The biases that grow with the embeddings (--fix): as long as the ``vocab`` rows or shorter. A longer
+    one is reported (HVA106), never cut."""
+    return tuple(t for t in all_vocab_biases(table) if vocab is not None and t.shape[-1] <= vocab)

@@ -20,7 +20,7 @@ from .transformers_tables import model_input_names, tokenizer_class_for
 ROLES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")
 VERY_LARGE = int(1e29)  # transformers' VERY_LARGE_INTEGER (1e30) means "no limit set"
 MAX_TOKEN_ID = 2**32  # the tokenizers library stores ids as u32
-SLOW_FILES = ("vocab.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json")
+SLOW_FILES = ("vocab.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json", "source.spm")
 
 
 @dataclass(frozen=True)
@@ -387,16 +387,26 @@ def load_tokenizer_via_transformers(folder: Path, model_type: str | None = None)
         from transformers.utils import logging as hf_logging
 
         hf_logging.set_verbosity_error()
-        tok = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False, local_files_only=True)
+        try:
+            tok = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False, local_files_only=True)
+        except Exception:  # noqa: BLE001 - no fast converter: the slow (SentencePiece) tokenizer, as users load it
+            tok = AutoTokenizer.from_pretrained(str(folder), use_fast=False, trust_remote_code=False,
+                                                local_files_only=True)
     except Exception as exc:  # noqa: BLE001 - any failure here is a tokenizer the audit cannot read
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
         raise AuditError(folder, f"the tokenizer cannot be loaded by transformers: {first}"[:400]) from None
-    backend = getattr(tok, "backend_tokenizer", None)
-    if backend is None:
-        raise AuditError(folder, f"{type(tok).__name__} has no fast tokenizer to audit")
-    from tokenizers import Tokenizer
+    fast = getattr(tok, "backend_tokenizer", None)
+    backend: Any
+    if fast is not None:
+        from tokenizers import Tokenizer
 
-    backend = Tokenizer.from_str(backend.to_str())
+        backend = Tokenizer.from_str(fast.to_str())
+    elif callable(getattr(tok, "get_vocab", None)):
+        from .slow_tokenizer import SlowBackend
+
+        backend = SlowBackend(tok)  # Marian / SentencePiece-only: no fast converter exists
+    else:
+        raise AuditError(folder, f"{type(tok).__name__} is not a tokenizer the audit can read")
     config = _read_config(folder, "tokenizer_config.json")
     named = {role: str(getattr(tok, f"{role}_token")) for role in ROLES if getattr(tok, f"{role}_token", None)}
     extra = [str(t) for t in getattr(tok, "extra_special_tokens", []) or []]

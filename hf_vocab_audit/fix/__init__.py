@@ -71,6 +71,12 @@ def fix_checkpoint(
     if verify_load not in VERIFY_LOAD:
         raise AuditError(None, f"--verify-load must be one of {', '.join(VERIFY_LOAD)}, not {verify_load!r}")
     src = Path(model_dir)
+    from ..facts.adapter import is_adapter
+
+    if is_adapter(src):  # a PEFT adapter: nothing is written, each finding says why (fix/adapter_refusal.py)
+        from .adapter_refusal import refuse_adapter_fix
+
+        return refuse_adapter_fix(src, tokenizer=tokenizer, select=select, ignore=ignore)
     facts = gather(src, tokenizer)
     out_path = Path(output) if output is not None else default_output(src)
     check_output(src, out_path, force, Path(tokenizer) if tokenizer is not None else None)

@@ -17,6 +17,14 @@ STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: 
 def _facts_lines(report: Report) -> list[str]:
     f = report.facts
     lines = []
+    if f.get("adapter"):
+        a = f["adapter"]
+        saved = a["saved_embedding"]
+        lines.append(f"adapter           {a['peft_type'] or 'PEFT'} against base {a['base']} (the facts below are the base's)")
+        lines.append(f"adapter saves     {saved['rows']} rows ({saved['name']})" if saved else
+                     "adapter saves     no embedding rows")
+        if a["tokenizer_length"] is not None:
+            lines.append(f"adapter tokenizer len {a['tokenizer_length']}")
     if f.get("input_embedding"):
         e = f["input_embedding"]
         lines.append(f"input embeddings  {e['name']} {e['shape']} {e['dtype']} ({e['file']})")

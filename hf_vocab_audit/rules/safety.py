@@ -20,10 +20,11 @@ def unsafe_pickle(facts: Facts):
     Do not load the file with `weights_only=False`. Ask for safetensors weights, or re-export the
     model from a trusted source with `save_pretrained(safe_serialization=True)`.
     """
-    if facts.tensors is None:
-        return
-    for refused in facts.tensors.refused:
-        yield Hit(f"{refused.file}: {refused.reason}", Location(file=refused.file))
+    refused = list(facts.tensors.refused) if facts.tensors is not None else []
+    if facts.adapter is not None:  # a PEFT adapter's adapter_model.bin is read the same way
+        refused.extend(facts.adapter.refused)
+    for r in refused:
+        yield Hit(f"{r.file}: {r.reason}", Location(file=r.file))
 
 
 @rule("HVA002", "remote-code-reference", Severity.WARNING)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..facts import Facts
 from ..facts.embeddings import EXTRA_INPUT_ROWS
+from ..facts.placeholders import replaced_image_ids
 from ..findings import Applicability, FixPlan, Location, Severity
 from .registry import Hit, rule
 
@@ -47,6 +48,9 @@ def token_id_beyond_embedding(facts: Facts):
     emb, tok = facts.embeddings, facts.tokenizer
     rows = emb.input_rows  # type: ignore[union-attr]
     ids = tok.ids_at_or_above(rows)  # type: ignore[union-attr,arg-type]
+    if ids:  # an image placeholder the architecture replaces before the lookup is HVA703's (a warning)
+        replaced = replaced_image_ids(facts.config, rows)  # type: ignore[arg-type]
+        ids = [i for i in ids if i not in replaced]
     if not ids:
         return
     named, listed = _tokens(facts, ids)

@@ -131,3 +131,21 @@ def test_ray_readers_are_chosen_from_the_resolved_files(tmp_path):
     assert src.reader == "parquet" and [p.rsplit("/", 1)[1] for p in src.files] == ["a.parquet", "b.parquet"]
     (tmp_path / "t.csv").write_text("x\n1\n", encoding="utf-8")
     assert source_for(str(tmp_path / "t.csv"), "train", None).reader == "datasets"
+
+
+def test_ray_label_alignment_equals_local(ray_local, tmp_path):
+    from builders import checkpoint
+
+    model = checkpoint(tmp_path / "tok", "bert-tok", 104, model={"num_labels": 3})
+    for f in range(3):  # row 40 of file 2 (row 240 of the split): labels not truncated with the inputs
+        ids = [[2, 7, 8, 3]] * 100
+        labels = [[-100, 1, 2, -100]] * 100
+        if f == 2:
+            ids, labels = ids.copy(), labels.copy()
+            ids[40], labels[40] = [2, 7, 3], [-100, 1, 2, 0, -100]
+        write_parquet(tmp_path / "d" / "train" / f"{f}.parquet", {"input_ids": ids, "labels": labels})
+    local = audit(model, datasets=[str(tmp_path / "d")], batch_size=30)
+    ray = audit(model, datasets=[str(tmp_path / "d")], batch_size=30, engine="ray")
+    (f,) = [f for f in ray.findings if f.code == "HVA517"]
+    assert f.location.row == 240 and "labels 5, input_ids 3" in f.message
+    assert _report_json(ray) == _report_json(local)

@@ -1,0 +1,54 @@
+"""Facts of a PEFT adapter audit: the base checkpoint's facts (a local folder, ``--base DIR``, or a Hub id read
+from headers through the Hub source) with the adapter's facts attached."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from ..errors import AuditError
+from ..findings import Finding
+from . import Facts, gather
+from .adapter import ADAPTER_CONFIG, ADAPTER_WEIGHTS, is_adapter, load_adapter
+
+ADAPTER_FILES = (ADAPTER_CONFIG, *ADAPTER_WEIGHTS)
+
+
+def gather_adapter(folder: Path, base: str | Path | None = None, tokenizer: str | Path | None = None) -> Facts:
+    """The base's facts (its own tokenizer) plus the adapter in ``folder``; ``base`` overrides the config's."""
+    adapter = load_adapter(folder)
+    ref = str(base) if base is not None else adapter.base_ref
+    config = folder / ADAPTER_CONFIG
+    if not ref:
+        raise AuditError(config, 'has no "base_model_name_or_path": pass --base DIR')
+    base_dir = Path(ref)
+    if base_dir.is_dir():
+        if is_adapter(base_dir):
+            raise AuditError(base_dir, "is itself an adapter: pass the base checkpoint with --base DIR")
+        return replace(gather(base_dir, tokenizer), adapter=adapter)
+    from .hub import checkout, parse_hub_ref
+
+    hub = None if base is not None else parse_hub_ref(ref)
+    if hub is None:
+        where = "--base" if base is not None else f"{ADAPTER_CONFIG} base_model_name_or_path"
+        raise AuditError(config, f"the base {ref!r} ({where}) is not a local folder or a Hub id: pass --base DIR")
+    with checkout(hub) as co:
+        facts = gather(co.folder, tokenizer, tensors_from=lambda _folder: co.tensors)
+    return replace(facts, adapter=adapter)
+
+
+def relocate_base_findings(findings: list[Finding], facts: Facts) -> list[Finding]:
+    """Point the base's findings at the base's files (the report's target is the adapter folder): a path relative
+    to the adapter, so SARIF / GitHub annotations and line numbers land in the right file. HVA8xx stay put."""
+    if facts.adapter is None or not facts.model_dir.is_dir():
+        return findings
+    out = []
+    for f in findings:
+        if f.code.startswith("HVA8") or not f.location.file or f.location.file in ADAPTER_FILES:
+            out.append(f)
+            continue
+        rel = os.path.relpath(facts.model_dir / f.location.file, facts.adapter.folder)
+        out.append(dataclasses.replace(f, location=dataclasses.replace(f.location, file=Path(rel).as_posix())))
+    return out

@@ -1,0 +1,122 @@
+"""Multimodal placeholder ids (``image_token_index``, ``video_token_id``, ``boi_token_index``, ...) from
+config.json and the processor's files, and the placeholder strings the processor inserts.
+
+What the architecture does with a placeholder id before the embedding lookup matters: Gemma-3 and
+PaliGemma ``...ForConditionalGeneration`` replace an image id >= the text rows with a valid id (0), so
+such an id is healthy there but crashes a text-only ``...ForCausalLM``; Llava looks every id up and crashes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import AuditError
+from .config import ConfigFacts
+from .jsonfile import check_inside, read_json_object
+
+ID_KEYS = {
+    "image_token_index": "image", "image_token_id": "image", "video_token_index": "video", "video_token_id": "video",
+    "audio_token_index": "audio", "audio_token_id": "audio", "boi_token_index": "boi", "boi_token_id": "boi",
+    "eoi_token_index": "eoi", "eoi_token_id": "eoi",
+}  # fmt: skip
+TOKEN_KEYS = {"image_token": "image", "video_token": "video", "audio_token": "audio", "boi_token": "boi",
+              "eoi_token": "eoi"}
+# Placeholder strings of known processors, tried in order when no file names the string.
+DEFAULT_TOKENS = {
+    "image": ("<image>", "<image_soft_token>", "<|image_pad|>", "<|image|>", "<IMG_CONTEXT>"),
+    "video": ("<video>", "<|video_pad|>"),
+    "audio": ("<audio>", "<audio_soft_token>", "<|AUDIO|>"),
+    "boi": ("<start_of_image>",),
+    "eoi": ("<end_of_image>",),
+}
+PROCESSOR_FILES = ("processor_config.json", "preprocessor_config.json", "tokenizer_config.json")
+# model_type -> (the class that replaces an out-of-vocabulary image id before the lookup, its text-only class)
+REPLACES_OOV_IMAGE_ID = {
+    "gemma3": ("Gemma3ForConditionalGeneration", "Gemma3ForCausalLM"),
+    "paligemma": ("PaliGemmaForConditionalGeneration", "GemmaForCausalLM"),
+}
+COUNTED = ("image", "video", "audio")  # placeholders the forward counts against the encoder's features
+
+
+@dataclass(frozen=True)
+class PlaceholderId:
+    kind: str  # "image", "video", "audio", "boi", "eoi"
+    file: str
+    key: str
+    value: int
+
+
+@dataclass(frozen=True)
+class PlaceholderToken:
+    """A placeholder string a file names (``"image_token": "<image>"``)."""
+
+    kind: str
+    file: str
+    key: str
+    content: str
+
+
+@dataclass(frozen=True)
+class Placeholders:
+    ids: tuple[PlaceholderId, ...]
+    tokens: tuple[PlaceholderToken, ...]
+
+    def token_for(self, kind: str) -> PlaceholderToken | None:
+        return next((t for t in self.tokens if t.kind == kind), None)
+
+
+def _section(path: Path, raw: dict[str, Any], file: str, prefix: str = "") -> tuple[list[PlaceholderId],
+                                                                                      list[PlaceholderToken]]:
+    ids: list[PlaceholderId] = []
+    tokens: list[PlaceholderToken] = []
+    for key, kind in ID_KEYS.items():
+        value = raw.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise AuditError(path, f'"{prefix}{key}" must be an integer token id, not {value!r}'[:300])
+        ids.append(PlaceholderId(kind, file, prefix + key, value))
+    extra = raw.get("extra_special_tokens")
+    sources = [raw, extra] if isinstance(extra, dict) else [raw]
+    for source in sources:
+        for key, kind in TOKEN_KEYS.items():
+            value = source.get(key)
+            if isinstance(value, dict):
+                value = value.get("content")
+            if isinstance(value, str) and value:
+                tokens.append(PlaceholderToken(kind, file, key, value))
+    return ids, tokens
+
+
+def read_placeholders(folder: Path, config: ConfigFacts, tokenizer_folder: Path | None = None) -> Placeholders:
+    """Placeholder ids (config.json first, then the processor's files) and strings (processor files first)."""
+    ids, tokens = _section(config.path, config.raw, "config.json")
+    more_tokens: list[PlaceholderToken] = []
+    for name in PROCESSOR_FILES:
+        base = tokenizer_folder if name == "tokenizer_config.json" and tokenizer_folder else folder
+        path = base / name
+        if not path.is_file():
+            continue
+        check_inside(path, base)
+        more_ids, found = _section(path, read_json_object(path), name)
+        ids.extend(i for i in more_ids if name != "tokenizer_config.json")
+        more_tokens.extend(found)
+    return Placeholders(tuple(ids), tuple(more_tokens + tokens))
+
+
+def replacing_classes(config: ConfigFacts) -> tuple[str, str] | None:
+    """(multimodal class, text-only class) when the architecture replaces an OOV image id before the lookup."""
+    pair = REPLACES_OOV_IMAGE_ID.get(config.model_type or "")
+    if pair is None:
+        return None
+    return pair if not config.architectures or pair[0] in config.architectures else None
+
+
+def replaced_image_ids(config: ConfigFacts, rows: int) -> set[int]:
+    """Image placeholder ids >= ``rows`` in config.json that the architecture replaces before the lookup."""
+    if replacing_classes(config) is None:
+        return set()
+    ids, _ = _section(config.path, config.raw, "config.json")
+    return {p.value for p in ids if p.kind == "image" and p.value >= rows}

@@ -1,0 +1,184 @@
+"""HVA8xx: a PEFT adapter against its base (``check ADAPTER_DIR [--base DIR]``).
+
+Verdicts follow what peft 0.21 and transformers 5.24 do on CPU (the tests run them):
+``PeftModel.from_pretrained`` on a base with fewer rows than the adapter saved fails with a size mismatch
+and works once the base is resized to the saved rows; ``AutoPeftModelForCausalLM`` resizes the base to
+``len(tokenizer)`` (only when the tokenizer is larger), which is not the saved row count after a
+``pad_to_multiple_of`` resize.
+"""
+
+from __future__ import annotations
+
+from ..facts import Facts
+from ..facts.adapter import AdapterFacts
+from ..findings import Location, Severity
+from .registry import Hit, rule
+
+SHOW = 5
+
+
+def _adapter(facts: Facts) -> tuple[AdapterFacts, int] | None:
+    a, rows = facts.adapter, facts.input_rows
+    return (a, rows) if a is not None and rows is not None else None
+
+
+def _saved_name(a: AdapterFacts) -> str:
+    t = a.saved_input or a.saved_output
+    assert t is not None
+    return t.name
+
+
+def _named(a: AdapterFacts, ids: list[int]) -> str:
+    tok = a.tokenizer
+    assert tok is not None
+    text = ", ".join(f"{tok.id_to_token(i)!r} ({i})" for i in ids[:SHOW])
+    return text + (f" and {len(ids) - SHOW} more" if len(ids) > SHOW else "")
+
+
+@rule("HVA801", "adapter-base-resize-needed", Severity.WARNING)
+def adapter_base_resize_needed(facts: Facts):
+    """The adapter saves embedding / lm_head matrices with another row count than the base: the base must be
+    resized to that count before `PeftModel.from_pretrained`.
+
+    Why:
+    peft saves the whole embedding and lm_head when the vocabulary was resized for training. Loading it onto
+    the plain base raises `size mismatch for base_model.model.model.embed_tokens.weight` (RuntimeError: Error(s)
+    in loading state_dict for PeftModel); after `base.resize_token_embeddings(N)` it loads.
+
+    Fix:
+    `base.resize_token_embeddings(N)` with the adapter's row count, then `PeftModel.from_pretrained(base, DIR)`.
+    `AutoPeftModelForCausalLM` does it from the adapter's tokenizer when `len(tokenizer)` equals N.
+    """
+    got = _adapter(facts)
+    if got is None:
+        return
+    a, rows = got
+    saved = a.saved_rows
+    if saved is None or saved == rows:
+        return
+    yield Hit(
+        f"{a.weights_file} {_saved_name(a)} has {saved} rows, the base has {rows}: resize the base to {saved} rows "
+        f"(base.resize_token_embeddings({saved})) before PeftModel.from_pretrained, which otherwise fails with a "
+        "size mismatch",
+        Location(file=a.weights_file, tensor=_saved_name(a)),
+        details={"saved_rows": saved, "base_rows": rows, "resize_to": saved},
+    )
+
+
+@rule("HVA802", "adapter-rows-not-reproducible", Severity.ERROR)
+def adapter_rows_not_reproducible(facts: Facts):
+    """The adapter saved more rows than its tokenizer has tokens (a `pad_to_multiple_of` resize in training):
+    resizing the base to `len(tokenizer)`, as `AutoPeftModelForCausalLM` and most scripts do, cannot load it.
+
+    Why:
+    `resize_token_embeddings(len(tokenizer), pad_to_multiple_of=8)` in training gave, e.g., 112 rows for 106
+    tokens; a plain `resize_token_embeddings(len(tokenizer))` at load time gives 106, and the adapter's
+    112-row matrices raise a size mismatch.
+
+    Fix:
+    Resize the base to the saved row count (`resize_token_embeddings(len(tokenizer), pad_to_multiple_of=8)`,
+    or the number directly) before `PeftModel.from_pretrained`; `AutoPeftModelForCausalLM` cannot load it.
+    """
+    got = _adapter(facts)
+    if got is None or got[0].tokenizer is None:
+        return
+    a, rows = got
+    tok = a.tokenizer
+    assert tok is not None
+    saved = a.saved_rows
+    if saved is None or tok.length <= rows or tok.length == saved or tok.max_id >= saved:
+        return
+    yield Hit(
+        f"{a.weights_file} {_saved_name(a)} has {saved} rows but the adapter's tokenizer has {tok.length} tokens: "
+        f"resize_token_embeddings(len(tokenizer)) (AutoPeftModelForCausalLM) gives {tok.length} rows and the load "
+        f"fails; resize the base to {saved} rows",
+        Location(file=a.weights_file, tensor=_saved_name(a)),
+        details={"saved_rows": saved, "tokenizer_length": tok.length, "base_rows": rows},
+    )
+
+
+@rule("HVA803", "adapter-tokens-without-rows", Severity.ERROR)
+def adapter_tokens_without_rows(facts: Facts):
+    """The adapter's tokenizer has tokens past the base's rows, and the adapter saved no rows for them.
+
+    Why:
+    The tokens were added for training but their embeddings were not saved (no resize before training, or
+    `save_embedding_layers=False`). On the plain base the ids raise `index out of range in self`; resizing the
+    base to make them fit creates rows at load time that were never trained: the adapter was trained without
+    them, and the model sees noise for every such token.
+
+    Fix:
+    Retrain with the embeddings saved: resize before `get_peft_model`, and add `modules_to_save=["embed_tokens",
+    "lm_head"]` or `trainable_token_indices=[...]` for the new ids; or use the base's own tokenizer.
+    """
+    got = _adapter(facts)
+    if got is None or got[0].tokenizer is None:
+        return
+    a, rows = got
+    tok = a.tokenizer
+    assert tok is not None
+    ids = tok.ids_at_or_above(rows)
+    if not ids or a.saved_rows is not None:
+        return
+    yield Hit(
+        f"the adapter's tokenizer has {len(ids)} id(s) >= the base's {rows} rows and the adapter saved no rows for "
+        f"them: {_named(a, ids)}",
+        Location(file="tokenizer.json", token=tok.id_to_token(ids[0]), token_id=ids[0]),
+        details={"ids": ids[:100], "base_rows": rows, "tokenizer_length": tok.length},
+    )
+
+
+@rule("HVA804", "adapter-tokenizer-beyond-saved-rows", Severity.ERROR)
+def adapter_tokenizer_beyond_saved_rows(facts: Facts):
+    """The adapter's tokenizer emits ids past the embedding rows the adapter saved.
+
+    Why:
+    Tokens were added after the adapter's embeddings were sized (or the tokenizer of another run was saved
+    with it): those ids have no row in the loaded model and raise `index out of range in self`.
+
+    Fix:
+    Save the tokenizer the adapter was trained with, or retrain after resizing to the final tokenizer.
+    """
+    got = _adapter(facts)
+    if got is None or got[0].tokenizer is None:
+        return
+    a, _rows = got
+    tok = a.tokenizer
+    assert tok is not None
+    saved = a.saved_rows
+    if saved is None:
+        return
+    ids = tok.ids_at_or_above(saved)
+    if not ids:
+        return
+    yield Hit(
+        f"the adapter's tokenizer has {len(ids)} id(s) >= the {saved} rows of {_saved_name(a)}: {_named(a, ids)}",
+        Location(file=a.weights_file, tensor=_saved_name(a), token=tok.id_to_token(ids[0]), token_id=ids[0]),
+        details={"ids": ids[:100], "saved_rows": saved},
+    )
+
+
+@rule("HVA805", "adapter-trainable-token-out-of-range", Severity.ERROR)
+def adapter_trainable_token_out_of_range(facts: Facts):
+    """`trainable_token_indices` names ids past the rows the adapter (or, without saved rows, the base) has.
+
+    Why:
+    peft gathers these rows when it builds the adapter: `IndexError: index 104 is out of bounds for dimension
+    0 with size 104` in `PeftModel.from_pretrained`.
+
+    Fix:
+    Keep only ids of real tokens, and resize the base to cover them before loading.
+    """
+    got = _adapter(facts)
+    if got is None:
+        return
+    a, rows = got
+    limit = a.saved_rows or rows
+    bad = [i for i in a.trainable_token_indices if not 0 <= i < limit]
+    if not bad:
+        return
+    yield Hit(
+        f"adapter_config.json trainable_token_indices has {len(bad)} id(s) outside the {limit} rows: {bad[:SHOW]}",
+        Location(file="adapter_config.json", key="trainable_token_indices", token_id=bad[0]),
+        details={"ids": bad[:100], "rows": limit},
+    )
