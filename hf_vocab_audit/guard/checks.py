@@ -62,6 +62,9 @@ def check_batch(batch: Mapping[str, Any], limits: Limits, *, host_only: bool = F
             continue
         if is_id_key(key):
             rows = limits.decoder_input_rows if key.startswith("decoder_") else limits.input_rows
+            if limits.replaced_ids and rows is not None and not _in_range(t, rows, None):
+                for replaced in limits.replaced_ids:  # swapped for a valid id before the lookup
+                    t = t.masked_fill(t == replaced, 0)
             found += _range(key, t, 0, rows, limits, kind="ids")
             found += _length(key, t, batch, limits)
         elif key == "labels":

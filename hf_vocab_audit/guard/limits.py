@@ -44,6 +44,7 @@ class Limits:
     ignore_index: int = -100
     is_encoder_decoder: bool = False  # labels become the decoder's input ids (shifted right)
     shifts_labels: bool = False  # causal LMs score labels[..., 1:]: the first label never reaches the loss
+    replaced_ids: tuple[int, ...] = ()  # ids the model swaps for a valid one before the lookup (Gemma-3 images)
     tokenizer_length: int | None = None
     pad_token_id: int | None = None
     pad_token: str | None = None
@@ -76,6 +77,7 @@ class Limits:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["added_token_ids"] = list(self.added_token_ids)
+        data["replaced_ids"] = list(self.replaced_ids)
         data["usable_positions"] = self.usable_positions
         return data
 
@@ -91,11 +93,12 @@ class Limits:
                 isinstance(value, bool) if kind == "bool"
                 else isinstance(value, int) and not isinstance(value, bool) if kind.startswith("int")
                 else isinstance(value, str) if kind.startswith("str")
-                else isinstance(value, list) and all(isinstance(v, int) for v in value) if name == "added_token_ids"
+                else isinstance(value, list) and all(isinstance(v, int) for v in value)
+                if name in ("added_token_ids", "replaced_ids")
                 else False)
             if not ok:
                 raise ValueError(f"limits.{name} has the wrong type: {value!r}"[:200])
-            kept[name] = tuple(value) if name == "added_token_ids" else value
+            kept[name] = tuple(value) if name in ("added_token_ids", "replaced_ids") else value
         missing = [n for n, f in cls.__dataclass_fields__.items()
                    if n not in kept and f.default is MISSING and f.default_factory is MISSING]
         if missing:
@@ -138,6 +141,17 @@ def _named(model: torch.nn.Module, names: tuple[str, ...], kind: type) -> tuple[
         if hits:
             return min(hits, key=lambda nm: (nm[0].count("."), nm[0]))
     return None
+
+
+def _replaced_ids(config: Any, model_type: str | None, cls_name: str) -> tuple[int, ...]:
+    """Gemma-3 / PaliGemma multimodal classes replace an out-of-vocabulary image id with 0 before the lookup."""
+    from ..facts.placeholders import REPLACES_OOV_IMAGE_ID
+
+    classes = REPLACES_OOV_IMAGE_ID.get(model_type or "")
+    if classes is None or cls_name == classes[1]:
+        return ()
+    ids = (getattr(config, key, None) for key in ("image_token_id", "image_token_index"))
+    return tuple(sorted({i for i in ids if isinstance(i, int) and not isinstance(i, bool)}))
 
 
 def _get(model: Any, getter: str) -> Any:
@@ -228,6 +242,7 @@ def limits_of(model: torch.nn.Module, tokenizer: Any = None, *, ignore_index: in
         is_encoder_decoder=bool(getattr(config, "is_encoder_decoder", False)),
         shifts_labels=kind == LM and not getattr(config, "is_encoder_decoder", False)
         and cls_name.endswith(("ForCausalLM", "LMHeadModel")),
+        replaced_ids=_replaced_ids(config, model_type, cls_name),
         tokenizer_length=tok_len,
         pad_token_id=pad_id,
         pad_token=str(pad_tok) if pad_tok is not None else None,

@@ -196,3 +196,20 @@ def test_range_proof_matches_a_plain_oracle(dtype, allow, host):
         t = values.to(dtype)
         expected = all(0 <= int(v) < 100 or (allow is not None and int(v) == allow) for v in t)
         assert _in_range(t, 100, allow, host=host) == expected, (t.tolist(), allow)
+
+
+def test_ids_the_architecture_replaces_before_the_lookup_are_not_errors(load_model):
+    """Gemma-3 / PaliGemma multimodal classes swap an out-of-vocabulary image id for 0 before the lookup."""
+    limits = dataclasses.replace(limits_of(load_model("llama")), replaced_ids=(262144,))
+    assert check_batch({"input_ids": torch.tensor([[5, 262144, 262144, 7]])}, limits) == []
+    v = check_batch({"input_ids": torch.tensor([[5, 262144, 104, 7]])}, limits)[0]
+    assert (v.position, v.value, v.count) == (2, 104, 1)
+    assert limits_of(load_model("llama")).replaced_ids == ()
+
+
+def test_gemma3_image_id_is_read_from_the_multimodal_config():
+    from hf_vocab_audit.guard.limits import _replaced_ids
+
+    config = transformers.Gemma3Config()
+    assert _replaced_ids(config, "gemma3", "Gemma3ForConditionalGeneration") == (config.image_token_id,)
+    assert _replaced_ids(config, "gemma3", "Gemma3ForCausalLM") == ()
