@@ -8,7 +8,7 @@ from .registry import RULES, Hit, Rule, all_rules, get_rule, rule, selected
 
 # Modules that register rules; each extension (dataset, weights) adds its own module here.
 RULE_MODULES = ("safety", "vocab", "vocab_biases", "special_tokens", "generation", "positions", "classification",
-                "dataset", "dataset_alignment", "multimodal", "adapters", "weights")
+                "dataset", "dataset_alignment", "multimodal", "adapters", "weights", "batch")
 
 
 def load_all() -> None:
