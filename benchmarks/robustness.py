@@ -8,6 +8,7 @@ slowest case and the peak memory. Prints the table for docs/robustness.md.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from collections import defaultdict
@@ -15,7 +16,7 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent.parent / "tests")]
 
-from malformed import CASES, MEMORY_LIMIT, TIME_LIMIT, run_batch, run_cli  # noqa: E402
+from malformed import CASES, MEMORY_LIMIT, TIME_LIMIT, hub_env, run_batch, run_cli, serve_hub_cases  # noqa: E402
 
 
 def handled(case, outcome) -> str:
@@ -39,10 +40,17 @@ def main() -> None:
             root = Path(tmp) / c.name
             root.mkdir()
             items.append((c.name, c.build(root / "ckpt")))
-        if args.separate:
-            outcomes = {name: run_cli(a) for name, a in items}
-        else:
-            outcomes = run_batch(items)
+        hub = {c.name for c in CASES if c.hub}
+        local = [(n, a) for n, a in items if n not in hub]
+        remote = [(n, a) for n, a in items if n in hub]
+        with serve_hub_cases() as server:  # the Hub cases audit a loopback Hub (tests/hub_server.py)
+            env = hub_env(server.url, Path(tmp) / "hf-home")
+            if args.separate:
+                outcomes = {name: run_cli(a) for name, a in local}
+                outcomes.update({name: run_cli(a, env={**os.environ, **env}) for name, a in remote})
+            else:
+                outcomes = run_batch(local)
+                outcomes.update(run_batch(remote, env=env))
         pwned = sorted(p.parent.name for p in Path(tmp).rglob("PWNED"))
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for c in CASES:

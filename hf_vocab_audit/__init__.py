@@ -13,20 +13,25 @@ from .core.findings import Applicability, Finding, FixPlan, Location, Severity, 
 from .core.report import SCHEMA_VERSION, Report  # noqa: E402
 from .errors import AuditError  # noqa: E402
 from .facts import Facts, facts_from_memory  # noqa: E402
+from .guard import BatchIndexError, PreflightError, guard, guard_trainer  # noqa: E402
 from .version import __version__  # noqa: E402
 
 __all__ = [
     "SCHEMA_VERSION",
     "Applicability",
     "AuditError",
+    "BatchIndexError",
     "Facts",
     "Finding",
     "FixPlan",
     "Location",
+    "PreflightError",
     "Report",
     "Severity",
     "Skipped",
     "__version__",
     "audit",
     "facts_from_memory",
+    "guard",
+    "guard_trainer",
 ]

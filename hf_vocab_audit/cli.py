@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import sys
+import warnings
 from pathlib import Path
 from typing import Annotated, NoReturn, Optional
 
@@ -132,6 +133,10 @@ def check(
         bool, typer.Option("--unsafe-fixes", help="--fix: also apply fixes that change behaviour (special ids, pad).")
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="--fix: replace a non-empty --output folder.")] = False,
+    allow_large_growth: Annotated[
+        bool, typer.Option("--allow-large-growth", help="--fix: allow growing the embeddings past twice their "
+                           "rows or 4,194,304 rows.")
+    ] = False,
     method: Annotated[
         Method, typer.Option("--method", help="--fix: rewrite only the changed tensors, or load with transformers.")
     ] = Method.surgical,
@@ -191,6 +196,8 @@ def check(
     from .gate import run_gate
     from .rules.registry import parse_selectors
 
+    if not debug:  # a library's warning (torch.load's TorchScript notice) must not add lines to stderr
+        warnings.simplefilter("ignore")
     try:
         parse_selectors([*(select or []), *(ignore or [])], "--select/--ignore")
     except AuditError as exc:
@@ -210,6 +217,7 @@ def check(
             fix_options=dict(
                 output=output, unsafe_fixes=unsafe_fixes, pad_to_multiple_of=pad_to_multiple_of, force=force,
                 method=method.value, verify_load=verify_load.value, weights=weights,
+                allow_large_growth=allow_large_growth,
             ) if fix else None,
         )
         for entry in outcome.unused_allow:
@@ -221,6 +229,12 @@ def check(
         _fail(f"{target}: input nested too deeply to audit", debug)
     except Exception as exc:  # noqa: BLE001 - never a traceback without --debug
         _fail(f"{target}: unexpected {exc.__class__.__name__}: {exc}", debug)
+    except BaseException as exc:  # a Rust panic (pyo3's PanicException) that no reader turned into a line
+        from .facts.tokenizer_guard import is_panic
+
+        if not is_panic(exc):
+            raise
+        _fail(f"{target}: a library panicked: {str(exc).strip()[:300]}", debug)
     raise typer.Exit(outcome.exit_code)
 
 
@@ -257,18 +271,56 @@ def explain(code: Annotated[str, typer.Argument(help="Rule code (HVA101) or name
 
 
 @app.command()
+def repro(
+    batch_file: Annotated[Path, typer.Argument(help="A batch the guard saved (batch-*.safetensors; its .json sidecar "
+                                               "next to it).")],
+    model_dir: Annotated[
+        Optional[Path], typer.Argument(help="The checkpoint to check and replay against (default: the live model "
+                                       "described in the sidecar).")
+    ] = None,
+    weights: Annotated[
+        bool, typer.Option("--weights", help="Load MODEL_DIR's real weights instead of a shape twin.")
+    ] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+) -> None:
+    """Replay a saved bad batch on CPU: check it against MODEL_DIR, then run the forward for the real traceback.
+
+    By default the forward runs on a shape twin (the model class with the real row counts and tiny hidden
+    sizes: no weights are loaded, no code from the checkpoint runs). Exit codes: 1 the CPU forward fails
+    (reproduced); 0 it runs clean (a GPU-only cause); 2 the replay could not run.
+    """
+    from .repro import run_repro
+
+    try:
+        code = run_repro(batch_file, model_dir, weights=weights, out=sys.stdout)
+    except AuditError as exc:
+        _fail(str(exc), debug)
+    except Exception as exc:  # noqa: BLE001 - never a traceback without --debug
+        _fail(f"{batch_file}: unexpected {exc.__class__.__name__}: {exc}", debug)
+    raise typer.Exit(code)
+
+
+@app.command()
 def demo(
     keep: Annotated[
         Optional[Path], typer.Option("--keep", help="Build the demo checkpoint in this folder and keep it.")
     ] = None,
+    guard: Annotated[
+        bool, typer.Option("--guard", help="Show the training-time guard catching a pad token added without a "
+                           "resize, and repro replaying the saved batch.")
+    ] = False,
 ) -> None:
-    """Build a tiny broken checkpoint (tokens added, embeddings never resized) and audit it."""
-    from .demo import run_demo
+    """Build a tiny broken checkpoint (tokens added, embeddings never resized) and audit it.
+
+    With --guard: a healthy checkpoint, a training script that adds a pad token without a resize, and the
+    guard stopping the first padded batch (then `repro` replays it on CPU).
+    """
+    from .demo import run_demo, run_guard_demo
 
     if keep is not None and keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
         _fail(f"{keep}: --keep needs a new or empty folder (the demo writes a checkpoint there)", False)
     try:
-        code = run_demo(keep)
+        code = run_guard_demo(keep) if guard else run_demo(keep)
     except OSError as exc:
         _fail(f"{exc.filename or keep}: cannot write the demo checkpoint: {exc.strerror or exc}", False)
     raise typer.Exit(code)

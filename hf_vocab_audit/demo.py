@@ -24,8 +24,9 @@ CHATML = (
 )
 
 
-def build_demo_checkpoint(folder: Path, *, vocab: int = 256, hidden: int = 16) -> Path:
-    """Write the broken demo checkpoint to ``folder`` and return it."""
+def build_demo_checkpoint(folder: Path, *, vocab: int = 256, hidden: int = 16, broken: bool = True) -> Path:
+    """Write the demo checkpoint to ``folder`` and return it: broken (chat tokens without a resize) or
+    healthy and without a pad token (for ``demo --guard``, where the training script adds one)."""
     from safetensors.numpy import save_file
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
@@ -38,14 +39,18 @@ def build_demo_checkpoint(folder: Path, *, vocab: int = 256, hidden: int = 16) -
     )
     tok.train_from_iterator([" ".join(WORDS)] * 20, trainer=trainer)
     base = tok.get_vocab_size()
-    # The defect: chat tokens added to the tokenizer, the model never resized.
-    tok.add_special_tokens(["<|im_start|>", "<|im_end|>"])
+    if broken:
+        # The defect: chat tokens added to the tokenizer, the model never resized.
+        tok.add_special_tokens(["<|im_start|>", "<|im_end|>"])
     tok.save(str(folder / "tokenizer.json"))
-    (folder / "tokenizer_config.json").write_text(json.dumps({
-        "tokenizer_class": "TokenizersBackend", "bos_token": "<s>", "eos_token": "<|im_end|>",
-        "unk_token": "<unk>", "pad_token": "<unk>", "model_max_length": 2048,
-        "extra_special_tokens": ["<|im_start|>", "<|im_end|>"], "chat_template": CHATML,
-    }, indent=2))
+    tok_config: dict[str, object] = {
+        "tokenizer_class": "TokenizersBackend", "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>",
+        "model_max_length": 2048,
+    }
+    if broken:
+        tok_config.update({"eos_token": "<|im_end|>", "pad_token": "<unk>",
+                           "extra_special_tokens": ["<|im_start|>", "<|im_end|>"], "chat_template": CHATML})
+    (folder / "tokenizer_config.json").write_text(json.dumps(tok_config, indent=2))
     config = {
         "architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": base,
         "hidden_size": hidden, "intermediate_size": 2 * hidden, "num_hidden_layers": 1,
@@ -105,3 +110,62 @@ def run_demo(keep: Path | None = None) -> int:
             print(f"The demo checkpoint is kept in {folder}")
         # The demo succeeds when it catches the defect it planted.
         return 0 if hit is not None else 1
+
+
+GUARD_SCRIPT = """\
+model = AutoModelForCausalLM.from_pretrained("{folder}")
+tokenizer = AutoTokenizer.from_pretrained("{folder}")
+tokenizer.add_special_tokens({{"pad_token": "<pad>"}})   # the bug: no model.resize_token_embeddings
+g = hva.guard(model, tokenizer, evidence_dir="{evidence}")
+collate = g.wrap(DataCollatorWithPadding(tokenizer))
+batch = collate([tokenizer(t) for t in texts])          # the first padded batch
+"""
+
+
+def run_guard_demo(keep: Path | None = None) -> int:
+    """``demo --guard``: a training script adds a pad token without a resize; the guard stops the first
+    padded batch, saves it, and ``repro`` replays it on CPU."""
+    import io
+
+    import transformers
+
+    from .guard import BatchIndexError, guard
+    from .guard.errors import MARKER
+    from .repro import run_repro
+
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    with tempfile.TemporaryDirectory(prefix="hf-vocab-audit-demo-") as tmp:
+        folder = build_demo_checkpoint(keep or Path(tmp) / "tiny-llama", broken=False)
+        evidence = folder / "guard-evidence"
+        print("A training script (the checkpoint itself is healthy):\n")
+        print("    " + GUARD_SCRIPT.format(folder=folder, evidence=evidence).replace("\n", "\n    "))
+        model = transformers.AutoModelForCausalLM.from_pretrained(folder, trust_remote_code=False)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
+        tokenizer.add_special_tokens({"pad_token": "<pad>"})
+        g = guard(model, tokenizer, evidence_dir=evidence)
+        collate = g.wrap(transformers.DataCollatorWithPadding(tokenizer))
+        texts = [" ".join(WORDS[:12]), " ".join(WORDS[12:18])]
+        try:
+            collate([tokenizer(t) for t in texts])
+        except BatchIndexError as err:
+            caught = err
+        else:
+            print("the guard did not catch the bug")
+            return 1
+        print("The guard stops that batch on the host, before .to(device):\n")
+        print(f"BatchIndexError: {str(caught).split(MARKER)[0].rstrip()}\n")
+        print(f"$ hf-vocab-audit repro {caught.evidence} {folder}\n")
+        out = io.StringIO()
+        code = run_repro(Path(caught.evidence or ""), folder, weights=False, out=out)
+        text = out.getvalue()
+        head, _, trace = text.partition("\n\nTraceback")
+        print(head)
+        frames = [line.strip() for line in trace.splitlines() if line.strip().startswith("File ")]
+        if frames:
+            print(f"  (raised in {frames[-1]})")
+        print(f"(exit {code}: reproduced on CPU in a shape twin: no weights loaded)")
+        if keep:
+            print(f"\nThe demo checkpoint is kept in {folder}, the bad batch in {evidence}")
+        print("\nFix: model.resize_token_embeddings(len(tokenizer)) after adding the pad token.")
+        return 0 if code == 1 else 1

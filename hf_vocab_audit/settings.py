@@ -17,6 +17,7 @@ from .core.findings import Finding
 from .core.outcome import FAIL_ON
 from .core.report import Report
 from .errors import AuditError
+from .facts.tree import regular_file_inside
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -151,6 +152,10 @@ def load_settings(
     model_file = config if config is not None else (model_dir / MODEL_FILE if model_dir is not None else None)
     if config is not None and not config.is_file():
         raise AuditError(config, "config file does not exist")
+    if config is None and model_file is not None and model_dir is not None and (
+        model_file.is_symlink() or model_file.exists()
+    ):  # the checkpoint's own file can relax the gate: it must not come from outside the checkpoint
+        regular_file_inside(model_file, model_dir)
     if model_file is not None and model_file.is_file():
         data = _read_toml(model_file)
         values.update(_options(model_file, data, ""))

@@ -110,21 +110,47 @@ class Case:
     build: Callable[[Path], list[str]]
     names: str | None = None
     exit_codes: tuple[int, ...] = (2,)
+    hub: bool = False  # audited as a Hub id served by tests/hub_server.py (see HUB_REPOS and hub_env)
 
 
 CASES: list[Case] = []
 
 
-def case(group: str, names: str | None = None, exit_codes: tuple[int, ...] = (2,)):
+def case(group: str, names: str | None = None, exit_codes: tuple[int, ...] = (2,), hub: bool = False):
     def register(build: Callable[[Path], list[str] | None]) -> Callable[[Path], list[str] | None]:
         def run(folder: Path) -> list[str]:
             tiny_checkpoint(folder)
-            return build(folder) or [str(folder)]
+            args = build(folder) or [str(folder)]
+            if hub:  # serve the damaged folder as a Hub repository named after the case
+                repo = f"org/{build.__name__}"
+                HUB_REPOS[repo] = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+                return [repo]
+            return args
 
-        CASES.append(Case(build.__name__, group, run, names, exit_codes))
+        CASES.append(Case(build.__name__, group, run, names, exit_codes, hub))
         return build
 
     return register
+
+
+HUB_REPOS: dict[str, dict[str, bytes]] = {}  # repo id -> files, filled by the hub cases' build()
+HUB_TOKEN = "hf_catalogue_token"
+
+
+def hub_env(url: str, home: Path) -> dict[str, str]:
+    """Environment for auditing the hub cases against a tests/hub_server.py server at ``url``."""
+    return {"HF_ENDPOINT": url, "HF_HOME": str(home), "HF_HUB_OFFLINE": "0", "HF_TOKEN": HUB_TOKEN,
+            "HF_HUB_DISABLE_TELEMETRY": "1"}
+
+
+def serve_hub_cases() -> Any:
+    """A running tests/hub_server.py server for :data:`HUB_REPOS` (a context manager)."""
+    import hashlib
+
+    from hub_server import HubServer, Repo
+
+    return HubServer({rid: Repo(files, hashlib.sha1(repr(sorted(files)).encode()).hexdigest())
+                      for rid, files in HUB_REPOS.items()})
 
 
 # --- safetensors ---------------------------------------------------------------------------------
@@ -792,6 +818,415 @@ def slow_tokenizer_vocab_symlink_outside(folder: Path) -> None:
     write_json(folder / "tokenizer_config.json", TOKENIZER_CONFIG | {"tokenizer_class": "BertTokenizer"})
 
 
+# --- the tokenizers library: panics and aborts (issue 11, class 1) ---------------------------------
+
+
+def _tokenizer_with(folder: Path, **changes: Any) -> None:
+    write_json(folder / "tokenizer.json", tokenizer_json() | changes)
+
+
+def _charsmap(blob: bytes) -> dict[str, Any]:
+    import base64
+
+    return {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(blob).decode()}
+
+
+TEMPLATE_WITH_MARKER = TOKENIZER_CONFIG | {"chat_template": "<|im_start|>{{ m }}<|im_end|>"}
+
+
+@case("tokenizer library", exit_codes=(0, 1))
+def padding_fixed_2_pow_31(folder: Path) -> None:
+    """Fixed padding is honoured by every encode: 2^31 ids (an abort) unless stripped first."""
+    _tokenizer_with(folder, padding={"strategy": {"Fixed": 2**31}, "direction": "Right", "pad_to_multiple_of": None,
+                                     "pad_id": 3, "pad_type_id": 0, "pad_token": "<pad>"})
+    write_json(folder / "tokenizer_config.json", TEMPLATE_WITH_MARKER)
+
+
+@case("tokenizer library", exit_codes=(0, 1))
+def padding_to_multiple_of_2_pow_31(folder: Path) -> None:
+    _tokenizer_with(folder, padding={"strategy": "BatchLongest", "direction": "Right", "pad_to_multiple_of": 2**31,
+                                     "pad_id": 3, "pad_type_id": 0, "pad_token": "<pad>"})
+    write_json(folder / "tokenizer_config.json", TEMPLATE_WITH_MARKER)
+
+
+@case("tokenizer library", exit_codes=(0, 1))
+def truncation_stride_over_max_length(folder: Path) -> None:
+    """A stride >= max_length panics on any text longer than max_length."""
+    _tokenizer_with(folder, truncation={"direction": "Right", "max_length": 1, "strategy": "LongestFirst",
+                                        "stride": 10})
+    write_json(folder / "tokenizer_config.json", TEMPLATE_WITH_MARKER)
+
+
+@case("tokenizer library", "tokenizer.json")
+def precompiled_charsmap_trie_size_4gib(folder: Path) -> None:
+    """The library allocates the declared trie size before checking it: 2^32 bytes aborts the process."""
+    _tokenizer_with(folder, normalizer=_charsmap(b"\xfc\xff\xff\xff" + b"abcd"))
+
+
+@case("tokenizer library", "tokenizer.json")
+def precompiled_charsmap_in_a_sequence(folder: Path) -> None:
+    _tokenizer_with(folder, normalizer={"type": "Sequence", "normalizers": [
+        {"type": "NFKC"}, _charsmap(b"\x00\x00\x00\x40" + bytes(16))]})
+
+
+@case("tokenizer library", "tokenizer.json")
+def precompiled_charsmap_not_base64(folder: Path) -> None:
+    _tokenizer_with(folder, normalizer={"type": "Precompiled", "precompiled_charsmap": "!!not base64!!"})
+
+
+@case("tokenizer library", "tokenizer.json")
+def pre_tokenizer_catastrophic_regex(folder: Path) -> None:
+    """Oniguruma's retry limit panics inside encode: the chat-template markers reach it."""
+    _tokenizer_with(folder, pre_tokenizer={"type": "Split", "pattern": {"Regex": "(a|a?)+$"},
+                                           "behavior": "Isolated", "invert": False})
+    write_json(folder / "tokenizer_config.json",
+               TOKENIZER_CONFIG | {"chat_template": "<|" + "a" * 40 + "b|>{{ m }}"})
+
+
+@case("tokenizer library", "tokenizer.json")
+def normalizer_catastrophic_regex(folder: Path) -> None:
+    _tokenizer_with(folder, normalizer={"type": "Replace", "pattern": {"Regex": "(a|a?)+$"}, "content": "x"})
+    write_json(folder / "tokenizer_config.json",
+               TOKENIZER_CONFIG | {"chat_template": "<|" + "a" * 40 + "b|>{{ m }}"})
+
+
+@case("tokenizer library", "tokenizer.json")
+def pre_tokenizer_invalid_regex(folder: Path) -> None:
+    _tokenizer_with(folder, pre_tokenizer={"type": "Split", "pattern": {"Regex": "(((("},
+                                           "behavior": "Isolated", "invert": False})
+
+
+# --- unbounded work (issue 11, class 2): every stage linear in its input --------------------------
+
+
+@case("unbounded work", exit_codes=(0, 1))
+def added_tokens_decoder_40k_new_tokens(folder: Path) -> None:
+    """40,000 declared tokens the tokenizer lacks: added one by one this took minutes."""
+    decoder = {str(8 + i): {"content": f"<t{i}>", "special": i % 2 == 0} for i in range(40_000)}
+    write_json(folder / "tokenizer_config.json", TOKENIZER_CONFIG | {"added_tokens_decoder": decoder})
+
+
+@case("unbounded work", exit_codes=(0, 1))
+def extra_special_tokens_40k(folder: Path) -> None:
+    write_json(folder / "tokenizer_config.json",
+               TOKENIZER_CONFIG | {"extra_special_tokens": [f"<x{i}>" for i in range(40_000)]})
+
+
+@case("unbounded work", exit_codes=(0, 1))
+def chat_template_500k_distinct_markers(folder: Path) -> None:
+    """500,000 findings rendered one by one: capped per rule, the rest counted."""
+    write_json(folder / "tokenizer_config.json",
+               TOKENIZER_CONFIG | {"chat_template": "".join(f"<|m{i}|>" for i in range(500_000))})
+
+
+@case("unbounded work", exit_codes=(0, 1))
+def weights_40k_added_tokens_2mb_template(folder: Path) -> list[str]:
+    """--weights looks up every added token in the chat template: one scan each took minutes."""
+    decoder = {str(8 + i): {"content": f"<t{i}>", "special": True} for i in range(40_000)}
+    write_json(folder / "tokenizer_config.json",
+               TOKENIZER_CONFIG | {"added_tokens_decoder": decoder, "chat_template": "<t7>" + "x" * 2_000_000})
+    return [str(folder), "--weights"]
+
+
+@case("unbounded work", exit_codes=(0, 1))
+def tokenizer_json_100k_added_tokens(folder: Path) -> None:
+    data = tokenizer_json()
+    data["added_tokens"] += [{"id": 8 + i, "content": f"<a{i}>", "single_word": False, "lstrip": False,
+                              "rstrip": False, "normalized": False, "special": True} for i in range(100_000)]
+    write_json(folder / "tokenizer.json", data)
+
+
+# --- links and non-regular files at any depth (issue 11, class 3) ---------------------------------
+
+
+@case("links at depth", "additional_chat_templates")
+def additional_chat_template_symlink_outside(folder: Path) -> None:
+    """transformers reads every file of additional_chat_templates/ through links."""
+    (folder / "additional_chat_templates").mkdir()
+    target = folder.parent / "outside-secret.jinja"
+    target.write_text("{{ secret }}", encoding="utf-8")
+    (folder / "additional_chat_templates" / "tool_use.jinja").symlink_to(target)
+
+
+@case("links at depth", "deep")
+def fifo_three_folders_down(folder: Path) -> None:
+    (folder / "a" / "b" / "deep").mkdir(parents=True)
+    os.mkfifo(folder / "a" / "b" / "deep" / "tokenizer.model")
+
+
+@case("links at depth", "evil")
+def folder_symlink_outside(folder: Path) -> None:
+    (folder.parent / "outside-dir").mkdir()
+    (folder / "evil").symlink_to(folder.parent / "outside-dir")
+
+
+@case("links at depth", exit_codes=(0, 1))
+def folder_symlink_loops_inside(folder: Path) -> None:
+    """Three links back to the folder: 3^depth paths for anything that follows them; never descended."""
+    for name in ("x", "y", "z"):
+        (folder / name).symlink_to(".")
+
+
+@case("links at depth", "adapter_model.bin")
+def adapter_weights_a_fifo(folder: Path) -> list[str]:
+    """A LoRA adapter folder next to its base: torch.load on a FIFO would block forever."""
+    adapter = folder.parent / "adapter"
+    adapter.mkdir()
+    write_json(adapter / "adapter_config.json", {"base_model_name_or_path": str(folder), "peft_type": "LORA",
+                                                 "r": 4, "target_modules": ["q_proj"]})
+    os.mkfifo(adapter / "adapter_model.bin")
+    return [str(adapter)]
+
+
+@case("links at depth", "hf-vocab-audit.toml")
+def settings_symlink_outside(folder: Path) -> None:
+    """The checkpoint's own settings can relax the gate; a link to a file outside it is refused."""
+    _outside(folder, "hf-vocab-audit.toml", 'fail-on = "never"\n')
+
+
+@case("links at depth", "hf-vocab-audit.toml")
+def settings_a_fifo(folder: Path) -> None:
+    os.mkfifo(folder / "hf-vocab-audit.toml")
+
+
+def _needs_growth(folder: Path) -> None:
+    """Two added tokens past the 8 embedding rows: --fix has something to grow (and to copy)."""
+    data = tokenizer_json()
+    data["added_tokens"] += [{"id": 8 + i, "content": f"<new{i}>", "single_word": False, "lstrip": False,
+                              "rstrip": False, "normalized": False, "special": True} for i in range(2)]
+    write_json(folder / "tokenizer.json", data)
+
+
+@case("links at depth", "notes.txt")
+def fix_copies_symlink_outside(folder: Path) -> list[str]:
+    _needs_growth(folder)
+    (folder / "docs").mkdir()
+    target = folder.parent / "outside-notes.txt"
+    target.write_text("secret", encoding="utf-8")
+    (folder / "docs" / "notes.txt").symlink_to(target)
+    return [str(folder), "--fix", "--output", str(folder.parent / "out"), "--verify-load", "never"]
+
+
+@case("links at depth", "zero")
+def fix_copies_dev_zero(folder: Path) -> list[str]:
+    _needs_growth(folder)
+    (folder / "extra").mkdir()
+    (folder / "extra" / "zero").symlink_to("/dev/zero")
+    return [str(folder), "--fix", "--output", str(folder.parent / "out"), "--verify-load", "never"]
+
+
+# --- hostile dataset folders (issue 11, class 4) and over-long rows (class 1) -----------------------
+
+
+def _data(folder: Path) -> Path:
+    data = folder.parent / "data"
+    data.mkdir(exist_ok=True)
+    return data
+
+
+def _jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+@case("dataset folder", "state.json")
+def dataset_state_json_a_fifo(folder: Path) -> list[str]:
+    data = _data(folder)
+    os.mkfifo(data / "state.json")
+    return [str(folder), "--dataset", str(data)]
+
+
+@case("dataset folder", "train.parquet")
+def dataset_glob_matches_a_fifo(folder: Path) -> list[str]:
+    data = _data(folder)
+    os.mkfifo(data / "train.parquet")
+    return [str(folder), "--dataset", str(data / "*.parquet")]
+
+
+@case("dataset folder", "train.jsonl")
+def dataset_file_is_a_fifo(folder: Path) -> list[str]:
+    data = _data(folder)
+    os.mkfifo(data / "train.jsonl")
+    return [str(folder), "--dataset", str(data / "train.jsonl")]
+
+
+@case("dataset folder", exit_codes=(0, 1))
+def dataset_glob_through_self_links(folder: Path) -> list[str]:
+    """Three links back to the folder: a recursive glob that follows them visits 3^depth paths."""
+    data = _data(folder)
+    _jsonl(data / "train.jsonl", [{"input_ids": [1, 4, 5]}])
+    for name in ("x", "y", "z"):
+        (data / name).symlink_to(".")
+    return [str(folder), "--dataset", str(data / "**" / "*.jsonl")]
+
+
+@case("dataset folder", "leak")
+def dataset_folder_links_outside(folder: Path) -> list[str]:
+    data = _data(folder)
+    _jsonl(data / "train.jsonl", [{"input_ids": [1, 4, 5]}])
+    _jsonl(folder.parent / "outside.jsonl", [{"input_ids": [1, 99]}])
+    (data / "leak.jsonl").symlink_to(folder.parent / "outside.jsonl")
+    return [str(folder), "--dataset", str(data)]
+
+
+@case("dataset folder", "README.md")
+def dataset_readme_configs_url(folder: Path) -> list[str]:
+    """datasets follows README configs to a URL, even under HF_HUB_OFFLINE=1."""
+    data = _data(folder)
+    _jsonl(data / "train.jsonl", [{"input_ids": [1, 4, 5]}])
+    (data / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n"
+                                    "    path: https://127.0.0.1:9/x.jsonl\n---\n", encoding="utf-8")
+    return [str(folder), "--dataset", str(data)]
+
+
+@case("dataset folder", "README.md")
+def dataset_readme_configs_leave_folder(folder: Path) -> list[str]:
+    """Rows of a file outside the folder would be audited instead of the folder's own."""
+    data = _data(folder)
+    _jsonl(data / "train.jsonl", [{"input_ids": [1, 4, 5]}])
+    _jsonl(folder.parent / "other.jsonl", [{"input_ids": [1, 4]}])
+    (data / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files: ../other.jsonl\n---\n",
+                                    encoding="utf-8")
+    return [str(folder), "--dataset", str(data)]
+
+
+@case("dataset folder", "dataset_dict.json")
+def dataset_dict_split_named_dotdot(folder: Path) -> list[str]:
+    """A split named '..' would read the parent folder's state.json and Arrow files."""
+    data = _data(folder)
+    write_json(data / "dataset_dict.json", {"splits": [".."]})
+    return [str(folder), "--dataset", str(data)]
+
+
+@case("dataset folder", "data-00000-of-00001.arrow")
+def dataset_arrow_offsets_past_buffer(folder: Path) -> list[str]:
+    """A save_to_disk Arrow stream whose list offsets point past the values buffer (foreign memory)."""
+    import pyarrow as pa
+
+    data = _data(folder)
+    good = pa.array([[1, 2], [3]], type=pa.list_(pa.int64()))
+    arrow = data / "data-00000-of-00001.arrow"
+    with pa.OSFile(str(arrow), "wb") as sink:
+        with pa.ipc.new_stream(sink, pa.schema([("input_ids", good.type)])) as writer:
+            writer.write_batch(pa.record_batch([good], names=["input_ids"]))
+    raw = arrow.read_bytes()
+    offsets = struct.pack("<3i", 0, 2, 3)
+    assert raw.count(offsets) == 1
+    arrow.write_bytes(raw.replace(offsets, struct.pack("<3i", 0, 2, 1_000_000)))  # past the 3 values
+    write_json(data / "state.json", {"_data_files": [{"filename": "data-00000-of-00001.arrow"}], "_split": "train"})
+    return [str(folder), "--dataset", str(data)]
+
+
+@case("dataset folder", "rows.arrow")
+def dataset_arrow_file_offsets_past_buffer(folder: Path) -> list[str]:
+    """The same damage in a `.arrow` data file given directly (read by datasets' own Arrow builder)."""
+    args = dataset_arrow_offsets_past_buffer(folder)
+    data = Path(args[-1])
+    (data / "data-00000-of-00001.arrow").rename(data / "rows.arrow")
+    (data / "state.json").unlink()
+    return [str(folder), "--dataset", str(data / "rows.arrow")]
+
+
+@case("dataset folder", exit_codes=(1,))
+def dataset_text_row_32mb_without_spaces(folder: Path) -> list[str]:
+    """One 32 MB word: the library asks for gigabytes (an abort); the row is reported (HVA532), not tokenized."""
+    data = _data(folder)
+    _jsonl(data / "train.jsonl", [{"text": "a b"}, {"text": "x" * 32_000_000}])
+    (folder / "hf-vocab-audit.toml").write_text('fail-on = "warning"\n', encoding="utf-8")
+    return [str(folder), "--dataset", str(data / "train.jsonl")]
+
+
+# --- unbounded writes (issue 11, class 5) ----------------------------------------------------------
+
+
+def _added_token_at(folder: Path, token_id: int) -> None:
+    data = tokenizer_json()
+    data["model"]["vocab"]["far"] = token_id  # a vocabulary id; added_tokens ids are renumbered by the library
+    write_json(folder / "tokenizer.json", data)
+
+
+@case("writes and downloads", "allow-large-growth")
+def fix_token_id_20_million(folder: Path) -> list[str]:
+    """One token id of 20 million: --fix would write 1.3 GB of new rows."""
+    _added_token_at(folder, 20_000_000)
+    return [str(folder), "--fix", "--output", str(folder.parent / "out"), "--verify-load", "never"]
+
+
+@case("writes and downloads", "allow-large-growth")
+def fix_token_id_2_pow_31(folder: Path) -> list[str]:
+    _added_token_at(folder, 2**31)
+    return [str(folder), "--fix", "--output", str(folder.parent / "out"), "--verify-load", "never"]
+
+
+# --- report injection (issue 11, class 7): audited, and the JSON must be strict --------------------
+
+
+@case("report injection", exit_codes=(0, 1))
+def weights_nan_and_infinity_rows(folder: Path) -> list[str]:
+    """--weights statistics over NaN and infinite rows: JSON has no NaN (they must be null)."""
+    import numpy as np
+
+    header, _ = embedding_header()
+    rows = np.zeros((len(VOCAB), HIDDEN), dtype=np.float32)
+    rows[4] = np.nan
+    rows[5] = np.inf
+    rows[6] = 1.0
+    _st(folder, header, rows.tobytes() * 2)
+    return [str(folder), "--weights"]
+
+
+@case("report injection", exit_codes=(0, 1))
+def token_strings_with_workflow_commands(folder: Path) -> None:
+    """Token strings that would be GitHub Actions commands, terminal escapes and XML-illegal bytes."""
+    evil = "\n::stop-commands::pwn\n::error title=x::owned\x1b[2J\x00\ufffe\u202e"
+    write_json(folder / "tokenizer_config.json", TOKENIZER_CONFIG | {
+        "pad_token": "</s>", "extra_special_tokens": [evil], "chat_template": "<|" + "x" * 3 + "|>" + evil})
+
+
+@case("report injection", exit_codes=(0, 1))
+def tensor_name_with_controls_audited(folder: Path) -> None:
+    header, data = embedding_header()
+    header["\x1b]0;title\x07::error::x\u2028$\\frac{a}{$"] = _entry("U8", (4,), (len(data), len(data) + 4))
+    _st(folder, header, data + bytes(4))
+
+
+@case("report injection", exit_codes=(0, 1))
+def allowlist_reason_with_workflow_commands(folder: Path) -> None:
+    """An allowlist reason is printed by the github format: it must not start a line with '::'."""
+    _needs_growth(folder)  # HVA101 fires, and the entry accepts it
+    (folder / "hf-vocab-audit.toml").write_text(
+        '[[allow]]\ncode = "HVA101"\nreason = "ok\\n::stop-commands::pwn\\n::error::owned"\n', encoding="utf-8")
+
+
+# --- the Hub (issue 11, classes 5 and 6): a remote index and declared sizes are checked first -----
+
+
+def _remote_index(folder: Path, shard: str) -> None:
+    (folder / "model.safetensors").unlink()
+    write_json(folder / "model.safetensors.index.json", {"metadata": {}, "weight_map": {"lm_head.weight": shard}})
+
+
+@case("hub", "model.safetensors.index.json", hub=True)
+def hub_index_shard_parent_path(folder: Path) -> None:
+    """A request for ../../../../x.safetensors would go elsewhere on the endpoint, with HF_TOKEN."""
+    _remote_index(folder, "../../../../x.safetensors")
+
+
+@case("hub", "model.safetensors.index.json", hub=True)
+def hub_index_shard_absolute_path(folder: Path) -> None:
+    _remote_index(folder, "/api/x.safetensors")
+
+
+@case("hub", "model.safetensors.index.json", hub=True)
+def hub_index_shard_in_a_folder(folder: Path) -> None:
+    _remote_index(folder, "sub/x.safetensors")
+
+
+@case("hub", "config.json", hub=True)
+def hub_config_declared_17_mib(folder: Path) -> None:
+    """Over the 16 MiB limit: refused from the declared size, before a byte of the body is sent."""
+    (folder / "config.json").write_bytes(json.dumps(CONFIG).encode()[:-1] + b" " * (17 * 2**20) + b"}")
+
+
 # --- pickle weights ------------------------------------------------------------------------------
 
 
@@ -1013,7 +1448,7 @@ class _CaseTimeout(BaseException):
 
 
 def run_batch(items: list[tuple[str, list[str]]], *, timeout: float = TIME_LIMIT,
-              memory: int = MEMORY_LIMIT) -> dict[str, Outcome]:
+              memory: int = MEMORY_LIMIT, env: dict[str, str] | None = None) -> dict[str, Outcome]:
     """Many ``check`` invocations in ONE child process (limits as :func:`run_cli`), through typer's CliRunner.
 
     Interpreter and torch start-up are paid once; each case still has its own SIGALRM time limit. An
@@ -1028,7 +1463,7 @@ def run_batch(items: list[tuple[str, list[str]]], *, timeout: float = TIME_LIMIT
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
     root = Path(__file__).resolve().parent
-    env = dict(os.environ, PYTHONPATH=f"{root.parent}{os.pathsep}{root}", HF_HUB_OFFLINE="1")
+    env = {**os.environ, "PYTHONPATH": f"{root.parent}{os.pathsep}{root}", "HF_HUB_OFFLINE": "1", **(env or {})}
     code = f"import malformed; malformed._batch_child({timeout!r})"
     done = subprocess.run(
         [sys.executable, "-c", code], input=json.dumps(items).encode(), capture_output=True, env=env,

@@ -24,9 +24,11 @@ RANK = {
     "fix": 7,
     "settings": 8,
     "formats": 9, "gate": 9,
-    "demo": 10, "precommit": 10,
-    "cli": 11,
-    "__main__": 12, "": 12,  # "": the package's own __init__ (the public API)
+    "guard": 10, "precommit": 10,
+    "repro": 11,
+    "demo": 12,
+    "cli": 13,
+    "__main__": 14, "": 14,  # "": the package's own __init__ (the public API)
 }  # fmt: skip
 
 

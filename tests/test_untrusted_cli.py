@@ -13,7 +13,17 @@ from pathlib import Path
 
 import pytest
 from fixsafety import tree_state
-from malformed import CASES, MEMORY_LIMIT, TIME_LIMIT, Case, Outcome, run_batch, run_cli
+from malformed import (
+    CASES,
+    MEMORY_LIMIT,
+    TIME_LIMIT,
+    Case,
+    Outcome,
+    hub_env,
+    run_batch,
+    run_cli,
+    serve_hub_cases,
+)
 
 MAX_RSS_MB = 1024  # peak resident memory of one audit; importing torch alone is ~240 MB
 
@@ -21,14 +31,19 @@ MAX_RSS_MB = 1024  # peak resident memory of one audit; importing torch alone is
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory) -> dict[str, tuple[Outcome, dict[str, str], dict[str, str]]]:
     base = tmp_path_factory.mktemp("hostile")
-    items, before = [], {}
+    items, hub_items, before = [], [], {}
     for c in CASES:
         root = base / c.name
         root.mkdir()
         args = c.build(root / "ckpt")
         before[c.name] = tree_state(root)
-        items.append((c.name, [*args, "--format", "json"]))
+        (hub_items if c.hub else items).append((c.name, [*args, "--format", "json"]))
     results = run_batch(items)
+    with serve_hub_cases() as server:  # the Hub cases: one more child, against a loopback Hub
+        results.update(run_batch(hub_items, env=hub_env(server.url, base / "hf-home")))
+        requests = list(server.requests)
+    forbidden = [path for _, path in requests if "x.safetensors" in path]
+    assert not forbidden, f"requests for shards a hostile index named: {forbidden}"
     return {c.name: (results[c.name], before[c.name], tree_state(base / c.name)) for c in CASES}
 
 
@@ -65,11 +80,16 @@ def _check(case: Case, outcome: Outcome, before: dict[str, str], after: dict[str
             assert case.names in lines[0], lines[0]
         assert outcome.stdout == ""
     else:
-        report = json.loads(outcome.stdout)
+        report = json.loads(outcome.stdout, parse_constant=_not_json)  # strict: NaN/Infinity are not JSON
         assert report["exit_code"] == outcome.exit_code
+        assert all(line.startswith("hf-vocab-audit: ") for line in outcome.stderr.splitlines()), outcome.stderr
     assert outcome.max_rss_mb < MAX_RSS_MB, f"{outcome.max_rss_mb:.0f} MB (address space capped at {MEMORY_LIMIT})"
     assert before == after, "the audit changed its input or wrote next to it"
     assert "PWNED" not in after and not any(k.endswith("PWNED") for k in after), "checkpoint code ran"
+
+
+def _not_json(constant: str) -> None:
+    raise AssertionError(f"{constant} in the JSON report (not JSON; must be null)")
 
 
 def test_catalogue_covers_the_issue_list():
@@ -83,6 +103,16 @@ def test_catalogue_covers_the_issue_list():
         "config_1gb_sparse", "config_nested_1m_deep", "shape_product_10_pow_400", "bin_pickle_runs_code",
     ):
         assert required in names
+
+
+def test_catalogue_has_a_group_per_class_of_issue_11():
+    """Issue 11's seven classes each have their own group of cases (classes 5 and 6 share the Hub's)."""
+    groups: dict[str, int] = {}
+    for c in CASES:
+        groups[c.group] = groups.get(c.group, 0) + 1
+    for group in ("tokenizer library", "unbounded work", "links at depth", "dataset folder",
+                  "writes and downloads", "hub", "report injection"):
+        assert groups.get(group, 0) >= 2, group
 
 
 def test_debug_shows_the_traceback(tmp_path):

@@ -20,4 +20,5 @@ LM_LABEL_TOO_LARGE = "lm-label-too-large"  # LM label id >= lm_head rows, or neg
 ALL_MASKED = "all-masked"  # a row whose labels are all -100
 EOS_MASKED = "eos-masked"  # eos in input_ids whose label is -100 (or masked by the collator) when pad == eos
 NULL = "null"  # a missing value in a checked column
+TEXT_TOO_LONG = "text-too-long"  # a text row over MAX_TEXT_CHARS characters: not tokenized, not checked
 LENGTH_MISMATCH = "length-mismatch"  # per-token labels whose length differs from the row's input_ids

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..facts.tokenizer_guard import MAX_TEXT_CHARS, library_call
 from .arrays import as_array, flat_sequences, is_list, minmax, row_violation, scalars, unique_counts, violation
 from .checks import (  # noqa: F401 - re-exported names the rules read
     ALL_MASKED,
@@ -36,6 +37,7 @@ from .checks import (  # noqa: F401 - re-exported names the rules read
     POSITION_IDS,
     POSITION_TOO_LARGE,
     TEXT,
+    TEXT_TOO_LONG,
     TOKEN_TYPE_IDS,
     TOO_LONG,
     TYPE_TOO_LARGE,
@@ -162,8 +164,14 @@ def _text_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) ->
     """Tokenize as a training script does by default: special tokens added, no truncation, no padding."""
     ctx, lim = acc.ctx, acc.ctx.limits
     _null_rows(acc, plan.name, arr, row_offset)
+    chars = pc.utf8_length(arr).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    too_long = chars > MAX_TEXT_CHARS  # never hand the library unbounded work (one 32 MB word aborts it)
+    if too_long.any():
+        acc.add(plan.name, TEXT_TOO_LONG, row_violation(too_long, chars, row_offset, ctx.max_locations))
+        arr = pc.if_else(pa.array(too_long), pa.scalar("", arr.type), arr)
     texts = arr.fill_null("").to_pylist() if arr.null_count else arr.to_pylist()
-    encodings = _encode(ctx.tokenizer, texts)
+    with library_call(ctx.tokenizer_file or ctx.source, "the tokenizers library failed on a row"):
+        encodings = _encode(ctx.tokenizer, texts)
     lengths = np.fromiter((len(e) for e in encodings), dtype=np.int64, count=len(encodings))
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])

@@ -139,11 +139,13 @@ def _peek(split: Split, batch_size: int) -> _Opened:
 
 
 def _guard(split: Split, batches: Iterator[pa.Table], start: int) -> Iterator[pa.Table]:
-    """Turn read errors into one-line AuditErrors naming the dataset, split and row."""
+    """Turn read errors into one-line AuditErrors naming the dataset, split and row; validate every batch
+    in full (offsets past a buffer would make the kernel read foreign memory), whichever reader made it."""
     row = start
     while True:
         try:
             batch = next(batches)
+            batch.validate(full=True)
         except StopIteration:
             return
         except AuditError:
@@ -244,8 +246,11 @@ def scan(facts: Facts, opts: Options) -> DatasetFacts:
     tokenizer = _tokenizer(facts)
     if tokenizer is None and any(p.role == "text" for o in opened for p in _plan(o).columns):
         raise AuditError(facts.model_dir, "text columns need a tokenizer: pass --tokenizer DIR")
+    tok = facts.tokenizer
+    tokenizer_file = str(tok.folder / (tok.files[0] if tok.files else "")) if tok is not None else ""
     contexts = [ScanContext(o.split.source, o.split.name, _plan(o).columns, limits, tokenizer,
-                            causal_lm=_causal(facts), histograms=opts.histograms) for o in opened]
+                            causal_lm=_causal(facts), histograms=opts.histograms, tokenizer_file=tokenizer_file)
+                for o in opened]
     results: list[tuple[Summary, int, bool]]
     if opts.engine == "ray":
         from .ray_engine import scan_with_ray

@@ -18,11 +18,13 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import AuditError, first_line
+from ..facts.tree import check_tree, regular_file_inside
+from ..io.jsonfile import MAX_CONFIG_BYTES, read_bytes
 from ..io.jsonlines import NotPlain, jsonl_batches
+from .folder_guard import GLOB_CHARS, check_readme_configs, expand_glob, regular_data_file
 
 BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet",
             ".txt": "text", ".arrow": "arrow"}  # fmt: skip
-GLOB_CHARS = "*?["
 
 
 @dataclass(frozen=True)
@@ -61,12 +63,22 @@ def _arrow_file_batches(files: list[Path]) -> Callable[[int], Iterator[pa.Table]
                 except pa.ArrowInvalid:
                     reader = pa.ipc.open_file(source)
                     for i in range(reader.num_record_batches):
-                        yield from _rechunk(reader.get_batch(i), batch_size)
+                        batch = reader.get_batch(i)
+                        yield from _rechunk(_validated(batch, path), batch_size)
                     continue
                 for record_batch in reader:
-                    yield from _rechunk(record_batch, batch_size)
+                    yield from _rechunk(_validated(record_batch, path), batch_size)
 
     return batches
+
+
+def _validated(record_batch: pa.RecordBatch, path: Path) -> pa.RecordBatch:
+    """A batch whose offsets and buffers agree (an unvalidated one lets a reader past its buffers)."""
+    try:
+        record_batch.validate(full=True)
+    except (pa.ArrowInvalid, pa.ArrowException) as exc:
+        raise AuditError(path, f"is not a valid Arrow stream: {first_line(exc)}") from None
+    return record_batch
 
 
 def _rechunk(record_batch: pa.RecordBatch, batch_size: int) -> Iterator[pa.Table]:
@@ -99,7 +111,7 @@ def _parquet(files: list[Path], source: str) -> list[Split]:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_bytes(path, MAX_CONFIG_BYTES).decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise AuditError(path, f"cannot read: {first_line(exc)}") from None
     if not isinstance(data, dict):
@@ -119,9 +131,9 @@ def _saved_split(folder: Path, source: str, name: str) -> Split:
         if not isinstance(filename, str) or "/" in filename or "\\" in filename:
             raise AuditError(folder / "state.json", f"bad _data_files entry {entry!r}"[:200])
         path = folder / filename
-        if not path.is_file():
+        if not path.is_file() and not path.is_symlink():
             raise AuditError(path, "is listed in state.json but missing")
-        files.append(path)
+        files.append(regular_file_inside(path, folder, "dataset folder"))
     features = None
     if isinstance(info.get("features"), dict):
         try:
@@ -139,7 +151,8 @@ def _saved_split(folder: Path, source: str, name: str) -> Split:
 def _saved(path: Path, source: str) -> list[Split]:
     if (path / "dataset_dict.json").exists():
         names = _read_json(path / "dataset_dict.json").get("splits")
-        if not isinstance(names, list) or not all(isinstance(n, str) and "/" not in n for n in names):
+        if not isinstance(names, list) or not all(isinstance(n, str) and Path(n).name == n and n not in (".", "..")
+                                                  and "\\" not in n for n in names):  # a plain folder name
             raise AuditError(path / "dataset_dict.json", '"splits" must be a list of split names')
         return [_saved_split(path / n, source, n) for n in names]
     state = _read_json(path / "state.json")
@@ -206,19 +219,20 @@ def open_spec(spec: str, config: str | None = None) -> list[Split]:
     path = Path(os.path.expanduser(spec))
     if any(c in spec for c in GLOB_CHARS):
         builder = _builder_for(spec)
+        files = expand_glob(os.path.expanduser(spec))  # never through a link: three self-links are 3^depth paths
+        if not files:
+            raise AuditError(spec, "matches no file")
         if builder == "parquet" and not spec.lower().endswith(".gz"):
-            import glob
-
-            files = sorted(Path(p) for p in glob.glob(os.path.expanduser(spec), recursive=True))
-            if not files:
-                raise AuditError(spec, "matches no file")
             return _parquet(files, spec)
-        return _load(spec, builder, data_files={"train": os.path.expanduser(spec)}, streaming=True)
+        return _load(spec, builder, data_files={"train": [str(f) for f in files]}, streaming=True)
     if path.is_dir():
+        check_tree(path, "dataset folder")  # FIFOs (a read that never returns), devices, links out
         if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
             return _saved(path, spec)
+        check_readme_configs(path)  # data_files that are URLs or leave the folder
         return _load(spec, str(path), config, streaming=True)
-    if path.is_file():
+    if path.exists():
+        regular_data_file(path)
         if not os.access(path, os.R_OK):
             raise AuditError(path, "is not readable")
         if _builder_for(spec) == "parquet" and path.suffix.lower() == ".parquet":

@@ -44,6 +44,7 @@ class ScanContext:
     columns: tuple[ColumnRole, ...]
     limits: Limits
     tokenizer: Any = field(default=None, repr=False, compare=False)  # tokenizers.Tokenizer, no pad/truncation
+    tokenizer_file: str = ""  # named when the library fails on a row
     causal_lm: bool = False
     max_locations: int = MAX_LOCATIONS
     histograms: bool = False  # only the HTML report plots them

@@ -20,6 +20,7 @@ from ..io.safetensors_header import TensorInfo, read_header
 from .embeddings import INPUT_SUFFIXES, OUTPUT_SUFFIXES, has_suffix
 from .tensors import RefusedFile
 from .tokenizer import TokenizerFacts, has_tokenizer, load_tokenizer
+from .tree import check_tree
 
 ADAPTER_CONFIG = "adapter_config.json"
 ADAPTER_WEIGHTS = ("adapter_model.safetensors", "adapter_model.bin")
@@ -117,6 +118,7 @@ def _whole(tensors: dict[str, TensorInfo], suffixes: tuple[str, ...]) -> TensorI
 
 
 def load_adapter(folder: Path) -> AdapterFacts:
+    check_tree(folder, "adapter folder")  # a FIFO adapter_model.bin would block torch.load forever
     path = folder / ADAPTER_CONFIG
     check_inside(path, folder)
     raw = read_json_object(path)

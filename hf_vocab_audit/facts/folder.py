@@ -15,6 +15,7 @@ from .config import load_config, load_generation_config
 from .embeddings import find_embeddings
 from .tensors import CheckpointTensors, load_tensors
 from .tokenizer import TokenizerFacts, has_tokenizer, load_tokenizer
+from .tree import check_tree
 
 
 def existing_folder(path: Path, what: str) -> Path:
@@ -38,6 +39,7 @@ def gather(
     reuses facts already read from byte-identical tokenizer files (``--fix`` re-reading its output).
     """
     folder = existing_folder(Path(model_dir), "model folder")
+    check_tree(folder)  # links and devices at any depth, before anything below opens a file
     config_path = folder / "config.json"
     if not config_path.exists():
         raise AuditError(config_path, "missing: a transformers checkpoint folder needs config.json")
@@ -49,6 +51,8 @@ def gather(
         missing["generation_config"] = "no generation_config.json"
 
     tok_folder = existing_folder(Path(tokenizer_dir), "tokenizer folder") if tokenizer_dir else folder
+    if tok_folder is not folder:
+        check_tree(tok_folder, "tokenizer folder")
     tokenizer = tokenizer_facts
     if tokenizer is not None:
         pass

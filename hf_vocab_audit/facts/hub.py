@@ -20,8 +20,9 @@ from tempfile import TemporaryDirectory
 from typing import Any
 
 from ..errors import AuditError, first_line
+from ..io.jsonfile import MAX_CONFIG_BYTES, MAX_TOKENIZER_BYTES, read_bytes
 from ..io.safetensors_header import TensorInfo, _tensor
-from .tensors import SAFETENSORS, SAFETENSORS_INDEX, CheckpointTensors
+from .tensors import SAFETENSORS, SAFETENSORS_INDEX, CheckpointTensors, check_shard_names
 
 HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[^\s@]+))?$")
 SMALL_FILES = (
@@ -116,6 +117,18 @@ def _tensors_from_headers(headers: dict[str, dict[str, Any]], index_file: str | 
     return CheckpointTensors("safetensors", tuple(sorted(headers)), index_file, tensors)
 
 
+def _check_declared_size(ref: HubRef, name: str, commit: str) -> None:
+    """Refuse a file whose size, as the Hub declares it (HEAD), is over the limit for its kind: checked
+    before the download, which would otherwise fetch 2 GiB to find it is over 16 MiB."""
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+
+    limit = MAX_TOKENIZER_BYTES if name == "tokenizer.json" else MAX_CONFIG_BYTES
+    meta = get_hf_file_metadata(hf_hub_url(ref.repo_id, name, revision=commit or ref.revision))
+    if meta.size is not None and meta.size > limit:
+        raise AuditError(f"{ref}/{name}", f"is {meta.size} bytes on the Hub, over the {limit}-byte limit "
+                                          "for this kind of file (not downloaded)")
+
+
 def _fetch_online(ref: HubRef, dest: Path) -> tuple[str, list[str], dict[str, Any] | None, str | None]:
     """Download the small files; returns (commit, files, headers or None, why no tensors)."""
     from huggingface_hub import HfApi, hf_hub_download
@@ -127,6 +140,8 @@ def _fetch_online(ref: HubRef, dest: Path) -> tuple[str, list[str], dict[str, An
     if "config.json" not in present:
         raise AuditError(str(ref), "has no config.json: not a transformers model repository")
     files = [f for f in SMALL_FILES if f in present]
+    for name in [*files, *([SAFETENSORS_INDEX] if SAFETENSORS_INDEX in present else [])]:
+        _check_declared_size(ref, name, commit)  # before any byte of any file is downloaded
     for name in files:
         # revision=ref.revision records refs/<revision> in the cache, for later offline runs.
         path = hf_hub_download(ref.repo_id, name, revision=ref.revision)
@@ -134,10 +149,16 @@ def _fetch_online(ref: HubRef, dest: Path) -> tuple[str, list[str], dict[str, An
         shutil.copyfile(path, dest / name)
     if SAFETENSORS_INDEX in present:
         index_path = hf_hub_download(ref.repo_id, SAFETENSORS_INDEX, revision=commit)
+        where = f"{ref}/{SAFETENSORS_INDEX}"
         try:
-            weight_map = json.loads(Path(index_path).read_text(encoding="utf-8")).get("weight_map", {})
+            weight_map = json.loads(read_bytes(Path(index_path), MAX_CONFIG_BYTES)).get("weight_map", {})
         except (ValueError, AttributeError):
-            raise AuditError(f"{ref}/{SAFETENSORS_INDEX}", "is not a valid safetensors index") from None
+            raise AuditError(where, "is not a valid safetensors index") from None
+        if not isinstance(weight_map, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in weight_map.items()
+        ):
+            raise AuditError(where, '"weight_map" must map tensor names to shard file names')
+        check_shard_names(where, weight_map)  # before any request for a shard
         shards, index_file = sorted(set(weight_map.values())), SAFETENSORS_INDEX
     elif SAFETENSORS in present:
         shards, index_file = [SAFETENSORS], None

@@ -266,6 +266,7 @@ def facts_from_memory(model: object, tokenizer: str | Path | object | None = Non
     ``model_dir`` is the label ``<in-memory LlamaForCausalLM>``; tensors have format ``"memory"``.
     """
     from .tokenizer import load_tokenizer
+    from .tree import check_tree
 
     config, generation, tensors, embeddings = model_facts(model)
     missing: dict[str, str] = {}
@@ -276,6 +277,7 @@ def facts_from_memory(model: object, tokenizer: str | Path | object | None = Non
         missing["tokenizer"] = "no tokenizer was passed (audit(model=..., tokenizer=...))"
     elif is_path(tokenizer):
         folder = existing_folder(Path(tokenizer), "tokenizer folder")
+        check_tree(folder, "tokenizer folder")
         tok = load_tokenizer(folder, config.model_type)
     else:
         tok = tokenizer_facts(tokenizer)

@@ -49,10 +49,16 @@ def _index(folder: Path, index_name: str) -> tuple[Path, dict[str, str]]:
         isinstance(k, str) and isinstance(v, str) for k, v in weight_map.items()
     ):
         raise AuditError(path, '"weight_map" must map tensor names to shard file names')
-    for shard in sorted(set(weight_map.values())):  # sorted: the same error whatever the hash seed
-        if Path(shard).name != shard:
-            raise AuditError(path, f"shard name {shard!r} is not a plain file name in the model folder")
+    check_shard_names(path, weight_map)
     return path, weight_map
+
+
+def check_shard_names(where: str | Path, weight_map: dict[str, str]) -> None:
+    """Every shard a weight map names is a plain file name (no folder, no ``..``): local and Hub indexes
+    alike (a Hub shard ``../../x.safetensors`` becomes a request elsewhere on the endpoint, with HF_TOKEN)."""
+    for shard in sorted(set(weight_map.values())):  # sorted: the same error whatever the hash seed
+        if Path(shard).name != shard or shard in (".", "..") or "\\" in shard:
+            raise AuditError(where, f"shard name {shard!r} is not a plain file name in the model folder")
 
 
 def load_safetensors(folder: Path) -> CheckpointTensors | None:

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import AuditError, first_line
+from ..errors import AuditError
 from ..io.jsonfile import MAX_TOKENIZER_BYTES, check_inside, read_bytes, read_json_object
 from .added_tokens import AddedTokenConflict, AddedTokenInfo
 from .added_tokens import added_contents as _added_contents
 from .added_tokens import added_tokens_decoder as _added_tokens_decoder
 from .added_tokens import token_content as _token_content
 from .added_tokens import tokenizer_json_conflicts as _tokenizer_json_conflicts
+from .tokenizer_guard import check_precompiled_charsmaps, library_call, unbounded_options_off
 from .transformers_tables import model_input_names, tokenizer_class_for
 
 ROLES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")
@@ -63,7 +64,16 @@ class TokenizerFacts:
 
     def encode(self, text: str) -> list[int]:
         """Ids of ``text`` without the special tokens a template would add."""
-        return self.backend.encode(text, add_special_tokens=False).ids
+        return self.encode_many([text])[0]
+
+    def encode_many(self, texts: list[str]) -> list[list[int]]:
+        """Ids of each of ``texts`` (one library call; a failure is one line naming the tokenizer)."""
+        out: list[list[int]] = []
+        with library_call(self.folder / (self.files[0] if self.files else ""), "the tokenizers library failed to encode"):
+            for start in range(0, len(texts), 4096):  # chunks: an Encoding object per text costs ~1 KB
+                out.extend(e.ids for e in self.backend.encode_batch(texts[start : start + 4096],
+                                                                    add_special_tokens=False))
+        return out
 
 
 def _special_strings(config: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
@@ -72,15 +82,15 @@ def _special_strings(config: dict[str, Any]) -> tuple[dict[str, str], list[str]]
         content = _token_content(config.get(f"{role}_token"))
         if content is not None:
             named[role] = content
-    extra: list[str] = []
+    extra: dict[str, None] = {}  # ordered and deduplicated in linear time
     for key in ("extra_special_tokens", "additional_special_tokens"):
         value = config.get(key)
         values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
         for item in values:
             content = _token_content(item)
-            if content is not None and content not in extra:
-                extra.append(content)
-    return named, extra
+            if content is not None:
+                extra.setdefault(content)
+    return named, list(extra)
 
 
 def _find_chat_template(folder: Path, config: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -127,52 +137,58 @@ def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFact
 
     raw = read_bytes(path, MAX_TOKENIZER_BYTES)
     try:
-        backend = Tokenizer.from_str(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise AuditError(path, "is not valid UTF-8") from None
-    except Exception as exc:  # noqa: BLE001 - the tokenizers library raises plain Exception
-        first = first_line(exc, 400)
-        raise AuditError(path, f"is not a tokenizer the tokenizers library can load: {first}"[:400]) from None
+    check_precompiled_charsmaps(raw, path)
+    with library_call(path, "is not a tokenizer the tokenizers library can load"):
+        backend = unbounded_options_off(Tokenizer.from_str(text))
     config = _read_config(folder, "tokenizer_config.json")
     special_map = _read_config(folder, "special_tokens_map.json")
     files = ["tokenizer.json"] + [
         n for n in ("tokenizer_config.json", "special_tokens_map.json") if (folder / n).exists()
     ]
 
-    # What transformers does on load, in the same order (TokenizersBackend.__init__).
+    # What transformers does on load, in the same order (TokenizersBackend.__init__), each group of
+    # additions in one call (one at a time is quadratic: the library rebuilds its matcher per call).
     conflicts: list[AddedTokenConflict] = []
     declared = _added_tokens_decoder(path.parent / "tokenizer_config.json", config)
-    present = {t.content: i for i, t in backend.get_added_tokens_decoder().items()}
-    for token_id, (content, special) in sorted(declared.items()):
-        existing = backend.token_to_id(content)
-        if existing is not None and existing != token_id:
-            conflicts.append(
-                AddedTokenConflict(
-                    "tokenizer_config.json",
-                    f"added_tokens_decoder puts {content!r} at id {token_id}, tokenizer.json at id {existing}",
-                    (token_id, existing),
-                    (content,),
+    with library_call(path, "the tokenizers library failed to add the declared tokens"):
+        present = {t.content for t in backend.get_added_tokens_decoder().values()}
+        to_add: dict[str, AddedToken] = {}
+        for token_id, (content, special) in sorted(declared.items()):
+            existing = backend.token_to_id(content)
+            if existing is not None and existing != token_id:
+                conflicts.append(
+                    AddedTokenConflict(
+                        "tokenizer_config.json",
+                        f"added_tokens_decoder puts {content!r} at id {token_id}, tokenizer.json at id {existing}",
+                        (token_id, existing),
+                        (content,),
+                    )
                 )
-            )
-        holder = backend.id_to_token(token_id)
-        if holder is not None and holder != content:
-            conflicts.append(
-                AddedTokenConflict(
-                    "tokenizer_config.json",
-                    f"added_tokens_decoder puts {content!r} at id {token_id}, where tokenizer.json has {holder!r}",
-                    (token_id,),
-                    (content, holder),
+            holder = backend.id_to_token(token_id)
+            if holder is not None and holder != content:
+                conflicts.append(
+                    AddedTokenConflict(
+                        "tokenizer_config.json",
+                        f"added_tokens_decoder puts {content!r} at id {token_id}, where tokenizer.json has {holder!r}",
+                        (token_id,),
+                        (content, holder),
+                    )
                 )
-            )
-        if content not in present:
-            backend.add_tokens([AddedToken(content, special=special, normalized=not special)])
-    # transformers reads special_tokens_map.json (over tokenizer_config.json) only for legacy folders
-    # whose tokenizer_config.json has no added_tokens_decoder.
-    named, extra = _special_strings(config if "added_tokens_decoder" in config else config | special_map)
-    for content in [*named.values(), *extra]:
-        if content not in _added_contents(backend):
-            backend.add_tokens([AddedToken(content, special=True, normalized=False)])
-    conflicts.extend(_tokenizer_json_conflicts(raw, backend))
+            if content not in present and content not in to_add:
+                to_add[content] = AddedToken(content, special=special, normalized=not special)
+        if to_add:
+            backend.add_tokens(list(to_add.values()))
+        # transformers reads special_tokens_map.json (over tokenizer_config.json) only for legacy folders
+        # whose tokenizer_config.json has no added_tokens_decoder.
+        named, extra = _special_strings(config if "added_tokens_decoder" in config else config | special_map)
+        added = _added_contents(backend)  # once: rebuilding this set per token is quadratic
+        specials = [c for c in dict.fromkeys([*named.values(), *extra]) if c not in added]
+        if specials:
+            backend.add_tokens([AddedToken(c, special=True, normalized=False) for c in specials])
+        conflicts.extend(_tokenizer_json_conflicts(raw, backend))
 
     template, template_file = _find_chat_template(folder, config)
     tokenizer_class = config.get("tokenizer_class") if isinstance(config.get("tokenizer_class"), str) else None
@@ -221,6 +237,7 @@ def _facts(
     conflicts: tuple[AddedTokenConflict, ...],
     auto_map: dict[str, Any] | None,
 ) -> TokenizerFacts:
+    unbounded_options_off(backend)
     vocab = backend.get_vocab(with_added_tokens=True)
     ids = tuple(sorted(set(vocab.values())))
     added = tuple(
@@ -230,11 +247,10 @@ def _facts(
     extras = tuple((content, backend.token_to_id(content)) for content in extra)
     pair_types: tuple[int, ...] = ()
     if "token_type_ids" in names:
-        backend.no_truncation()
-        backend.no_padding()
         try:
-            pair_types = tuple(sorted(set(backend.encode("a", "b").type_ids)))
-        except Exception:  # noqa: BLE001 - a tokenizer without a pair template
+            with library_call(folder, "a tokenizer without a pair template"):
+                pair_types = tuple(sorted(set(backend.encode("a", "b").type_ids)))
+        except AuditError:  # a tokenizer without a pair template, or one the library cannot run
             pair_types = (0,)
     return TokenizerFacts(
         folder=folder,
@@ -278,7 +294,7 @@ def load_tokenizer_via_transformers(folder: Path, model_type: str | None = None)
     if not any((folder / n).exists() for n in SLOW_FILES + ("tokenizer.json",)):
         raise AuditError(folder, "has no tokenizer files (tokenizer.json, vocab.txt, tokenizer.model, ...)")
     _check_folder_entries(folder)
-    try:
+    with library_call(folder, "the tokenizer cannot be loaded by transformers"):  # a panic included
         from transformers import AutoTokenizer
         from transformers.utils import logging as hf_logging
 
@@ -288,15 +304,13 @@ def load_tokenizer_via_transformers(folder: Path, model_type: str | None = None)
         except Exception:  # noqa: BLE001 - no fast converter: the slow (SentencePiece) tokenizer, as users load it
             tok = AutoTokenizer.from_pretrained(str(folder), use_fast=False, trust_remote_code=False,
                                                 local_files_only=True)
-    except Exception as exc:  # noqa: BLE001 - any failure here is a tokenizer the audit cannot read
-        first = first_line(exc, 400)
-        raise AuditError(folder, f"the tokenizer cannot be loaded by transformers: {first}"[:400]) from None
     fast = getattr(tok, "backend_tokenizer", None)
     backend: Any
     if fast is not None:
         from tokenizers import Tokenizer
 
-        backend = Tokenizer.from_str(fast.to_str())
+        with library_call(folder, "the tokenizer converted by transformers cannot be loaded"):
+            backend = unbounded_options_off(Tokenizer.from_str(fast.to_str()))
     elif callable(getattr(tok, "get_vocab", None)):
         from .slow_tokenizer import SlowBackend
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..audit import audit
+from ..core.findings import FixResult, Unfixed
 from ..core.report import Report
 
 REASONS = {
@@ -27,13 +28,12 @@ def refuse_adapter_fix(folder: Path, *, base: str | Path | None = None, tokenize
                        select: Iterable[str] | None = None, ignore: Iterable[str] | None = None) -> Report:
     """The adapter's audit, with a ``fix`` section that writes nothing and says why for each finding."""
     report = audit(folder, base=base, tokenizer=tokenizer, select=select, ignore=ignore)
-    unfixed: list[dict[str, str]] = []
+    unfixed: list[Unfixed] = []
     for f in report.findings:
         if f.code in REASONS:
             reason = REASONS[f.code].format(**{k: v for k, v in f.details.items() if isinstance(v, int)})
-            unfixed.append({"code": f.code, "message": f.message, "reason": reason})
+            unfixed.append(Unfixed(f.code, f.message, reason))
     notes = ["no adapter written: an adapter's embedding rows are trained weights; --fix cannot make up trained "
              "rows or change the base" if unfixed else "the adapter is consistent with its base: nothing to write"]
-    extra: dict[str, object] = {"input": str(folder), "output": "(nothing written)", "method": "refused", "rows_before": None,
-             "rows_after": None, "unfixed": unfixed, "notes": notes, "verification": {}}
-    return replace(report, extra={**report.extra, "fix": extra})
+    return replace(report, fix=FixResult(str(folder), "(nothing written)", "refused", None, None, tuple(unfixed),
+                                         tuple(notes), {}))

@@ -24,6 +24,9 @@ def apply_edits(src: Path, dst: Path, plan: CheckpointRepair) -> None:
     if plan.new_tokens:
         from tokenizers import AddedToken, Tokenizer
 
-        backend = Tokenizer.from_file(str(src / "tokenizer.json"))
-        backend.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in plan.new_tokens])
-        backend.save(str(dst / "tokenizer.json"))
+        from ..facts.tokenizer_guard import library_call
+
+        with library_call(src / "tokenizer.json", "the tokenizers library cannot add the new tokens"):
+            backend = Tokenizer.from_file(str(src / "tokenizer.json"))
+            backend.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in plan.new_tokens])
+            backend.save(str(dst / "tokenizer.json"))

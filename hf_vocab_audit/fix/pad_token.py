@@ -51,11 +51,14 @@ def new_pad(facts: Facts) -> tuple[str, int] | str:
     content = next((c for c in NEW_PAD_CANDIDATES if tok.backend.token_to_id(c) is None), None)
     if content is None:
         return "no free name for a new pad token"
-    backend = Tokenizer.from_str(path.read_text(encoding="utf-8"))
-    if backend.get_vocab_size(with_added_tokens=True) != tok.length:
-        return "tokenizer_config.json declares tokens tokenizer.json lacks: re-save the tokenizer first"
-    backend.add_special_tokens([AddedToken(content, special=True, normalized=False)])
-    token_id = backend.token_to_id(content)
+    from ..facts.tokenizer_guard import library_call
+
+    with library_call(path, "the tokenizers library cannot add a pad token"):
+        backend = Tokenizer.from_str(path.read_text(encoding="utf-8"))
+        if backend.get_vocab_size(with_added_tokens=True) != tok.length:
+            return "tokenizer_config.json declares tokens tokenizer.json lacks: re-save the tokenizer first"
+        backend.add_special_tokens([AddedToken(content, special=True, normalized=False)])
+        token_id = backend.token_to_id(content)
     if token_id != tok.max_id + 1:
         return f"the tokenizers library would put {content!r} at id {token_id}, not after the largest id"
     return content, token_id

@@ -16,6 +16,7 @@ from ..facts import Facts, gather
 from ..rules import selected
 from ..rules.runner import RuleRun, run_static, run_weights
 from .edits import apply_edits
+from .growth import check_growth
 from .plan import make_plan
 from .repair import REINIT, CheckpointRepair, Unfixed
 from .surgical import unsupported, write_surgical
@@ -45,6 +46,7 @@ def fix_checkpoint(
     method: str = "surgical",
     verify_load: str = "auto",
     mean_resizing: bool = True,
+    allow_large_growth: bool = False,
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
     weights: bool = False,
@@ -57,7 +59,8 @@ def fix_checkpoint(
     unfixed findings, notes and verification. ``accept`` marks the input's findings an allowlist accepts
     (``Finding.allowed``): those are left alone, not "fixed". ``weights=True`` also runs the ``--weights`` rules on the
     input and the output; with ``unsafe_fixes`` their untrained token rows are set to the mean of the
-    trained rows (they stay untrained: HVA601 reports them as equal to the mean).
+    trained rows (they stay untrained: HVA601 reports them as equal to the mean). Growth past
+    :func:`check_growth`'s bound needs ``allow_large_growth``.
     Raises :class:`AuditError` on bad input or a failed check.
     """
     start = time.perf_counter()
@@ -91,6 +94,8 @@ def fix_checkpoint(
     if accept is not None:
         before = accept(before)
     plan = make_plan(facts, sorted(before, key=lambda f: f.code), **options)
+    if not allow_large_growth:
+        check_growth(src, plan)
     used = method
     reason = unsupported(facts, plan) if plan.changes_weights and method == "surgical" else None
     if reason:

@@ -280,11 +280,13 @@ def _rewrite_index(src: Path, dst: Path, facts: Facts, grown: list[GrownTensor])
 
 def copy_tree(src: Path, dst: Path, skip: set[str]) -> None:
     """Copy every file under ``src`` to ``dst`` byte for byte, except the relative paths in ``skip``."""
-    for root, dirs, files in os.walk(src):
-        dirs[:] = [d for d in dirs if d not in (".git", ".cache")]
+    from ..facts.tree import SKIPPED_DIRS, regular_file_inside
+
+    for root, dirs, files in os.walk(src):  # links to folders are not followed
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
         for name in files:
             path = Path(root) / name
             rel = path.relative_to(src).as_posix()
             if rel in skip:
                 continue
-            copy_file(path, dst / rel)
+            copy_file(regular_file_inside(path, src), dst / rel)  # never a link out, never /dev/zero

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from ..core.findings import Severity
 from ..core.report import Report
+from .escape import printable
 from .locate import artifact_path
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
 def _data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A command's message: newlines kept as %0A (annotations are multi-line), other controls escaped."""
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
+
+
+def _plain(text: str) -> str:
+    """A plain log line: one line, so nothing in it can start a line with ``::`` (a workflow command)."""
+    return printable(text)
 
 
 def _prop(text: str) -> str:
@@ -32,8 +39,8 @@ def render(report: Report) -> str:
         lines.append(f"::{COMMAND[f.severity]} {','.join(props)}::{_data(body)}")
     for f in report.findings:
         if f.allowed is not None:
-            lines.append(f"hf-vocab-audit: allowed {f.code} {f.name}: {f.allowed}")
+            lines.append(_plain(f"hf-vocab-audit: allowed {f.code} {f.name}: {f.allowed}"))
     for err in report.errors:
         lines.append(f"::error title=hf-vocab-audit::{_data(err)}")
-    lines.append(f"hf-vocab-audit {report.target}: {report.verdict().summary_line()}")
+    lines.append(_plain(f"hf-vocab-audit {report.target}: {report.verdict().summary_line()}"))
     return "\n".join(lines) + "\n"

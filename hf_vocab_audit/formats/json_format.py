@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 from ..core.report import Report
+from .escape import finite
 
 
 def render(report: Report) -> str:
     data = report.to_dict()  # the verdict fields come from report.verdict()
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(finite(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

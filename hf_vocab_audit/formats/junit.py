@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 
 from ..core.findings import Finding
 from ..core.report import Report
+from .escape import xml_text
 from .locate import artifact_path, rule_codes, rule_for, skipped_rules
 
 
@@ -64,5 +65,9 @@ def render(report: Report) -> str:
     root = ET.Element("testsuites", name="hf-vocab-audit", tests=suite.get("tests", "0"),
                       failures=str(n_fail), errors=str(errors), skipped=str(n_skip), time="0")
     root.append(suite)
+    for element in root.iter():  # tensor names and token strings may hold characters XML forbids
+        element.text = xml_text(element.text) if element.text else element.text
+        for key, value in element.attrib.items():
+            element.set(key, xml_text(value))
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -36,7 +36,7 @@ def fingerprint(finding: Finding) -> str:
     """A stable identity for a finding across runs (code + where), for code-scanning de-duplication."""
     loc = finding.location
     key = "|".join(str(x) for x in (finding.code, loc.file, loc.key, loc.tensor, loc.token, loc.token_id))
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]  # a lone surrogate in a name
 
 
 @cache

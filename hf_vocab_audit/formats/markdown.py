@@ -6,6 +6,7 @@ import html
 
 from ..core.findings import Finding, Severity
 from ..core.report import Report
+from .escape import printable
 from .locate import rule_for
 
 ICON = {Severity.ERROR: "🔴", Severity.WARNING: "🟡", Severity.INFO: "🔵"}
@@ -13,16 +14,17 @@ ICON = {Severity.ERROR: "🔴", Severity.WARNING: "🟡", Severity.INFO: "🔵"}
 
 def _cell(text: str) -> str:
     """Prose for a table cell or list item: HTML escaped outside `code spans`, pipes escaped, one line."""
-    parts = text.replace("\n", " ").split("`")
+    text = printable(text.replace("\n", " "))
+    parts = text.split("`")
     if len(parts) % 2 == 0:  # unbalanced backticks: treat all as prose
-        parts = [text.replace("\n", " ").replace("`", "'")]
+        parts = [text.replace("`", "'")]
     out = [html.escape(p, quote=False) if i % 2 == 0 else p for i, p in enumerate(parts)]
     return "`".join(out).replace("|", "\\|")
 
 
 def _code(text: str) -> str:
     """A code span (shown literally): only pipes need escaping inside a table."""
-    return "`" + text.replace("\n", " ").replace("`", "'").replace("|", "\\|") + "`" if text else ""
+    return "`" + printable(text.replace("\n", " ")).replace("`", "'").replace("|", "\\|") + "`" if text else ""
 
 
 def _details(f: Finding) -> list[str]:

@@ -8,6 +8,7 @@ report gives the same bytes.
 from __future__ import annotations
 
 import io
+import warnings
 from typing import Any
 
 from ..io.jsonfile import decimal_int
@@ -16,8 +17,10 @@ COLORS = {
     "ordinary": "#4c72b0", "added": "#55a868", "untrained": "#c44e52", "suspect": "#dd8452",
     "padding": "#a0a0a0", "bad": "#c44e52", "ok": "#4c72b0",
 }  # fmt: skip
+# text.parse_math off: labels hold token strings and column names, and "$...$" would be parsed as
+# mathtext (an unbalanced "$" raises ValueError); text.usetex off: never run LaTeX on them.
 RC = {"svg.hashsalt": "hf-vocab-audit", "svg.fonttype": "path", "font.size": 9, "axes.spines.top": False,
-      "axes.spines.right": False}
+      "axes.spines.right": False, "text.parse_math": False, "text.usetex": False}
 
 
 def available() -> bool:
@@ -45,7 +48,8 @@ def _svg(fig) -> str:
 def _render(draw, *args: Any) -> str | None:
     import matplotlib
 
-    with matplotlib.rc_context(RC):  # type: ignore[arg-type]  # matplotlib types rc keys as literals; RC's are valid
+    with matplotlib.rc_context(RC), warnings.catch_warnings():  # type: ignore[arg-type]  # matplotlib types rc keys as literals; RC's are valid
+        warnings.simplefilter("ignore")  # "Glyph missing from font" for token strings: not the user's problem
         fig = draw(*args)
         return None if fig is None else _svg(fig)
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..core.findings import Finding
 from ..core.report import Report
+from .escape import finite
 from .locate import (
     SEVERITY_WORD,
     artifact_path,
@@ -120,4 +121,4 @@ def to_sarif(report: Report) -> dict[str, Any]:
 
 
 def render(report: Report) -> str:
-    return json.dumps(to_sarif(report), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(finite(to_sarif(report)), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

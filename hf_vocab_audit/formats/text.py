@@ -6,10 +6,16 @@ import io
 import sys
 
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as _markup
 
 from ..core.findings import Severity
 from ..core.report import Report
+from .escape import printable
+
+
+def escape(text: str) -> str:
+    """Untrusted text for the console: rich markup and terminal control sequences both escaped."""
+    return _markup(printable(text))
 
 STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 

@@ -19,8 +19,8 @@ MAX_CONFIG_BYTES = 16 * 1024 * 1024
 MAX_TOKENIZER_BYTES = 256 * 1024 * 1024
 
 
-def check_inside(path: Path, root: Path) -> None:
-    """Refuse a path (usually a symlink) that resolves outside ``root``."""
+def check_inside(path: Path, root: Path, what: str = "model folder") -> None:
+    """Refuse a path (usually a symlink) that resolves outside ``root`` (the ``what``)."""
     try:
         resolved = path.resolve(strict=True)
     except (OSError, RuntimeError) as exc:
@@ -29,7 +29,7 @@ def check_inside(path: Path, root: Path) -> None:
     if resolved != root_resolved and root_resolved not in resolved.parents:
         if _in_hub_cache_blobs(root_resolved, resolved):
             return
-        raise AuditError(path, f"points outside the model folder (to {resolved})")
+        raise AuditError(path, f"points outside the {what} (to {resolved})")
 
 
 def _in_hub_cache_blobs(root: Path, resolved: Path) -> bool:

@@ -139,3 +139,22 @@ def dataset_null_values(df: DatasetFacts):
     """
     for source, split, column, v in each_violation(df, k.NULL):
         yield dataset_hit(source, split, column, v, "are null")
+
+
+@rule("HVA532", "dataset-text-too-long-to-scan", Severity.WARNING, scope=Scope.DATASET)
+def dataset_text_too_long_to_scan(df: DatasetFacts):
+    """A text row is longer than the scan tokenizes at once (1,000,000 characters): it was not checked.
+
+    Why:
+    Tokenizing one multi-megabyte row can make the tokenizers library abort the whole process (one
+    32 MB word without spaces asks for gigabytes), so such rows are skipped and their ids unknown. A
+    training script that tokenizes them meets the same cost, and any id they hold is unchecked.
+
+    Fix:
+    Split long documents into chunks before tokenizing (the usual preprocessing), or drop those rows.
+    """
+    from ..facts.tokenizer_guard import MAX_TEXT_CHARS
+
+    for source, split, column, v in each_violation(df, k.TEXT_TOO_LONG):
+        yield dataset_hit(source, split, column, v, f"are texts over {MAX_TEXT_CHARS:,} characters, not tokenized "
+                          "(value = characters)", max_characters=MAX_TEXT_CHARS)

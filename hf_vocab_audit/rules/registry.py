@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import importlib
 import inspect
+import itertools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -15,21 +16,24 @@ from ..errors import AuditError
 from ..facts.requirements import Requirement
 
 CODE_RE = re.compile(r"^HVA\d{3}$")
+MAX_FINDINGS_PER_RULE = 200  # listed one by one; the rest of a rule's hits are counted in one more finding
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
 # Modules that register rules; each extension (dataset, weights) adds its own module here.
 RULE_MODULES = ("safety", "vocab", "vocab_biases", "special_tokens", "generation", "positions", "classification",
                 "dataset", "dataset_labels", "dataset_lm_labels", "dataset_alignment", "multimodal", "adapters",
-                "weights")
+                "weights", "batch")
 
 
 class Scope(str, enum.Enum):
-    """What a rule reads: the checkpoint's files (static), a streamed dataset, or the embedding matrices."""
+    """What a rule reads: the checkpoint's files (static), a streamed dataset, the embedding matrices, or a
+    live training batch (the guard)."""
 
     STATIC = "static"
     DATASET = "dataset"
     WEIGHTS = "weights"
+    BATCH = "batch"  # checked by the runtime guard on live batches, never by an audit
 
     def __str__(self) -> str:
         return self.value
@@ -59,7 +63,15 @@ class Rule:
     check: Callable[..., Iterable[Hit]] = field(repr=False, compare=False)
 
     def findings(self, facts: Any) -> list[Finding]:
-        return [self.finding(hit) for hit in self.check(facts)]
+        """The first :data:`MAX_FINDINGS_PER_RULE` hits, then one finding counting the rest: a hostile
+        input (a chat template with 500,000 distinct markers) must not make a report of 500,000 lines."""
+        hits = iter(self.check(facts))
+        out = [self.finding(hit) for hit in itertools.islice(hits, MAX_FINDINGS_PER_RULE)]
+        more = sum(1 for _ in hits)
+        if more:
+            out.append(self.finding(Hit(f"{more} more finding(s) of this rule not listed (the first "
+                                        f"{MAX_FINDINGS_PER_RULE} are)", details={"not_listed": more})))
+        return out
 
     def finding(self, hit: Hit) -> Finding:
         return Finding(

@@ -166,8 +166,8 @@ def pad_token_is_eos(facts: Facts):
 def _template_hits(facts: Facts):
     tok = facts.required_tokenizer()
     rows = facts.input_rows
-    for text in control_strings(tok.chat_template or ""):
-        ids = tok.encode(text)
+    texts = control_strings(tok.chat_template or "")
+    for text, ids in zip(texts, tok.encode_many(texts)):
         yield text, ids, rows
 
 

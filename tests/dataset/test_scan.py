@@ -61,3 +61,23 @@ def test_parallel_splits_give_the_same_summary(bert_cls, tmp_path):
 def test_static_audit_is_unchanged_without_a_dataset(bert_cls):
     report = audit(bert_cls)
     assert "dataset" not in report.extra and not any(c.startswith("HVA5") for c in report.rules_run)
+
+
+def test_over_long_text_rows_are_reported_not_tokenized(bert_cls, tmp_path, monkeypatch):
+    """HVA532: a row over the cap is never handed to the tokenizers library (a 32 MB word aborts it)."""
+    from hf_vocab_audit.dataset import kernel
+
+    monkeypatch.setattr(kernel, "MAX_TEXT_CHARS", 20)  # the real cap is 1,000,000 characters
+    data = write_jsonl(tmp_path / "t.jsonl", [{"text": "w1 w2", "label": 0}, {"text": "w1 " * 10, "label": 1},
+                                              {"text": None, "label": 0}, {"text": "w" * 21, "label": 1}])
+    report = audit(bert_cls, datasets=[data])
+    hits = [f for f in report.findings if f.code == "HVA532"]
+    assert len(hits) == 1 and hits[0].details["rows"] == 2
+    assert [loc["row"] for loc in hits[0].details["locations"]] == [1, 3]
+    assert [loc["value"] for loc in hits[0].details["locations"]] == [30, 21]  # characters
+    assert _split(report)["columns"]["text"]["tokens"] == 4 + 2 + 2 + 2  # the long rows count as empty
+
+
+def test_text_rows_under_the_cap_are_quiet(bert_cls, tmp_path):
+    data = write_jsonl(tmp_path / "t.jsonl", [{"text": "w1 " * 1000, "label": 0}])
+    assert not [f for f in audit(bert_cls, datasets=[data]).findings if f.code == "HVA532"]

@@ -110,3 +110,38 @@ def test_unknown_revision_fails_cleanly(hub):
     code, _, err = run(hub, "org/broken@v9")
     assert code == 2
     assert "no revision 'v9'" in err
+
+
+def _hostile_repo(tmp_path, **files: bytes) -> Repo:
+    folder = build_demo_checkpoint(tmp_path / "model")
+    repo = Repo.from_folder(folder)
+    repo.files.update(files)
+    return repo
+
+
+@pytest.mark.parametrize("shard_name", ["../../../../x.safetensors", "/etc/x.safetensors", "a/b.safetensors",
+                                        "..", "a\\b.safetensors"])
+def test_hub_index_shard_names_are_checked_before_any_request(tmp_path, shard_name):
+    """A remote index is as untrusted as a local one: a shard name with a folder would be a request to
+    another path on the endpoint, carrying HF_TOKEN."""
+    index = json.dumps({"metadata": {}, "weight_map": {"model.embed_tokens.weight": shard_name}}).encode()
+    repo = _hostile_repo(tmp_path, **{"model.safetensors.index.json": index})
+    del repo.files["model.safetensors"]
+    with HubServer({"org/evil": repo}) as server:
+        server.home = tmp_path / "hf-home"  # type: ignore[attr-defined]
+        code, out, err = run(server, "org/evil", HF_TOKEN=TOKEN)
+    assert code == 2, err
+    assert len(err.splitlines()) == 1 and "model.safetensors.index.json" in err and "not a plain file name" in err
+    assert not any("x.safetensors" in path or "b.safetensors" in path for _, path in server.requests)
+
+
+def test_hub_file_over_the_limit_is_refused_before_downloading(tmp_path):
+    """config.json declared at 17 MiB (limit 16 MiB): refused from the HEAD answer; no body is sent."""
+    repo = _hostile_repo(tmp_path, **{"config.json": b"{" + b" " * (17 * 2**20) + b"}"})
+    with HubServer({"org/big": repo}) as server:
+        server.home = tmp_path / "hf-home"  # type: ignore[attr-defined]
+        code, out, err = run(server, "org/big")
+        sent = server.bytes_sent["config.json"]
+    assert code == 2, err
+    assert len(err.splitlines()) == 1 and "config.json" in err and "over the 16777216-byte limit" in err
+    assert sent == 0

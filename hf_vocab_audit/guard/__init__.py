@@ -1,0 +1,44 @@
+"""Guard a training run: check every batch against the live model's limits before the GPU sees it.
+
+    import hf_vocab_audit as hva
+    g = hva.guard(model, tokenizer)
+    g.preflight()                      # the static rules on the in-memory pair
+    collate = g.wrap(data_collator)    # every batch checked on the host, in the DataLoader worker
+    hva.guard_trainer(trainer)         # the same for a transformers Trainer
+    with g.hooks(): model(**batch)     # batches built on the device (forward pre-hooks; each check syncs)
+
+torch is imported only when a guard is built, so ``hf-vocab-audit check`` never imports it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .checks import Violation, check_batch
+from .core import Guard, GuardedCollator
+from .errors import BatchIndexError, PreflightError
+from .limits import Limits, limits_of
+
+
+def guard(model: Any, tokenizer: Any = None, *, evidence_dir: str | Path | bool | None = True,
+          ignore_index: int = -100) -> Guard:
+    """A :class:`Guard` for ``model`` (limits read from its modules) and ``tokenizer`` (cause hints, preflight).
+
+    ``evidence_dir``: where a bad batch is saved (safetensors + JSON sidecar); True means
+    ``$HF_VOCAB_AUDIT_EVIDENCE`` or ``./hf-vocab-audit-evidence``; False saves nothing.
+    ``ignore_index``: the label value the loss skips (-100 in transformers).
+    """
+    return Guard(model, tokenizer, evidence_dir=evidence_dir, ignore_index=ignore_index)
+
+
+def guard_trainer(trainer: Any, *, preflight: str = "raise", evidence_dir: str | Path | bool | None = True,
+                  ignore_index: int = -100) -> Guard:
+    """Guard a transformers ``Trainer``: its collator is wrapped, and the preflight runs at ``on_train_begin``."""
+    from .trainer import guard_trainer as _guard_trainer
+
+    return _guard_trainer(trainer, preflight=preflight, evidence_dir=evidence_dir, ignore_index=ignore_index)
+
+
+__all__ = ["BatchIndexError", "Guard", "GuardedCollator", "Limits", "PreflightError", "Violation", "check_batch",
+           "guard", "guard_trainer", "limits_of"]

@@ -1,0 +1,94 @@
+"""The evidence of a bad batch: its tensors as safetensors plus a JSON sidecar, never a pickle.
+
+A batch file can be shared in a bug report and replayed with ``hf-vocab-audit repro`` without running
+anything from it: safetensors holds only tensors, the sidecar only JSON (limits, model identity and
+config, rank, worker, batch number, the violations and their likely cause).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import AuditError
+from ..version import __version__
+from .checks import Violation
+from .limits import Limits
+
+FORMAT = "hf-vocab-audit-batch"
+DEFAULT_DIR_ENV = "HF_VOCAB_AUDIT_EVIDENCE"
+
+
+def default_dir() -> Path:
+    return Path(os.environ.get(DEFAULT_DIR_ENV) or "hf-vocab-audit-evidence")
+
+
+def sidecar_of(batch_file: Path) -> Path:
+    return batch_file.with_suffix(".json")
+
+
+def write_evidence(folder: Path, batch: Mapping[str, Any], limits: Limits, violations: list[Violation], *,
+                   rank: int, worker: int | None, batch_number: int, config: dict[str, Any] | None) -> Path:
+    """Write ``batch`` and its sidecar into ``folder``; returns the ``.safetensors`` path."""
+    import torch
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    code = violations[0].code if violations else "clean"
+    stem = f"batch-rank{rank}-worker{worker if worker is not None else 'main'}-{batch_number:06d}-{code}"
+    tensors: dict[str, Any] = {}
+    not_saved: list[str] = []
+    for key, value in batch.items():
+        if isinstance(value, torch.Tensor) and value.device.type != "meta":
+            tensors[key] = value.detach().to("cpu").contiguous().clone()
+        else:
+            not_saved.append(str(key))
+    sidecar = {
+        "format": FORMAT,
+        "version": 1,
+        "tool_version": __version__,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "rank": rank,
+        "worker": worker,
+        "batch": batch_number,
+        "keys_not_saved": not_saved,
+        "violations": [v.to_dict() for v in violations],
+        "limits": limits.to_dict(),
+        "config": config,
+    }
+    target = folder / f"{stem}.safetensors"
+    tmp = folder / f".{stem}.{os.getpid()}.tmp"
+    save_file(tensors, str(tmp), metadata={"format": "pt", "producer": FORMAT})
+    os.replace(tmp, target)
+    side = sidecar_of(target)
+    tmp_side = folder / f".{stem}.{os.getpid()}.json.tmp"
+    tmp_side.write_text(json.dumps(sidecar, indent=2, default=str))
+    os.replace(tmp_side, side)
+    return target
+
+
+def read_evidence(batch_file: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """(tensors, sidecar or None) of a saved batch; AuditError for a missing or malformed file."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    if not batch_file.is_file():
+        raise AuditError(batch_file, "no such batch file (the guard writes batch-*.safetensors)")
+    try:
+        tensors = load_file(str(batch_file))
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise AuditError(batch_file, f"not a readable safetensors file: {exc}") from None
+    side = sidecar_of(batch_file)
+    if not side.is_file():
+        return tensors, None
+    try:
+        data = json.loads(side.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise AuditError(side, f"not a readable JSON sidecar: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise AuditError(side, f"not an {FORMAT} sidecar")
+    return tensors, data

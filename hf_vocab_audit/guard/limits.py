@@ -1,0 +1,250 @@
+"""The limits a batch must respect, read from the live modules (not the config).
+
+A training script can add tokens, resize, swap heads or run under DeepSpeed ZeRO-3 after the config was
+written; only the modules know the row counts a forward will index into. Under ZeRO-3 a parameter is a
+zero-sized placeholder and its real shape is in ``ds_shape``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..facts.positions import OFFSET_TWO_TYPES, PADDING_OFFSET_TYPES
+
+if TYPE_CHECKING:
+    import torch
+
+POSITION_NAMES = ("position_embeddings", "wpe", "embed_positions")
+TOKEN_TYPE_NAMES = ("token_type_embeddings",)
+CLASSIFIER_NAMES = ("classifier.out_proj", "classification_head.out_proj", "classifier", "score")
+_SKIP_PARTS = ("vision", "visual", "audio", "image", "patch", "speech", "mm_projector")
+# Head kinds: which range `labels` must lie in.
+LM, CLASSES, TOKEN_CLASSES, NO_LABEL_CHECK = "lm", "classes", "token-classes", "none"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Every range a batch key is checked against; ``None`` means the model has no such table."""
+
+    model_class: str
+    model_type: str | None
+    name_or_path: str | None
+    input_rows: int | None
+    input_module: str | None
+    decoder_input_rows: int | None
+    output_rows: int | None
+    label_kind: str
+    num_labels: int | None
+    type_rows: int | None
+    position_rows: int | None  # rows of the learned absolute-position table
+    position_offset: int  # added to explicit position_ids before the lookup (BART/OPT: 2)
+    padding_idx: int | None  # RoBERTa-style: positions start at padding_idx + 1
+    attn_implementation: str | None
+    ignore_index: int = -100
+    is_encoder_decoder: bool = False  # labels become the decoder's input ids (shifted right)
+    shifts_labels: bool = False  # causal LMs score labels[..., 1:]: the first label never reaches the loss
+    replaced_ids: tuple[int, ...] = ()  # ids the model swaps for a valid one before the lookup (Gemma-3 images)
+    tokenizer_length: int | None = None
+    pad_token_id: int | None = None
+    pad_token: str | None = None
+    added_token_ids: tuple[int, ...] = field(default_factory=tuple)
+
+    @property
+    def usable_positions(self) -> int | None:
+        """Longest sequence the position table serves (RoBERTa 514 rows -> 512; BART rows - 2)."""
+        if self.position_rows is None:
+            return None
+        if self.padding_idx is not None:
+            return self.position_rows - self.padding_idx - 1
+        return self.position_rows - self.position_offset
+
+    @property
+    def position_id_limit(self) -> int | None:
+        """Explicit ``position_ids`` must be below this (the offset is added before the lookup)."""
+        return None if self.position_rows is None else self.position_rows - self.position_offset
+
+    @property
+    def strict_attention_mask(self) -> bool:
+        """Flash-attention's varlen path unpads by summing the mask: only 0/1 are safe there.
+
+        The eager and SDPA paths treat any non-zero value as "attend" (measured on CPU), so they are not
+        checked: a guard verdict must equal what the forward does.
+        """
+        impl = self.attn_implementation or ""
+        return "flash" in impl
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["added_token_ids"] = list(self.added_token_ids)
+        data["replaced_ids"] = list(self.replaced_ids)
+        data["usable_positions"] = self.usable_positions
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Limits:
+        """Limits from a sidecar's JSON (untrusted): ValueError names the first field of the wrong type."""
+        kept: dict[str, Any] = {}
+        for name, f in cls.__dataclass_fields__.items():
+            if name not in data:
+                continue
+            value, kind = data[name], str(f.type)
+            ok = (value is None and "None" in kind) or (
+                isinstance(value, bool) if kind == "bool"
+                else isinstance(value, int) and not isinstance(value, bool) if kind.startswith("int")
+                else isinstance(value, str) if kind.startswith("str")
+                else isinstance(value, list) and all(isinstance(v, int) for v in value)
+                if name in ("added_token_ids", "replaced_ids")
+                else False)
+            if not ok:
+                raise ValueError(f"limits.{name} has the wrong type: {value!r}"[:200])
+            kept[name] = tuple(value) if name in ("added_token_ids", "replaced_ids") else value
+        missing = [n for n, f in cls.__dataclass_fields__.items()
+                   if n not in kept and f.default is MISSING and f.default_factory is MISSING]
+        if missing:
+            raise ValueError(f"limits lack {', '.join(missing)}")
+        return cls(**kept)
+
+
+def rows_of(weight: Any) -> int | None:
+    """First dimension of a parameter, from ZeRO-3's ``ds_shape`` when present."""
+    if weight is None:
+        return None
+    ds_shape = getattr(weight, "ds_shape", None)
+    if ds_shape is not None and len(ds_shape) > 0:
+        return int(ds_shape[0])
+    shape = getattr(weight, "shape", None)
+    return int(shape[0]) if shape is not None and len(shape) > 0 else None
+
+
+def _module_rows(module: Any) -> int | None:
+    if module is None:
+        return None
+    rows = rows_of(getattr(module, "weight", None))
+    if rows:
+        return rows
+    for attr in ("num_embeddings", "out_features"):
+        value = getattr(module, attr, None)
+        if isinstance(value, int):
+            return value
+    return rows
+
+
+def _named(model: torch.nn.Module, names: tuple[str, ...], kind: type) -> tuple[str, Any] | None:
+    found = [(n, m) for n, m in model.named_modules()
+             if isinstance(m, kind) and any(n == s or n.endswith("." + s) for s in names)
+             and not any(p in n for p in _SKIP_PARTS)]
+    if not found:
+        return None
+    for suffix in names:  # the names in priority order, then the shortest path
+        hits = [(n, m) for n, m in found if n == suffix or n.endswith("." + suffix)]
+        if hits:
+            return min(hits, key=lambda nm: (nm[0].count("."), nm[0]))
+    return None
+
+
+def _replaced_ids(config: Any, model_type: str | None, cls_name: str) -> tuple[int, ...]:
+    """Gemma-3 / PaliGemma multimodal classes replace an out-of-vocabulary image id with 0 before the lookup."""
+    from ..facts.placeholders import REPLACES_OOV_IMAGE_ID
+
+    classes = REPLACES_OOV_IMAGE_ID.get(model_type or "")
+    if classes is None or cls_name == classes[1]:
+        return ()
+    ids = (getattr(config, key, None) for key in ("image_token_id", "image_token_index"))
+    return tuple(sorted({i for i in ids if isinstance(i, int) and not isinstance(i, bool)}))
+
+
+def _get(model: Any, getter: str) -> Any:
+    """``model.get_input_embeddings()`` / ``get_output_embeddings()``, or None where a model has none."""
+    method = getattr(model, getter, None)
+    if not callable(method):
+        return None
+    try:
+        return method()
+    except (AttributeError, NotImplementedError):
+        return None
+
+
+def _label_kind(out: Any, cls_name: str, config: Any) -> str:
+    if cls_name.endswith("ForTokenClassification"):
+        return TOKEN_CLASSES
+    if cls_name.endswith(("ForSequenceClassification", "ForAudioClassification", "ForImageClassification")):
+        problem = getattr(config, "problem_type", None)
+        if problem in ("regression", "multi_label_classification") or getattr(config, "num_labels", 2) == 1:
+            return NO_LABEL_CHECK
+        return CLASSES
+    if out is not None:
+        return LM
+    return NO_LABEL_CHECK
+
+
+def limits_of(model: torch.nn.Module, tokenizer: Any = None, *, ignore_index: int = -100) -> Limits:
+    """Read the limits from the live modules of ``model`` (and cause hints from ``tokenizer``)."""
+    from torch import nn
+
+    from ..facts.memory import unwrap
+
+    model = unwrap(model)
+    config = getattr(model, "config", None)
+    model_type = getattr(config, "model_type", None)
+    cls_name = type(model).__name__
+    inp = _get(model, "get_input_embeddings")
+    input_name = next((n for n, m in model.named_modules() if m is inp), None) if inp is not None else None
+    input_rows = _module_rows(inp)
+    decoder_rows = input_rows
+    get_decoder = getattr(model, "get_decoder", None)
+    if getattr(config, "is_encoder_decoder", False) and callable(get_decoder):
+        try:
+            dec = get_decoder()
+            dec_in = dec.get_input_embeddings() if dec is not None else None
+            decoder_rows = _module_rows(dec_in) or input_rows
+        except (AttributeError, NotImplementedError):
+            pass
+    out = _get(model, "get_output_embeddings")
+    kind = _label_kind(out, cls_name, config)
+    num_labels = None
+    if kind in (CLASSES, TOKEN_CLASSES):
+        head = _named(model, CLASSIFIER_NAMES, nn.Linear)
+        num_labels = _module_rows(head[1]) if head else getattr(config, "num_labels", None)
+    type_mod = _named(model, TOKEN_TYPE_NAMES, nn.Embedding)
+    pos = _named(model, POSITION_NAMES, nn.Embedding)
+    position_rows = _module_rows(pos[1]) if pos else None
+    offset = int(getattr(pos[1], "offset", 0) or 0) if pos else 0
+    if pos and not offset and model_type in OFFSET_TWO_TYPES:
+        offset = 2
+    padding_idx = None
+    if pos and model_type in PADDING_OFFSET_TYPES and getattr(pos[1], "padding_idx", None) is not None:
+        padding_idx = int(pos[1].padding_idx)
+    tok_len = pad_id = pad_tok = None
+    added: tuple[int, ...] = ()
+    if tokenizer is not None:
+        tok_len = len(tokenizer)
+        pad_id = getattr(tokenizer, "pad_token_id", None)
+        pad_tok = getattr(tokenizer, "pad_token", None)
+        decoder = getattr(tokenizer, "added_tokens_decoder", None) or {}
+        added = tuple(sorted(int(i) for i in decoder))
+    return Limits(
+        model_class=cls_name,
+        model_type=model_type,
+        name_or_path=getattr(config, "_name_or_path", None) or None,
+        input_rows=input_rows,
+        input_module=input_name,
+        decoder_input_rows=decoder_rows,
+        output_rows=_module_rows(out) if kind == LM else None,
+        label_kind=kind,
+        num_labels=num_labels,
+        type_rows=_module_rows(type_mod[1]) if type_mod else None,
+        position_rows=position_rows,
+        position_offset=offset,
+        padding_idx=padding_idx,
+        attn_implementation=getattr(config, "_attn_implementation", None),
+        ignore_index=ignore_index,
+        is_encoder_decoder=bool(getattr(config, "is_encoder_decoder", False)),
+        shifts_labels=kind == LM and not getattr(config, "is_encoder_decoder", False)
+        and cls_name.endswith(("ForCausalLM", "LMHeadModel")),
+        replaced_ids=_replaced_ids(config, model_type, cls_name),
+        tokenizer_length=tok_len,
+        pad_token_id=pad_id,
+        pad_token=str(pad_tok) if pad_tok is not None else None,
+        added_token_ids=added,
+    )
