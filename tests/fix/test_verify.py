@@ -43,3 +43,28 @@ def test_a_finding_that_survives_the_fix_fails_verification(tmp_path, guard_inpu
         VerificationError, match="the fix introduced HVA103: config.json vocab_size is 104 but model.embed_tokens.weight has 106 rows"):
         fix_checkpoint(src, output=tmp_path / "out", verify_load="never")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_shard_not_copied_whole_fails_verification(tmp_path, guard_input, monkeypatch):
+    """Untouched shards are copied by the kernel and not read again: a short copy must still be caught."""
+    from transformers import AutoModelForCausalLM
+
+    src = tmp_path / "m"
+    broken(src, hidden_size=64, intermediate_size=128, num_hidden_layers=2, tie_word_embeddings=False)
+    model = AutoModelForCausalLM.from_pretrained(src)
+    for f in src.glob("model*.safetensors"):
+        f.unlink()
+    model.save_pretrained(src, max_shard_size="60KB")
+    guard_input(src)
+    real = surgical.copy_file
+
+    def short(a, b):
+        real(a, b)
+        if a.suffix == ".safetensors":
+            with open(b, "r+b") as fh:
+                fh.truncate(b.stat().st_size - 1)
+
+    monkeypatch.setattr(surgical, "copy_file", short)
+    with pytest.raises(VerificationError, match="verification failed, nothing written: .*"):
+        fix_checkpoint(src, output=tmp_path / "out", verify_load="never")
+    assert not (tmp_path / "out").exists()
