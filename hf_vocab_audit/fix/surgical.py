@@ -101,8 +101,8 @@ def fused_mean(t: TensorInfo) -> bool:
 
 def copy_rows_with_mean(path: Path, dst, t: TensorInfo, trained: int) -> np.ndarray:
     """Copy every row of ``t`` to the end of ``dst`` and return the float32 mean of its first ``trained``
-    rows: one read of the tensor into one reused buffer (memory stays at a block however large the
-    matrix), the mean summed from each block while it is in cache.
+    rows: each block is read once into one reused buffer (memory stays at a block however large the
+    matrix) and summed while it is in cache; the kernel copies the same block from the page cache.
 
     Blocks and sums are those of :func:`..io.rows.mean_of_rows`, so the mean is bit-identical to
     :func:`mean_row`'s."""
@@ -112,6 +112,7 @@ def copy_rows_with_mean(path: Path, dst, t: TensorInfo, trained: int) -> np.ndar
     dtype = np.dtype(FLOAT_DTYPES[t.dtype])
     step = max(1, MEAN_CHUNK_BYTES // max(width * dtype.itemsize, 1))
     buf = np.empty(min(step, rows) * width, dtype)
+    floats = np.empty((min(step, rows), width), np.float32)  # reused: fresh 32 MB arrays per block cost page faults
     with open(path, "rb", buffering=0) as src:
         src.seek(t.begin or 0)
         for start in range(0, rows, step):
@@ -123,10 +124,12 @@ def copy_rows_with_mean(path: Path, dst, t: TensorInfo, trained: int) -> np.ndar
                 if not read:
                     raise AuditError(path, f"ended early while copying tensor {t.name!r}")
                 got += read
-            write_all(dst, view)
+            # the kernel copies the block it just read into the page cache (faster than writing it from here)
+            copy_range(src, dst, (t.begin or 0) + start * width * dtype.itemsize, len(view))
+            src.seek((t.begin or 0) + (start + k) * width * dtype.itemsize)
             if start < n:
                 part = buf[: k * width].reshape(k, width)[: n - start]
-                block = part if t.dtype == "F64" else to_float32(part, t.dtype)
+                block = part if t.dtype == "F64" else to_float32(part, t.dtype, floats[: len(part)])
                 total += np.add.reduce(block, axis=0)
     return (total / max(n, 1)).astype(np.float32)
 

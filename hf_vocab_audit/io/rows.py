@@ -104,9 +104,10 @@ def mean_of_rows(path: Path, info: TensorInfo, rows: int, width: int, first: int
         return total.astype(np.float32), count
     mm = map_rows(path, info, n, width)
     step = max(1, MEAN_CHUNK_BYTES // max(width * mm.dtype.itemsize, 1))
+    floats = np.empty((min(step, n), width), np.float32)  # reused across blocks
     for start in range(0, n, step):
         raw = np.asarray(mm[start : min(n, start + step)])
-        block = raw if info.dtype == "F64" else to_float32(raw, info.dtype)
+        block = raw if info.dtype == "F64" else to_float32(raw, info.dtype, floats[: len(raw)])
         if keep is not None:
             block = block[keep[start : start + len(block)]]
         total += np.add.reduce(block, axis=0)
