@@ -9,7 +9,8 @@
 from __future__ import annotations
 
 from .audit import audit  # noqa: E402
-from .core.findings import Applicability, Finding, FixPlan, Location, Severity, Skipped  # noqa: E402
+from .core.findings import Applicability, Finding, FixPlan, FixResult, Location, Severity, Skipped  # noqa: E402
+from .core.outcome import FailOn, Outcome  # noqa: E402
 from .core.report import SCHEMA_VERSION, Report  # noqa: E402
 from .errors import AuditError  # noqa: E402
 from .facts import Facts, facts_from_memory  # noqa: E402
@@ -22,9 +23,12 @@ __all__ = [
     "AuditError",
     "BatchIndexError",
     "Facts",
+    "FailOn",
     "Finding",
     "FixPlan",
+    "FixResult",
     "Location",
+    "Outcome",
     "PreflightError",
     "Report",
     "Severity",
