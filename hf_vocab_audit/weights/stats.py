@@ -112,7 +112,7 @@ class _Pass:
         float32 is ``word * 65536`` and the odd one's ``word & 0xFFFF0000`` (same-width integer ops,
         about twice as fast as widening), so every reduction runs on two half-width float32 views."""
         reader, half = self.reader, self.reader.cols // 2
-        step = min(reader.chunk_rows(), max(1, hi - lo))
+        step = min(2 * reader.chunk_rows(), max(1, hi - lo))
         even, odd = np.empty((step, half), np.uint32), np.empty((step, half), np.uint32)
         magnitude = np.empty((step, 2 * half), np.uint16)
         ones = np.ones(step, np.float32)
