@@ -160,12 +160,25 @@ def _encode(tokenizer: Any, texts: list[str]) -> Any:
     return tokenizer.encode_batch(texts, add_special_tokens=True)
 
 
+def _byte_lengths(arr: pa.Array) -> np.ndarray:
+    """UTF-8 bytes per row of a string array (0 for nulls), from its offsets buffer: no compute kernel
+    (``pyarrow.compute`` calls import pandas, 0.15 s, to check their arguments)."""
+    offsets_buffer = arr.buffers()[1]
+    if offsets_buffer is None or len(arr) == 0:
+        return np.zeros(len(arr), np.int64)
+    dtype = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    offsets = np.frombuffer(offsets_buffer, dtype=dtype)[arr.offset : arr.offset + len(arr) + 1]
+    return np.diff(offsets).astype(np.int64)
+
+
 def _text_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) -> None:
     """Tokenize as a training script does by default: special tokens added, no truncation, no padding."""
     ctx, lim = acc.ctx, acc.ctx.limits
     _null_rows(acc, plan.name, arr, row_offset)
-    chars = pc.utf8_length(arr).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-    too_long = chars > MAX_TEXT_CHARS  # never hand the library unbounded work (one 32 MB word aborts it)
+    too_long = _byte_lengths(arr) > MAX_TEXT_CHARS  # a character takes at least one byte: a cheap bound
+    if too_long.any():  # never hand the library unbounded work (one 32 MB word aborts it)
+        chars = pc.utf8_length(arr).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        too_long = chars > MAX_TEXT_CHARS
     if too_long.any():
         acc.add(plan.name, TEXT_TOO_LONG, row_violation(too_long, chars, row_offset, ctx.max_locations))
         arr = pc.if_else(pa.array(too_long), pa.scalar("", arr.type), arr)
