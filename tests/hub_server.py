@@ -2,7 +2,9 @@
 
 Serves model repositories from memory: ``GET /api/models/{repo}[/revision/{rev}]`` (model info) and
 ``HEAD``/``GET /{repo}/resolve/{rev}/{file}`` with ``Range`` support. A private repository answers 401
-without its token, as the Hub does. Every request is logged, with the bytes sent per file.
+without its token, as the Hub does. Every request is logged, with the bytes sent per file (counted as
+they are written, so a client that hangs up mid-body is seen). ``Repo.declared`` makes it lie: HEAD
+declares those sizes, GET sends the real body.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class Repo:
     files: dict[str, bytes]
     commit: str
     token: str | None = None  # private when set
+    declared: dict[str, int] = field(default_factory=dict)  # a lying server: HEAD's size for these files
 
     @classmethod
     def from_folder(cls, folder: Path, token: str | None = None) -> Repo:
@@ -62,14 +65,23 @@ class HubServer:
         self._server.server_close()
 
     # --- request handling -------------------------------------------------------------------------
-    def _send(self, h, status: int, body: bytes = b"", headers: dict[str, str] | None = None, head=False):
+    def _send(self, h, status: int, body: bytes = b"", headers: dict[str, str] | None = None, head=False,
+              file: str | None = None, declared: int | None = None):
         h.send_response(status)
         for k, v in (headers or {}).items():
             h.send_header(k, v)
-        h.send_header("Content-Length", str(len(body)))
+        h.send_header("Content-Length", str(declared if head and declared is not None else len(body)))
         h.end_headers()
-        if not head:
-            h.wfile.write(body)
+        if head:
+            return
+        step = 1 << 20
+        for start in range(0, len(body), step):
+            try:
+                h.wfile.write(body[start : start + step])
+            except (BrokenPipeError, ConnectionResetError):  # the client stopped reading
+                return
+            if file is not None:
+                self.bytes_sent[file] += len(body[start : start + step])
 
     def _error(self, h, status: int, code: str, head: bool):
         body = json.dumps({"error": code}).encode()
@@ -115,8 +127,5 @@ class HubServer:
             end = min(end, len(data) - 1)
             chunk = data[start : end + 1]
             headers["Content-Range"] = f"bytes {start}-{end}/{len(data)}"
-            self.bytes_sent[m[3]] += len(chunk)
-            return self._send(h, 206, chunk, headers)
-        if not head:
-            self.bytes_sent[m[3]] += len(data)
-        self._send(h, 200, data, headers, head)
+            return self._send(h, 206, chunk, headers, file=m[3])
+        self._send(h, 200, data, headers, head, file=m[3], declared=repo.declared.get(m[3]))

@@ -134,6 +134,7 @@ def case(group: str, names: str | None = None, exit_codes: tuple[int, ...] = (2,
 
 
 HUB_REPOS: dict[str, dict[str, bytes]] = {}  # repo id -> files, filled by the hub cases' build()
+HUB_DECLARED: dict[str, dict[str, int]] = {}  # repo id -> sizes its HEAD answers declare (a lying server)
 HUB_TOKEN = "hf_catalogue_token"
 
 
@@ -149,7 +150,8 @@ def serve_hub_cases() -> Any:
 
     from hub_server import HubServer, Repo
 
-    return HubServer({rid: Repo(files, hashlib.sha1(repr(sorted(files)).encode()).hexdigest())
+    return HubServer({rid: Repo(files, hashlib.sha1(repr(sorted(files)).encode()).hexdigest(),
+                                declared=HUB_DECLARED.get(rid, {}))
                       for rid, files in HUB_REPOS.items()})
 
 
@@ -1225,6 +1227,13 @@ def hub_index_shard_in_a_folder(folder: Path) -> None:
 def hub_config_declared_17_mib(folder: Path) -> None:
     """Over the 16 MiB limit: refused from the declared size, before a byte of the body is sent."""
     (folder / "config.json").write_bytes(json.dumps(CONFIG).encode()[:-1] + b" " * (17 * 2**20) + b"}")
+
+
+@case("hub", "tokenizer_config.json", hub=True)
+def hub_file_longer_than_declared(folder: Path) -> None:
+    """HEAD declares 100 bytes, GET streams 20 MiB: the body is cut off at the 16 MiB limit as it streams."""
+    (folder / "tokenizer_config.json").write_bytes(b"{" + b" " * (20 * 2**20) + b"}")
+    HUB_DECLARED["org/hub_file_longer_than_declared"] = {"tokenizer_config.json": 100}
 
 
 # --- pickle weights ------------------------------------------------------------------------------

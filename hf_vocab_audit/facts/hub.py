@@ -1,7 +1,8 @@
 """Facts source for a Hub model (``org/name[@revision]``): small files through the cache, shapes from headers.
 
 Config, generation config, tokenizer files and ``hf-vocab-audit.toml`` are fetched with
-``hf_hub_download`` (so ``HF_TOKEN``, ``HF_ENDPOINT``, ``HF_HUB_OFFLINE`` and the cache behave as
+``hf_hub_download``, declared size checked first and the body capped while it streams (so ``HF_TOKEN``,
+``HF_ENDPOINT``, ``HF_HUB_OFFLINE`` and the cache behave as
 everywhere else); tensor shapes come from ``HfApi.parse_safetensors_file_metadata`` (HTTP range requests
 for the headers: no weights are downloaded). The headers are kept in huggingface_hub's assets cache
 per commit, so an offline run (``HF_HUB_OFFLINE=1``) of a revision audited before needs no network.
@@ -117,21 +118,60 @@ def _tensors_from_headers(headers: dict[str, dict[str, Any]], index_file: str | 
     return CheckpointTensors("safetensors", tuple(sorted(headers)), index_file, tensors)
 
 
+def _limit(name: str) -> int:
+    return MAX_TOKENIZER_BYTES if name == "tokenizer.json" else MAX_CONFIG_BYTES
+
+
 def _check_declared_size(ref: HubRef, name: str, commit: str) -> None:
     """Refuse a file whose size, as the Hub declares it (HEAD), is over the limit for its kind: checked
     before the download, which would otherwise fetch 2 GiB to find it is over 16 MiB."""
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
 
-    limit = MAX_TOKENIZER_BYTES if name == "tokenizer.json" else MAX_CONFIG_BYTES
+    limit = _limit(name)
     meta = get_hf_file_metadata(hf_hub_url(ref.repo_id, name, revision=commit or ref.revision))
     if meta.size is not None and meta.size > limit:
         raise AuditError(f"{ref}/{name}", f"is {meta.size} bytes on the Hub, over the {limit}-byte limit "
                                           "for this kind of file (not downloaded)")
 
 
+def _byte_cap(where: str, limit: int) -> type[Any]:
+    """A progress-bar class for ``hf_hub_download(tqdm_class=...)`` that stops the download past ``limit``.
+
+    huggingface_hub reports every chunk of the response body to its progress bar before writing it to the
+    cache, so raising there caps the stream itself: a server that declares a small size and then sends
+    gigabytes is cut off at the limit (plus one chunk in memory), not after the whole body is on disk.
+    """
+    from huggingface_hub.utils import tqdm
+
+    class ByteCap(tqdm):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self.received = int(kwargs.get("initial") or 0)
+            super().__init__(*args, **kwargs)
+
+        def update(self, n: float | None = 1) -> bool | None:
+            self.received += int(n or 0)
+            if self.received > limit:
+                raise AuditError(where, f"the Hub sent more than the {limit}-byte limit for this kind of file "
+                                        "(more than it declared): download stopped")
+            return super().update(n)
+
+    return ByteCap
+
+
+def _download(ref: HubRef, name: str, revision: str | None) -> Path:
+    """``hf_hub_download`` (token, endpoint, cache and refs as usual) with the body capped at the file's limit."""
+    from huggingface_hub import hf_hub_download
+
+    where, limit = f"{ref}/{name}", _limit(name)
+    path = Path(hf_hub_download(ref.repo_id, name, revision=revision, tqdm_class=_byte_cap(where, limit)))
+    if path.stat().st_size > limit:  # a transfer that bypasses the progress bar (Xet), or an earlier cache entry
+        raise AuditError(where, f"is {path.stat().st_size} bytes, over the {limit}-byte limit for this kind of file")
+    return path
+
+
 def _fetch_online(ref: HubRef, dest: Path) -> tuple[str, list[str], dict[str, Any] | None, str | None]:
     """Download the small files; returns (commit, files, headers or None, why no tensors)."""
-    from huggingface_hub import HfApi, hf_hub_download
+    from huggingface_hub import HfApi
 
     api = HfApi()
     info = api.model_info(ref.repo_id, revision=ref.revision)
@@ -144,11 +184,11 @@ def _fetch_online(ref: HubRef, dest: Path) -> tuple[str, list[str], dict[str, An
         _check_declared_size(ref, name, commit)  # before any byte of any file is downloaded
     for name in files:
         # revision=ref.revision records refs/<revision> in the cache, for later offline runs.
-        path = hf_hub_download(ref.repo_id, name, revision=ref.revision)
-        commit = Path(path).parent.name
+        path = _download(ref, name, ref.revision)
+        commit = path.parent.name
         shutil.copyfile(path, dest / name)
     if SAFETENSORS_INDEX in present:
-        index_path = hf_hub_download(ref.repo_id, SAFETENSORS_INDEX, revision=commit)
+        index_path = _download(ref, SAFETENSORS_INDEX, commit)
         where = f"{ref}/{SAFETENSORS_INDEX}"
         try:
             weight_map = json.loads(read_bytes(Path(index_path), MAX_CONFIG_BYTES)).get("weight_map", {})

@@ -22,6 +22,7 @@ from .added_tokens import token_content as _token_content
 from .added_tokens import tokenizer_json_conflicts as _tokenizer_json_conflicts
 from .tokenizer_guard import check_precompiled_charsmaps, library_call, unbounded_options_off
 from .transformers_tables import model_input_names, tokenizer_class_for
+from .tree import check_tree
 
 ROLES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")
 VERY_LARGE = int(1e29)  # transformers' VERY_LARGE_INTEGER (1e30) means "no limit set"
@@ -274,26 +275,11 @@ def _facts(
     )
 
 
-def _check_folder_entries(folder: Path) -> None:
-    """Before transformers opens files by names we do not control: no link out, no FIFO or device."""
-    import stat
-
-    for entry in sorted(folder.iterdir()):
-        if entry.is_symlink():
-            check_inside(entry, folder)
-        try:
-            mode = entry.stat().st_mode
-        except OSError:
-            continue
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            raise AuditError(entry, "is not a regular file (a FIFO, socket or device)")
-
-
 def load_tokenizer_via_transformers(folder: Path, model_type: str | None = None) -> TokenizerFacts:
     """The reference path: ``AutoTokenizer.from_pretrained`` (imports torch; never remote code)."""
     if not any((folder / n).exists() for n in SLOW_FILES + ("tokenizer.json",)):
         raise AuditError(folder, "has no tokenizer files (tokenizer.json, vocab.txt, tokenizer.model, ...)")
-    _check_folder_entries(folder)
+    check_tree(folder, "tokenizer folder")  # transformers opens files by names we do not control
     with library_call(folder, "the tokenizer cannot be loaded by transformers"):  # a panic included
         from transformers import AutoTokenizer
         from transformers.utils import logging as hf_logging

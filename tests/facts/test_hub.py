@@ -145,3 +145,33 @@ def test_hub_file_over_the_limit_is_refused_before_downloading(tmp_path):
     assert code == 2, err
     assert len(err.splitlines()) == 1 and "config.json" in err and "over the 16777216-byte limit" in err
     assert sent == 0
+
+
+@pytest.mark.parametrize("name", ["config.json", "tokenizer_config.json"])
+def test_hub_file_longer_than_declared_is_cut_off_at_the_limit(tmp_path, name):
+    """A server that declares 100 bytes (HEAD) and then streams 64 MiB: the download stops at the 16 MiB
+    limit while it streams (huggingface_hub alone would write it all to the cache before its size check)."""
+    body = b"{" + b" " * (64 * 2**20) + b"}"
+    repo = _hostile_repo(tmp_path, **{name: body})
+    repo.declared[name] = 100
+    with HubServer({"org/liar": repo}) as server:
+        server.home = tmp_path / "hf-home"  # type: ignore[attr-defined]
+        code, out, err = run(server, "org/liar")
+        sent = server.bytes_sent[name]
+    assert code == 2, err
+    assert err.count("\n") == 1 and f"org/liar/{name}" in err and "16777216-byte limit" in err, err
+    assert "download stopped" in err and "Traceback" not in err
+    assert sent < 32 * 2**20  # the limit plus socket buffers and one chunk, not the 64 MiB body
+    assert not [p for p in (tmp_path / "hf-home").rglob("*") if p.is_file() and p.stat().st_size > 2**20]
+
+
+def test_hub_server_declaring_its_true_size_is_audited(tmp_path):
+    """The cap keeps quiet on an honest server whose file is just under the limit."""
+    config = json.loads(_hostile_repo(tmp_path).files["config.json"])
+    padded = json.dumps(config).encode()[:-1] + b" " * (15 * 2**20) + b"}"
+    repo = _hostile_repo(tmp_path / "honest", **{"config.json": padded})
+    with HubServer({"org/honest": repo}) as server:
+        server.home = tmp_path / "hf-home"  # type: ignore[attr-defined]
+        code, out, err = run(server, "org/honest", "--format", "json")
+    assert code in (0, 1), err
+    assert json.loads(out)["facts"]["input_embedding"]["shape"][0] > 0

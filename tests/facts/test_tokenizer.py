@@ -8,6 +8,7 @@ import shutil
 import pytest
 from builders import CHATML, edit_json, make_tokenizer
 
+from hf_vocab_audit.errors import AuditError
 from hf_vocab_audit.facts.tokenizer import load_tokenizer, load_tokenizer_via_transformers
 
 CASES = {
@@ -97,3 +98,21 @@ def test_slow_only_files_fall_back_to_transformers(minilm_dir, tmp_path):
     facts = load_tokenizer(tmp_path)
     assert facts.source == "transformers" and facts.length == 30522
     assert facts.special_tokens["cls"] == ("[CLS]", 101)
+
+
+@pytest.mark.parametrize("where", ["top", "nested"])
+def test_transformers_path_refuses_links_out_at_any_depth(tmp_path, where):
+    """The reference path hands the folder to transformers, which opens names we do not control
+    (``additional_chat_templates/*.jinja``): it walks the whole tree (check_tree), not only the top level."""
+    folder = tmp_path / "tok"
+    make_tokenizer(folder, style="llama")
+    secret = tmp_path / "secret.jinja"
+    secret.write_text("{{ 'outside' }}")
+    sub = folder / "additional_chat_templates" if where == "nested" else folder
+    sub.mkdir(exist_ok=True)
+    (sub / "tool.jinja").symlink_to(secret)
+    with pytest.raises(AuditError, match="outside the tokenizer folder") as err:
+        load_tokenizer_via_transformers(folder)
+    assert "tool.jinja" in str(err.value)
+    (sub / "tool.jinja").unlink()
+    assert load_tokenizer_via_transformers(folder).source == "transformers"  # quiet on the healthy folder
