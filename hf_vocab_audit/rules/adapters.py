@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..core.findings import Location, Severity
 from ..facts import Facts
 from ..facts.adapter import AdapterFacts
+from ..facts.tokenizer import TokenizerFacts
 from .registry import Hit, rule
 
 SHOW = 5
@@ -20,6 +21,14 @@ SHOW = 5
 def _adapter(facts: Facts) -> tuple[AdapterFacts, int] | None:
     a, rows = facts.adapter, facts.input_rows
     return (a, rows) if a is not None and rows is not None else None
+
+
+def _adapter_with_tokenizer(facts: Facts) -> tuple[AdapterFacts, TokenizerFacts, int] | None:
+    """The adapter, its own tokenizer and the base's rows, when all three are known."""
+    got = _adapter(facts)
+    if got is None or got[0].tokenizer is None:
+        return None
+    return got[0], got[0].tokenizer, got[1]
 
 
 def _saved_name(a: AdapterFacts) -> str:
@@ -79,12 +88,10 @@ def adapter_rows_not_reproducible(facts: Facts):
     Resize the base to the saved row count (`resize_token_embeddings(len(tokenizer), pad_to_multiple_of=8)`,
     or the number directly) before `PeftModel.from_pretrained`; `AutoPeftModelForCausalLM` cannot load it.
     """
-    got = _adapter(facts)
-    if got is None or got[0].tokenizer is None:
+    got = _adapter_with_tokenizer(facts)
+    if got is None:
         return
-    a, rows = got
-    tok = a.tokenizer
-    assert tok is not None
+    a, tok, rows = got
     saved = a.saved_rows
     if saved is None or tok.length <= rows or tok.length == saved or tok.max_id >= saved:
         return
@@ -111,12 +118,10 @@ def adapter_tokens_without_rows(facts: Facts):
     Retrain with the embeddings saved: resize before `get_peft_model`, and add `modules_to_save=["embed_tokens",
     "lm_head"]` or `trainable_token_indices=[...]` for the new ids; or use the base's own tokenizer.
     """
-    got = _adapter(facts)
-    if got is None or got[0].tokenizer is None:
+    got = _adapter_with_tokenizer(facts)
+    if got is None:
         return
-    a, rows = got
-    tok = a.tokenizer
-    assert tok is not None
+    a, tok, rows = got
     ids = tok.ids_at_or_above(rows)
     if not ids or a.saved_rows is not None:
         return
@@ -139,12 +144,10 @@ def adapter_tokenizer_beyond_saved_rows(facts: Facts):
     Fix:
     Save the tokenizer the adapter was trained with, or retrain after resizing to the final tokenizer.
     """
-    got = _adapter(facts)
-    if got is None or got[0].tokenizer is None:
+    got = _adapter_with_tokenizer(facts)
+    if got is None:
         return
-    a, _rows = got
-    tok = a.tokenizer
-    assert tok is not None
+    a, tok, _rows = got
     saved = a.saved_rows
     if saved is None:
         return
