@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from pathlib import Path
 from typing import Any
 
 from ..errors import AuditError
-from ..facts.tree import MAX_ENTRIES, SKIPPED_DIRS
+from ..facts.tree import MAX_ENTRIES, SKIPPED_DIRS, regular_file
 from ..io.jsonfile import MAX_CONFIG_BYTES, check_inside, read_bytes
 
 GLOB_CHARS = "*?["
@@ -24,13 +23,7 @@ GLOB_CHARS = "*?["
 
 def regular_data_file(path: Path) -> Path:
     """``path`` when it is (or links to) a regular file: a FIFO named ``train.jsonl`` blocks any reader."""
-    try:
-        mode = path.stat().st_mode
-    except OSError as exc:
-        raise AuditError(path, f"cannot be read: {exc.strerror or exc.__class__.__name__}") from None
-    if not stat.S_ISREG(mode):
-        raise AuditError(path, "is not a regular file (a FIFO, socket or device)")
-    return path
+    return regular_file(path)
 
 
 def _segment_regex(segment: str) -> str:

@@ -22,16 +22,22 @@ SKIPPED_DIRS = (".git", ".cache")  # never read by transformers, never copied by
 MAX_ENTRIES = 1_000_000  # a model or dataset folder with more entries is refused, not walked forever
 
 
-def regular_file_inside(path: Path, root: Path, what: str = "model folder") -> Path:
-    """``path`` if it is a regular file that resolves inside ``root`` (or a Hub cache blob), else one line."""
-    if path.is_symlink():
-        check_inside(path, root, what)
+def regular_file(path: Path, kinds: str = "a FIFO, socket or device") -> Path:
+    """``path`` when it is (or links to) a regular file: reading a FIFO or a device blocks or never ends."""
     try:
         mode = path.stat().st_mode
     except OSError as exc:
         raise AuditError(path, f"cannot be read: {exc.strerror or exc.__class__.__name__}") from None
     if not stat.S_ISREG(mode):
-        raise AuditError(path, "is not a regular file (a folder, FIFO, socket or device)")
+        raise AuditError(path, f"is not a regular file ({kinds})")
+    return path
+
+
+def regular_file_inside(path: Path, root: Path, what: str = "model folder") -> Path:
+    """``path`` if it is a regular file that resolves inside ``root`` (or a Hub cache blob), else one line."""
+    if path.is_symlink():
+        check_inside(path, root, what)
+    regular_file(path, "a folder, FIFO, socket or device")
     if not path.is_symlink():
         check_inside(path, root, what)  # a parent folder may itself be a link
     return path
