@@ -9,10 +9,9 @@ through the CLI while we watch for their marker file.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import pickle
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -116,9 +115,10 @@ class Shell:
 
 
 def _weights_only_false_runs_it(path: Path, marker: Path) -> bool:
-    """Control: the payload is real (torch.load with weights_only=False, in a child, creates the marker)."""
-    code = f"import torch; torch.load({str(path)!r}, weights_only=False)"
-    subprocess.run([sys.executable, "-c", code], capture_output=True, check=False, timeout=120)
+    """Control: the payload is real (torch.load with weights_only=False creates the marker). It runs here,
+    in the test's process: the payload is this test's own (create or touch one file in tmp_path)."""
+    with contextlib.suppress(Exception):  # a bare pickle runs its payload, then fails torch's format check
+        torch.load(path, weights_only=False)
     ran = marker.exists()
     marker.unlink(missing_ok=True)
     return ran

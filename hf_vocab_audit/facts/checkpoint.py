@@ -31,6 +31,12 @@ class Facts:
     # Narrowed facts for rules: the runner skips a rule whose requirement is missing
     # (facts.requirements), so inside a rule these never raise.
 
+    def required_vocab_size(self) -> int:
+        """``config.vocab_size`` (text config first), for a rule that requires ``CONFIG_VOCAB_SIZE``."""
+        if self.config.vocab_size is None:
+            raise MissingFact("config_vocab_size")
+        return self.config.vocab_size
+
     def required_tokenizer(self) -> TokenizerFacts:
         """The tokenizer, for a rule that requires ``Requirement.TOKENIZER`` or ``CHAT_TEMPLATE``."""
         if self.tokenizer is None:
@@ -88,7 +94,7 @@ def _rows_tensor(info: TensorInfo | None, what: str) -> RowsTensor:
     return RowsTensor(info.name, info.file, info.rows)
 
 
-def _tensor(info: object) -> dict[str, object] | None:
+def _tensor(info: TensorInfo | None) -> dict[str, object] | None:
     if info is None:
         return None
-    return {"name": info.name, "shape": list(info.shape), "dtype": info.dtype, "file": info.file}  # type: ignore[attr-defined]
+    return {"name": info.name, "shape": list(info.shape), "dtype": info.dtype, "file": info.file}

@@ -14,8 +14,12 @@ TEXT_CONFIG_KEYS = ("text_config", "decoder", "generator")
 
 
 def _int(path: Path, key: str, value: Any, *, minimum: int | None = 0) -> int | None:
-    if value is None:
-        return None
+    """An optional integer field (null: unset)."""
+    return None if value is None else _present_int(path, key, value, minimum=minimum)
+
+
+def _present_int(path: Path, key: str, value: Any, *, minimum: int | None = 0) -> int:
+    """An integer field that must hold a number (null refused, like any other non-integer)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise AuditError(path, f'"{key}" must be an integer, not {type(value).__name__} {value!r}'[:300])
     if minimum is not None and value < minimum:
@@ -32,8 +36,8 @@ def _ids(path: Path, key: str, value: Any) -> tuple[int, ...] | None:
             return None
         if any(v is None for v in value):
             raise AuditError(path, f'"{key}" must be an integer or a list of integers, not {value!r}'[:300])
-        return tuple(_int(path, key, v, minimum=None) for v in value)  # type: ignore[misc]
-    return (_int(path, key, value, minimum=None),)  # type: ignore[return-value]
+        return tuple(_present_int(path, key, v, minimum=None) for v in value)
+    return (_present_int(path, key, value, minimum=None),)
 
 
 @dataclass(frozen=True)
@@ -141,7 +145,7 @@ def parse_config(raw: dict[str, Any], path: Path) -> ConfigFacts:
         for k, v in label2id.items():
             if isinstance(v, str) and decimal_int(v) is not None:
                 v = decimal_int(v)
-            parsed_label2id[str(k)] = _int(path, f"label2id.{k}", v, minimum=None)  # type: ignore[assignment]
+            parsed_label2id[str(k)] = _present_int(path, f"label2id.{k}", v, minimum=None)
     num_labels = _int(path, "num_labels", raw.get("num_labels"), minimum=1)
 
     pos_type = get("position_embedding_type")

@@ -28,7 +28,9 @@ def usable_positions(facts: Facts) -> tuple[int, str] | None:
     pos = facts.embeddings.position if facts.embeddings else None
     if cfg.has_rotary or (cfg.position_embedding_type not in (None, "absolute")):
         return None
-    if pos is not None:
+    rows: int
+    from_tensor = pos is not None and pos.rows is not None
+    if pos is not None and pos.rows is not None:
         rows, source = pos.rows, f"{pos.name} has {pos.rows} rows"
     elif mtype in ABSOLUTE_TYPES and cfg.max_position_embeddings:
         rows, source = cfg.max_position_embeddings, f"max_position_embeddings is {cfg.max_position_embeddings}"
@@ -38,7 +40,7 @@ def usable_positions(facts: Facts) -> tuple[int, str] | None:
         return None
     if mtype in PADDING_OFFSET_TYPES:
         pad = (cfg.special.ids.get("pad_token_id") or (1,))[0]
-        return rows - pad - 1, f"{source}, minus padding_idx {pad} + 1 reserved"  # type: ignore[operator]
-    if mtype in OFFSET_TWO_TYPES and pos is not None:
-        return rows - 2, f"{source}, minus the 2 reserved offset rows"  # type: ignore[operator]
-    return rows, source  # type: ignore[return-value]
+        return rows - pad - 1, f"{source}, minus padding_idx {pad} + 1 reserved"
+    if mtype in OFFSET_TWO_TYPES and from_tensor:
+        return rows - 2, f"{source}, minus the 2 reserved offset rows"
+    return rows, source

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from .added_tokens import added_contents as _added_contents
 from .added_tokens import added_tokens_decoder as _added_tokens_decoder
 from .added_tokens import token_content as _token_content
 from .added_tokens import tokenizer_json_conflicts as _tokenizer_json_conflicts
+from .chat_template import control_strings
 from .tokenizer_guard import check_precompiled_charsmaps, library_call, unbounded_options_off
 from .transformers_tables import model_input_names, tokenizer_class_for
 from .tree import check_tree
@@ -70,11 +72,19 @@ class TokenizerFacts:
     def encode_many(self, texts: list[str]) -> list[list[int]]:
         """Ids of each of ``texts`` (one library call; a failure is one line naming the tokenizer)."""
         out: list[list[int]] = []
+        # encode_batch_fast: the same ids without character offsets, which nothing here reads.
+        encode = getattr(self.backend, "encode_batch_fast", None) or self.backend.encode_batch
         with library_call(self.folder / (self.files[0] if self.files else ""), "the tokenizers library failed to encode"):
             for start in range(0, len(texts), 4096):  # chunks: an Encoding object per text costs ~1 KB
-                out.extend(e.ids for e in self.backend.encode_batch(texts[start : start + 4096],
-                                                                    add_special_tokens=False))
+                out.extend(e.ids for e in encode(texts[start : start + 4096], add_special_tokens=False))
         return out
+
+    @cached_property
+    def template_markers(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """Each distinct control string of the chat template with its ids, encoded once for every rule
+        and analysis that asks (a hostile template holds hundreds of thousands)."""
+        texts = control_strings(self.chat_template or "")
+        return tuple(zip(texts, map(tuple, self.encode_many(texts)), strict=True))
 
 
 def _special_strings(config: dict[str, Any]) -> tuple[dict[str, str], list[str]]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ..core.findings import Applicability, FixPlan, Location, Severity
 from ..facts import Facts
-from ..facts.chat_template import control_strings
 from ..facts.requirements import Requirement
 from .registry import Hit, rule
 
@@ -166,9 +165,8 @@ def pad_token_is_eos(facts: Facts):
 def _template_hits(facts: Facts):
     tok = facts.required_tokenizer()
     rows = facts.input_rows
-    texts = control_strings(tok.chat_template or "")
-    for text, ids in zip(texts, tok.encode_many(texts)):
-        yield text, ids, rows
+    for text, ids in tok.template_markers:
+        yield text, list(ids), rows
 
 
 @rule("HVA205", "chat-template-token-split", Severity.WARNING, requires=(Requirement.CHAT_TEMPLATE,))

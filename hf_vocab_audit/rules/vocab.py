@@ -109,7 +109,7 @@ def config_vocab_size_mismatch(facts: Facts):
     cfg = facts.config
     rows = facts.required_input().rows
     extra = EXTRA_INPUT_ROWS.get(cfg.model_type or "", 0)
-    if cfg.vocab_size + extra == rows:  # type: ignore[operator]
+    if facts.required_vocab_size() + extra == rows:
         return
     key = cfg.text_prefix + "vocab_size"
     yield Hit(

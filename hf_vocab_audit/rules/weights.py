@@ -38,13 +38,13 @@ def _describe(w: WeightFacts, token_id: int, wanted: int) -> tuple[list[str], di
 
 
 def _hits(w: WeightFacts, wanted: int, what: str):
-    tok = w.facts.tokenizer
+    tok = w.facts.required_tokenizer()
     tensors = [s.stats.tensor for s in w.sides]
     for token_id in w.flagged_ids():
         if not w.used(token_id) or not any(int(s.cls.status[token_id]) == wanted for s in w.sides):
             continue
         parts, details = _describe(w, token_id, wanted)
-        content = tok.id_to_token(token_id)  # type: ignore[union-attr]
+        content = tok.id_to_token(token_id)
         roles = [r for r in w.roles.get(token_id, []) if r != "reserved"]
         bad_sides = [s for s in w.sides if int(s.cls.status[token_id]) == wanted]
         yield Hit(
@@ -111,7 +111,7 @@ def untrained_rows_summary(w: WeightFacts):
     others = [i for i in w.flagged_ids() if not w.used(i) and "pad" not in w.roles.get(i, [])]
     if not others:
         return
-    tok = w.facts.tokenizer
+    tok = w.facts.required_tokenizer()
     per_side = []
     for side in w.sides:
         status = side.cls.status[others]
@@ -119,7 +119,7 @@ def untrained_rows_summary(w: WeightFacts):
         if u or s:
             per_side.append(f"{SIDE_WORDS[side.name]} {u} untrained, {s} low-norm")
     reserved = sum(1 for i in others if "reserved" in w.roles.get(i, []))
-    examples = ", ".join(f"{tok.id_to_token(i)!r} ({i})" for i in others[:5])  # type: ignore[union-attr]
+    examples = ", ".join(f"{tok.id_to_token(i)!r} ({i})" for i in others[:5])
     of_which = f" ({reserved} reserved placeholders)" if reserved else ""
     yield Hit(
         f"{len(others)} token rows not emitted in normal use are untrained or low-norm{of_which}: "

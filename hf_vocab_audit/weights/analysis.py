@@ -135,7 +135,7 @@ def _histogram(w: WeightFacts, side: Side) -> dict[str, Any]:
 
 
 def _token_ids(facts: Facts, rows: int) -> np.ndarray:
-    ids = np.asarray(facts.tokenizer.ids, dtype=np.int64)  # type: ignore[union-attr]
+    ids = np.asarray(facts.required_tokenizer().ids, dtype=np.int64)
     return ids[(ids >= 0) & (ids < rows)]
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-from ..facts.chat_template import control_strings
 from ..facts.tokenizer import TokenizerFacts
 
 # Roles whose tokens the model reads or must predict in ordinary training and generation.
@@ -23,8 +22,7 @@ def template_tokens(tok: TokenizerFacts) -> dict[int, str]:
     for added in tok.added_tokens:
         if added.content in present:
             out[added.id] = added.content
-    texts = control_strings(template)
-    for text, ids in zip(texts, tok.encode_many(texts)):
+    for text, ids in tok.template_markers:
         if len(ids) == 1:
             out[ids[0]] = text
     return out
