@@ -75,8 +75,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 def _strings(path: Path, key: str, value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [value]
+    if isinstance(value, str):  # refused, as audit(select="HVA101") is: one spelling, a list, everywhere
+        raise AuditError(path, f"{key}: must be a list of rule codes, prefixes or names, not a string (write [{value!r}])")
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise AuditError(path, f"{key}: must be a list of rule codes, prefixes or names")
     from .rules.registry import validate_selectors

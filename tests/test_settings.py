@@ -55,6 +55,7 @@ def test_settings_change_the_audit(project):
     [
         ('fail_on = "error"\n', "unknown key 'fail_on'"),
         ('select = ["HVA999"]\n', "select: unknown rule code or name 'HVA999'"),
+        ('ignore = "HVA101"\n', "ignore: must be a list of rule codes, prefixes or names, not a string (write ['HVA101'])"),
         ('fail-on = "fatal"\n', "fail-on: must be one of error, warning, info, never"),
         ("exit-zero = 1\n", "exit-zero: must be true or false"),
         ('[[allow]]\ncode = "HVA202"\n', "allow[0].reason"),
