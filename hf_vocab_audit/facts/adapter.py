@@ -19,7 +19,8 @@ from ..io.jsonfile import check_inside, read_json_object
 from ..io.safetensors_header import TensorInfo, read_header
 from .embeddings import INPUT_SUFFIXES, OUTPUT_SUFFIXES, has_suffix
 from .tensors import RefusedFile
-from .tokenizer import TokenizerFacts, has_tokenizer, load_tokenizer
+from .tokenizer import TokenizerFacts
+from .tokenizer_folder import has_tokenizer, load_tokenizer
 from .tree import check_tree
 
 ADAPTER_CONFIG = "adapter_config.json"

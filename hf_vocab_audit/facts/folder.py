@@ -14,7 +14,8 @@ from .checkpoint import Facts
 from .config import load_config, load_generation_config
 from .embeddings import find_embeddings
 from .tensors import CheckpointTensors, load_tensors
-from .tokenizer import TokenizerFacts, has_tokenizer, load_tokenizer
+from .tokenizer import TokenizerFacts
+from .tokenizer_folder import has_tokenizer, load_tokenizer
 from .tree import check_tree
 
 

@@ -25,7 +25,7 @@ from .config import ConfigFacts, GenerationFacts, parse_config, parse_generation
 from .embeddings import EmbeddingFacts, find_embeddings, vocab_biases
 from .folder import existing_folder
 from .tensors import _TORCH_TO_ST, CheckpointTensors
-from .tokenizer import ROLES, VERY_LARGE, TokenizerFacts, _facts, _max_length
+from .tokenizer import ROLES, VERY_LARGE, TokenizerFacts, facts_of_backend, parse_max_length
 
 MEMORY_FORMAT = "memory"  # CheckpointTensors.format of a live model
 MODEL_FILE = "<model>"  # Location.file of a live model's tensors
@@ -241,20 +241,20 @@ def tokenizer_facts(tokenizer: Any) -> TokenizerFacts:
     template = template if isinstance(template, str) else None
     auto_map = getattr(tokenizer, "_auto_map", None) or (getattr(tokenizer, "init_kwargs", None) or {}).get("auto_map")
     names = getattr(tokenizer, "model_input_names", None) or ["input_ids", "attention_mask"]
-    return _facts(
-        Path(TOKENIZER_FILE),
-        "tokenizers",
-        (),
-        copy,
-        named,
-        extra,
-        _max_length(Path(f"{label}.model_max_length"), max_length),
-        template,
-        f"{TOKENIZER_FILE}.chat_template" if template else None,
-        type(tokenizer).__name__,
-        tuple(str(n) for n in names),
-        (),  # one live backend: its added tokens cannot disagree with another file
-        auto_map if isinstance(auto_map, dict) else None,
+    return facts_of_backend(
+        folder=Path(TOKENIZER_FILE),
+        source="tokenizers",
+        files=(),
+        backend=copy,
+        named=named,
+        extra=extra,
+        model_max_length=parse_max_length(Path(f"{label}.model_max_length"), max_length),
+        template=template,
+        template_file=f"{TOKENIZER_FILE}.chat_template" if template else None,
+        tokenizer_class=type(tokenizer).__name__,
+        names=tuple(str(n) for n in names),
+        conflicts=(),  # one live backend: its added tokens cannot disagree with another file
+        auto_map=auto_map if isinstance(auto_map, dict) else None,
     )
 
 
@@ -263,7 +263,7 @@ def facts_from_memory(model: object, tokenizer: str | Path | object | None = Non
 
     ``model_dir`` is the label ``<in-memory LlamaForCausalLM>``; tensors have format ``"memory"``.
     """
-    from .tokenizer import load_tokenizer
+    from .tokenizer_folder import load_tokenizer
     from .tree import check_tree
 
     config, generation, tensors, embeddings = model_facts(model)

@@ -1,34 +1,22 @@
-"""Tokenizer facts exactly as ``AutoTokenizer`` (transformers 5) presents them to users.
-
-Fast path: ``tokenizer.json`` through the ``tokenizers`` library, then the same additions
-transformers makes on load (``added_tokens_decoder``, named and extra special tokens missing from
-the vocabulary). It never imports transformers or torch. A folder with only slow files
-(``vocab.txt``, ``tokenizer.model``) falls back to ``AutoTokenizer`` with ``trust_remote_code=False``.
+"""Tokenizer facts exactly as ``AutoTokenizer`` (transformers 5) presents them to users, and the one
+derivation of those facts from a loaded backend that every source (folder, transformers fallback, live
+objects) shares. Loading from a folder is ``tokenizer_folder``; its JSON files are ``tokenizer_config``.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from ..errors import AuditError
-from ..io.jsonfile import MAX_TOKENIZER_BYTES, check_inside, read_bytes, read_json_object
 from .added_tokens import AddedTokenConflict, AddedTokenInfo
-from .added_tokens import added_contents as _added_contents
-from .added_tokens import added_tokens_decoder as _added_tokens_decoder
-from .added_tokens import token_content as _token_content
-from .added_tokens import tokenizer_json_conflicts as _tokenizer_json_conflicts
 from .chat_template import control_strings
-from .tokenizer_guard import check_precompiled_charsmaps, library_call, unbounded_options_off
-from .transformers_tables import model_input_names, tokenizer_class_for
-from .tree import check_tree
+from .tokenizer_guard import library_call, unbounded_options_off
 
 ROLES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")
 VERY_LARGE = int(1e29)  # transformers' VERY_LARGE_INTEGER (1e30) means "no limit set"
-SLOW_FILES = ("vocab.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json", "source.spm")
 
 
 @dataclass(frozen=True)
@@ -87,143 +75,8 @@ class TokenizerFacts:
         return tuple(zip(texts, map(tuple, self.encode_many(texts)), strict=True))
 
 
-def _special_strings(config: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
-    named: dict[str, str] = {}
-    for role in ROLES:
-        content = _token_content(config.get(f"{role}_token"))
-        if content is not None:
-            named[role] = content
-    extra: dict[str, None] = {}  # ordered and deduplicated in linear time
-    for key in ("extra_special_tokens", "additional_special_tokens"):
-        value = config.get(key)
-        values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
-        for item in values:
-            content = _token_content(item)
-            if content is not None:
-                extra.setdefault(content)
-    return named, list(extra)
-
-
-def _find_chat_template(folder: Path, config: dict[str, Any]) -> tuple[str | None, str | None]:
-    jinja = folder / "chat_template.jinja"
-    if jinja.is_file():
-        check_inside(jinja, folder)
-        try:
-            return read_bytes(jinja, 16 * 1024 * 1024).decode("utf-8"), jinja.name
-        except UnicodeDecodeError:
-            raise AuditError(jinja, "is not valid UTF-8") from None
-    template = config.get("chat_template")
-    if isinstance(template, list):  # [{"name": "default", "template": "..."}, ...]
-        named = {t.get("name"): t.get("template") for t in template if isinstance(t, dict)}
-        template = named.get("default") or next(iter(named.values()), None)
-    if isinstance(template, str):
-        return template, "tokenizer_config.json"
-    return None, None
-
-
-def _read_config(folder: Path, name: str) -> dict[str, Any]:
-    path = folder / name
-    if not path.exists():
-        return {}
-    check_inside(path, folder)
-    data = read_json_object(path)
-    try:  # the tokenizers library (Rust) rejects lone surrogates such as "\ud800" that JSON allows
-        json.dumps(data, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise AuditError(path, f"holds a string that is not valid Unicode ({exc.object[exc.start]!r})") from None
-    return data
-
-
-def has_tokenizer(folder: Path) -> bool:
-    return (folder / "tokenizer.json").exists() or any((folder / n).exists() for n in SLOW_FILES)
-
-
-def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFacts:
-    """Tokenizer facts for ``folder``; fast path when ``tokenizer.json`` exists."""
-    path = folder / "tokenizer.json"
-    if not path.exists():
-        return load_tokenizer_via_transformers(folder, model_type)
-    check_inside(path, folder)
-    from tokenizers import AddedToken, Tokenizer
-
-    raw = read_bytes(path, MAX_TOKENIZER_BYTES)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise AuditError(path, "is not valid UTF-8") from None
-    check_precompiled_charsmaps(raw, path)
-    with library_call(path, "is not a tokenizer the tokenizers library can load"):
-        backend = unbounded_options_off(Tokenizer.from_str(text))
-    config = _read_config(folder, "tokenizer_config.json")
-    special_map = _read_config(folder, "special_tokens_map.json")
-    files = ["tokenizer.json"] + [
-        n for n in ("tokenizer_config.json", "special_tokens_map.json") if (folder / n).exists()
-    ]
-
-    # What transformers does on load, in the same order (TokenizersBackend.__init__), each group of
-    # additions in one call (one at a time is quadratic: the library rebuilds its matcher per call).
-    conflicts: list[AddedTokenConflict] = []
-    declared = _added_tokens_decoder(path.parent / "tokenizer_config.json", config)
-    with library_call(path, "the tokenizers library failed to add the declared tokens"):
-        present = {t.content for t in backend.get_added_tokens_decoder().values()}
-        to_add: dict[str, AddedToken] = {}
-        for token_id, (content, special) in sorted(declared.items()):
-            existing = backend.token_to_id(content)
-            if existing is not None and existing != token_id:
-                conflicts.append(
-                    AddedTokenConflict(
-                        "tokenizer_config.json",
-                        f"added_tokens_decoder puts {content!r} at id {token_id}, tokenizer.json at id {existing}",
-                        (token_id, existing),
-                        (content,),
-                    )
-                )
-            holder = backend.id_to_token(token_id)
-            if holder is not None and holder != content:
-                conflicts.append(
-                    AddedTokenConflict(
-                        "tokenizer_config.json",
-                        f"added_tokens_decoder puts {content!r} at id {token_id}, where tokenizer.json has {holder!r}",
-                        (token_id,),
-                        (content, holder),
-                    )
-                )
-            if content not in present and content not in to_add:
-                to_add[content] = AddedToken(content, special=special, normalized=not special)
-        if to_add:
-            backend.add_tokens(list(to_add.values()))
-        # transformers reads special_tokens_map.json (over tokenizer_config.json) only for legacy folders
-        # whose tokenizer_config.json has no added_tokens_decoder.
-        named, extra = _special_strings(config if "added_tokens_decoder" in config else config | special_map)
-        added = _added_contents(backend)  # once: rebuilding this set per token is quadratic
-        specials = [c for c in dict.fromkeys([*named.values(), *extra]) if c not in added]
-        if specials:
-            backend.add_tokens([AddedToken(c, special=True, normalized=False) for c in specials])
-        conflicts.extend(_tokenizer_json_conflicts(raw, backend))
-
-    template, template_file = _find_chat_template(folder, config)
-    tokenizer_class = config.get("tokenizer_class") if isinstance(config.get("tokenizer_class"), str) else None
-    names = config.get("model_input_names")
-    if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
-        names = model_input_names(tokenizer_class or tokenizer_class_for(model_type))
-    return _facts(
-        folder,
-        "tokenizers",
-        tuple(files + ([template_file] if template_file == "chat_template.jinja" else [])),
-        backend,
-        named,
-        extra,
-        _max_length(folder / "tokenizer_config.json", config.get("model_max_length")),
-        template,
-        template_file,
-        tokenizer_class,
-        tuple(names),
-        tuple(conflicts),
-        config.get("auto_map") if isinstance(config.get("auto_map"), dict) else None,
-    )
-
-
-def _max_length(path: Path, value: Any) -> int | None:
+def parse_max_length(path: Path, value: Any) -> int | None:
+    """``model_max_length`` as a positive int, None when unset (transformers' 1e30 sentinel included)."""
     if value is None:
         return None
     if isinstance(value, float) and value.is_integer():
@@ -233,7 +86,8 @@ def _max_length(path: Path, value: Any) -> int | None:
     return None if value >= VERY_LARGE else value
 
 
-def _facts(
+def facts_of_backend(
+    *,
     folder: Path,
     source: str,
     files: tuple[str, ...],
@@ -248,6 +102,8 @@ def _facts(
     conflicts: tuple[AddedTokenConflict, ...],
     auto_map: dict[str, Any] | None,
 ) -> TokenizerFacts:
+    """The facts of a loaded ``tokenizers`` backend (or the slow shim) plus what its files declare: one
+    derivation for the folder, the transformers fallback and the in-memory source, so they agree."""
     unbounded_options_off(backend)
     vocab = backend.get_vocab(with_added_tokens=True)
     ids = tuple(sorted(set(vocab.values())))
@@ -282,58 +138,4 @@ def _facts(
         conflicts=conflicts,
         auto_map=auto_map,
         backend=backend,
-    )
-
-
-def load_tokenizer_via_transformers(folder: Path, model_type: str | None = None) -> TokenizerFacts:
-    """The reference path: ``AutoTokenizer.from_pretrained`` (imports torch; never remote code)."""
-    if not any((folder / n).exists() for n in SLOW_FILES + ("tokenizer.json",)):
-        raise AuditError(folder, "has no tokenizer files (tokenizer.json, vocab.txt, tokenizer.model, ...)")
-    check_tree(folder, "tokenizer folder")  # transformers opens files by names we do not control
-    with library_call(folder, "the tokenizer cannot be loaded by transformers"):  # a panic included
-        from transformers import AutoTokenizer
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.set_verbosity_error()
-        try:
-            tok = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False, local_files_only=True)
-        except Exception:  # noqa: BLE001 - no fast converter: the slow (SentencePiece) tokenizer, as users load it
-            tok = AutoTokenizer.from_pretrained(str(folder), use_fast=False, trust_remote_code=False,
-                                                local_files_only=True)
-    fast = getattr(tok, "backend_tokenizer", None)
-    backend: Any
-    if fast is not None:
-        from tokenizers import Tokenizer
-
-        with library_call(folder, "the tokenizer converted by transformers cannot be loaded"):
-            backend = unbounded_options_off(Tokenizer.from_str(fast.to_str()))
-    elif callable(getattr(tok, "get_vocab", None)):
-        from .slow_tokenizer import SlowBackend
-
-        backend = SlowBackend(tok)  # Marian / SentencePiece-only: no fast converter exists
-    else:
-        raise AuditError(folder, f"{type(tok).__name__} is not a tokenizer the audit can read")
-    config = _read_config(folder, "tokenizer_config.json")
-    named = {role: str(getattr(tok, f"{role}_token")) for role in ROLES if getattr(tok, f"{role}_token", None)}
-    extra = [str(t) for t in getattr(tok, "extra_special_tokens", []) or []]
-    if isinstance(getattr(tok, "extra_special_tokens", None), dict):
-        extra = [str(t) for t in tok.extra_special_tokens.values()]
-    template = tok.chat_template if isinstance(tok.chat_template, str) else None
-    files = tuple(n for n in SLOW_FILES + ("tokenizer_config.json", "special_tokens_map.json") if (folder / n).exists())
-    return _facts(
-        folder,
-        "transformers",
-        files,
-        backend,
-        named,
-        extra,
-        None if tok.model_max_length >= VERY_LARGE else int(tok.model_max_length),
-        template,
-        ("chat_template.jinja" if (folder / "chat_template.jinja").exists() else "tokenizer_config.json")
-        if template
-        else None,
-        type(tok).__name__,
-        tuple(tok.model_input_names),
-        (),
-        config.get("auto_map") if isinstance(config.get("auto_map"), dict) else None,
     )
