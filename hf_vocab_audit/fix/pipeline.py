@@ -3,6 +3,7 @@ rename it into place, and report the audit of the output with what was fixed and
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -29,7 +30,7 @@ from .verify import (
     load_check,
     reread,
 )
-from .writer import atomic_folder, check_output, default_output
+from .writer import Flusher, atomic_folder, check_output, default_output
 
 METHODS = ("surgical", "transformers")
 VERIFY_LOAD = ("auto", "always", "never")
@@ -146,9 +147,10 @@ def _write(facts: Any, src: Path, out_path: Path, plan: CheckpointRepair, used: 
            before: list[Finding], *, force: bool, tokenizer: str | Path | None, mean_resizing: bool,
            verify_load: str, weights: bool = False) -> tuple[RuleRun, Facts]:
     """Write the fixed checkpoint to a temporary folder, prove it, then rename it to ``out_path``."""
-    with atomic_folder(out_path, force) as tmp:
+    flusher = Flusher()  # the disk writes the weights while they are verified
+    with atomic_folder(out_path, force) as tmp, contextlib.closing(flusher):
         if used == "surgical" or not plan.changes_weights:
-            grown = write_surgical(facts, tmp, plan)
+            grown = write_surgical(facts, tmp, plan, flusher.add)
             info["grown"] = [g.__dict__ for g in grown]
         else:
             info["transformers"] = write_transformers(facts, tmp, plan, mean_resizing=mean_resizing)
@@ -172,6 +174,7 @@ def _write(facts: Any, src: Path, out_path: Path, plan: CheckpointRepair, used: 
         # Re-initialised rows stay untrained (HVA601 "equals the mean"): compare_safetensors proved their bytes.
         check_fixed(before, after.findings, [a for a in plan.applied if a.action != REINIT], tmp)
         info["load"] = load_check(tmp, out_facts, verify_load) if facts.tensors else "skipped: no weights"
+        flusher.finish(tmp)  # durable before the rename
     return after, out_facts
 
 
