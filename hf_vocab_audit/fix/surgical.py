@@ -238,8 +238,9 @@ def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: CheckpointRepair) -
 
 
 def write_surgical(facts: Facts, dst: Path, plan: CheckpointRepair,
-                   written: Callable[[Path], None] | None = None) -> list[GrownTensor]:
-    """Write the whole checkpoint to ``dst``: rewritten shards, a fixed index, everything else copied.
+                   written: Callable[[Path], None] | None = None, copied: set[str] | None = None) -> list[GrownTensor]:
+    """Write the whole checkpoint to ``dst``: rewritten shards, a fixed index, everything else copied
+    (except the relative paths in ``copied``, already there: see fix/early.py).
 
     The untouched files and each rewritten shard are written by two threads at once (the kernel copies
     with the GIL released); ``written(path)`` is called for each finished weight file."""
@@ -247,7 +248,7 @@ def write_surgical(facts: Facts, dst: Path, plan: CheckpointRepair,
     tensors = facts.tensors
     changed = [*plan.grow, *plan.reinit]
     shards_to_rewrite = {tensors.tensors[name].file for name in changed} if tensors else set()
-    skip = set(shards_to_rewrite) | plan.edited_files
+    skip = set(shards_to_rewrite) | plan.edited_files | (copied or set())
     if plan.grow and tensors and tensors.index_file:
         skip.add(tensors.index_file)
     done = written or (lambda _path: None)

@@ -6,6 +6,7 @@ nothing else in the checkpoint is read. bf16 is widened to float32 by a 16-bit s
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from ..errors import AuditError, first_line
 from .dtypes import FLOAT_DTYPES, STORAGE, to_float32
 from .safetensors_header import TensorInfo
 
-CHUNK_BYTES = 1024 * 1024  # float32 bytes per chunk: stays in cache between the passes over it
+CHUNK_BYTES = 256 * 1024  # float32 bytes per chunk (bf16: stored bytes): stays in L2 between the passes over it
 MEAN_CHUNK_BYTES = 256 * 1024  # stored bytes of rows summed at a time for a mean: they stay in L2 as float32
 MAP_WINDOW_BYTES = 16 * 1024 * 1024  # mapped at a time: pages of a mapping count in the resident set
 
@@ -63,6 +64,18 @@ class RowReader:
     def raw(self) -> np.ndarray:
         """The stored values (uint16 bits for bf16), memory-mapped."""
         return self._mm
+
+    def read_into(self, fh, start: int, out: np.ndarray, row_bytes: int) -> None:
+        """Read the stored rows from ``start`` into ``out`` (C-contiguous) from ``fh``, this tensor's file
+        opened unbuffered: one positional read, no mapping."""
+        view = memoryview(out).cast("B")  # type: ignore[arg-type]
+        offset = (self.info.begin or 0) + start * row_bytes
+        got = 0
+        while got < len(view):
+            n = os.preadv(fh.fileno(), [view[got:]], offset + got)
+            if not n:
+                raise AuditError(self.path, f"ended early while reading tensor {self.info.name!r}")
+            got += n
 
     def chunk_rows(self) -> int:
         return max(1, CHUNK_BYTES // max(1, 4 * self.cols))
