@@ -61,12 +61,7 @@ _MEMCMP: list[Any] = []
 def _window(fh: Any, offset: int, size: int) -> tuple[mmap.mmap, np.ndarray]:
     """``size`` bytes at ``offset`` of an open file, memory-mapped (the map starts on an allocation boundary)."""
     base = offset - offset % mmap.ALLOCATIONGRANULARITY
-    populate = getattr(mmap, "MAP_POPULATE", 0)  # Linux: the page tables in one call, not a fault per page
-    if populate:
-        mm = mmap.mmap(fh.fileno(), offset - base + size, flags=mmap.MAP_SHARED | populate, prot=mmap.PROT_READ,
-                       offset=base)
-    else:
-        mm = mmap.mmap(fh.fileno(), offset - base + size, access=mmap.ACCESS_READ, offset=base)
+    mm = mmap.mmap(fh.fileno(), offset - base + size, access=mmap.ACCESS_READ, offset=base)
     return mm, np.frombuffer(mm, np.uint8, count=size, offset=offset - base)
 
 
