@@ -116,11 +116,10 @@ def copy_rows_with_mean(path: Path, dst, t: TensorInfo, trained: int) -> np.ndar
 def write_all(dst, data: bytes | memoryview, at: int | None = None) -> None:
     """Write all of ``data`` to the end of ``dst`` (an unbuffered file), or at offset ``at``."""
     view = memoryview(data)
+    if at is not None:
+        os.lseek(dst.fileno(), at, os.SEEK_SET)  # one thread writes each file: no positional write needed
     while view:
-        n = dst.write(view) if at is None else os.pwrite(dst.fileno(), view, at)
-        if at is not None:
-            at += n
-        view = view[n:]
+        view = view[dst.write(view) :]
 
 
 def copy_range(src, dst, offset: int, length: int, at: int | None = None) -> None:
@@ -141,8 +140,9 @@ def copy_range(src, dst, offset: int, length: int, at: int | None = None) -> Non
             if done or exc.errno not in (18, 22, 38, 95):  # EXDEV, EINVAL, ENOSYS, EOPNOTSUPP: fall back
                 raise
     buf = memoryview(bytearray(min(CHUNK_BYTES, length - done))) if done < length else None
+    src.seek(offset + done)
     while buf is not None and done < length:
-        n = os.preadv(src.fileno(), [buf[: min(len(buf), length - done)]], offset + done)
+        n = src.readinto(buf[: min(len(buf), length - done)])
         if not n:
             raise AuditError(src.name, f"ended {length - done} bytes early while copying")
         write_all(dst, buf[:n], pos + done)

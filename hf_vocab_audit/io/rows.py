@@ -72,7 +72,11 @@ class RowReader:
         offset = (self.info.begin or 0) + start * row_bytes
         got = 0
         while got < len(view):
-            n = os.preadv(fh.fileno(), [view[got:]], offset + got)
+            if hasattr(os, "preadv"):
+                n = os.preadv(fh.fileno(), [view[got:]], offset + got)
+            else:  # Windows
+                fh.seek(offset + got)
+                n = fh.readinto(view[got:])
             if not n:
                 raise AuditError(self.path, f"ended early while reading tensor {self.info.name!r}")
             got += n
