@@ -3,6 +3,7 @@ rename it into place, and report the audit of the output with what was fixed and
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -13,8 +14,11 @@ from ..core.findings import Applicability, AppliedFix, Finding, FixResult, Skipp
 from ..core.report import Report
 from ..errors import AuditError
 from ..facts import Facts, gather
+from ..facts.tensors import load_tensors
 from ..rules import selected
 from ..rules.runner import RuleRun, run_static, run_weights
+from .early import EarlyCopies
+from .early import start as start_early
 from .edits import apply_edits
 from .growth import check_growth
 from .plan import make_plan
@@ -29,7 +33,7 @@ from .verify import (
     load_check,
     reread,
 )
-from .writer import atomic_folder, check_output, default_output
+from .writer import Flusher, atomic_folder, check_output, default_output
 
 METHODS = ("surgical", "transformers")
 VERIFY_LOAD = ("auto", "always", "never")
@@ -75,63 +79,74 @@ def fix_checkpoint(
         from .adapter_refusal import refuse_adapter_fix
 
         return refuse_adapter_fix(src, tokenizer=tokenizer, select=select, ignore=ignore)
-    facts = gather(src, tokenizer)
     out_path = Path(output) if output is not None else default_output(src)
-    check_output(src, out_path, force, Path(tokenizer) if tokenizer is not None else None)
-    if facts.tensors is not None and facts.tensors.refused:
-        refused = facts.tensors.refused[0]
-        raise AuditError(src / refused.file, f"refused to load ({refused.reason}); --fix cannot rewrite it")
-    rules = selected(select, ignore)
-    before = list(run_static(facts, rules).findings)
-    untrained: dict[str, tuple[int, ...]] = {}
-    if weights:
-        w_run, weight_facts = run_weights(facts, rules)
-        before += w_run.findings
-        untrained = flagged_rows(weight_facts)
-    tokenizer_editable = tokenizer is None or Path(tokenizer).resolve() == src.resolve()
-    options: dict[str, Any] = dict(unsafe=unsafe_fixes, pad_to_multiple_of=pad_to_multiple_of,
-                                   tokenizer_editable=tokenizer_editable, reinit_exclude=untrained)
-    if accept is not None:
-        before = accept(before)
-    plan = make_plan(facts, sorted(before, key=lambda f: f.code), **options)
-    if not allow_large_growth:
-        check_growth(src, plan)
-    used = method
-    reason = unsupported(facts, plan) if plan.changes_weights and method == "surgical" else None
-    if reason:
-        used = "transformers"
-    if used == "transformers" and plan.reinit:
-        plan = make_plan(facts, sorted(before, key=lambda f: f.code), **options,
-                         no_reinit="the transformers route does not re-initialise rows"
-                                   + (f" (it is used because {reason})" if reason else ""))
-        if not plan.changes_weights:
-            used = "surgical"
-    notes = list(plan.notes)
-    if reason and plan.changes_weights:
-        notes.append(f"used the transformers route: {reason}")
-    if plan.reinit:
-        notes.append("re-initialised rows equal the mean of the trained rows but are still untrained: "
-                     "--weights reports them as such (HVA601) until training updates them")
-    info: dict[str, Any] = {}
+    # the shards no surgical fix rewrites are copied while the tokenizer is read and audited (fix/early.py)
+    early = start_early(src, out_path, force, Path(tokenizer) if tokenizer is not None else None) \
+        if method == "surgical" else None
     try:
-        after, out_facts = _write(facts, src, out_path, plan, used, info, rules, before,
-                                                force=force, tokenizer=None if tokenizer_editable else tokenizer,
-                                                mean_resizing=mean_resizing, verify_load=verify_load,
-                                                weights=weights)
-    except VerificationError as exc:
-        raise VerificationError(out_path, exc.problem) from None
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise AuditError(out_path, f"cannot be written ({reason}); nothing was written there") from exc
-    weights_section = info.pop("weights", None)
-    fixes, unfixed = _settle(plan, before, list(after.findings))
-    load_skip = (Skipped("--verify-load", info["load"]),) if info["load"].startswith("skipped") else ()
-    result = FixResult(str(src), str(out_path), used if plan.changes_weights else "copy", plan.rows_before,
-                       plan.rows_after, tuple(unfixed), tuple(notes), info, dict(plan.reinit) or None)
-    return make_report(str(out_path), out_facts, after, start,
-                       {"weights": weights_section} if weights_section else {},
-                       skipped=load_skip, fixes=fixes, fix=result,
-                       facts_update={"weight_files": list(out_facts.tensors.files) if out_facts.tensors else []})
+        pre_read = early.tensors if early is not None else None
+        facts = gather(src, tokenizer, tensors_from=(lambda _folder: pre_read) if pre_read is not None else load_tensors)
+        check_output(src, out_path, force, Path(tokenizer) if tokenizer is not None else None)
+        if facts.tensors is not None and facts.tensors.refused:
+            refused = facts.tensors.refused[0]
+            raise AuditError(src / refused.file, f"refused to load ({refused.reason}); --fix cannot rewrite it")
+        rules = selected(select, ignore)
+        before = list(run_static(facts, rules).findings)
+        untrained: dict[str, tuple[int, ...]] = {}
+        if weights:
+            w_run, weight_facts = run_weights(facts, rules)
+            before += w_run.findings
+            untrained = flagged_rows(weight_facts)
+        tokenizer_editable = tokenizer is None or Path(tokenizer).resolve() == src.resolve()
+        options: dict[str, Any] = dict(unsafe=unsafe_fixes, pad_to_multiple_of=pad_to_multiple_of,
+                                       tokenizer_editable=tokenizer_editable, reinit_exclude=untrained)
+        if accept is not None:
+            before = accept(before)
+        plan = make_plan(facts, sorted(before, key=lambda f: f.code), **options)
+        if not allow_large_growth:
+            check_growth(src, plan)
+        used = method
+        reason = unsupported(facts, plan) if plan.changes_weights and method == "surgical" else None
+        if reason:
+            used = "transformers"
+        if used == "transformers" and early is not None:
+            early.close()  # the transformers route writes every weight file itself
+            early = None
+        if used == "transformers" and plan.reinit:
+            plan = make_plan(facts, sorted(before, key=lambda f: f.code), **options,
+                             no_reinit="the transformers route does not re-initialise rows"
+                                       + (f" (it is used because {reason})" if reason else ""))
+            if not plan.changes_weights:
+                used = "surgical"
+        notes = list(plan.notes)
+        if reason and plan.changes_weights:
+            notes.append(f"used the transformers route: {reason}")
+        if plan.reinit:
+            notes.append("re-initialised rows equal the mean of the trained rows but are still untrained: "
+                         "--weights reports them as such (HVA601) until training updates them")
+        info: dict[str, Any] = {}
+        try:
+            after, out_facts = _write(facts, src, out_path, plan, used, info, rules, before,
+                                      force=force, tokenizer=None if tokenizer_editable else tokenizer,
+                                      mean_resizing=mean_resizing, verify_load=verify_load, weights=weights,
+                                      early=early)
+        except VerificationError as exc:
+            raise VerificationError(out_path, exc.problem) from None
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise AuditError(out_path, f"cannot be written ({reason}); nothing was written there") from exc
+        weights_section = info.pop("weights", None)
+        fixes, unfixed = _settle(plan, before, list(after.findings))
+        load_skip = (Skipped("--verify-load", info["load"]),) if info["load"].startswith("skipped") else ()
+        result = FixResult(str(src), str(out_path), used if plan.changes_weights else "copy", plan.rows_before,
+                           plan.rows_after, tuple(unfixed), tuple(notes), info, dict(plan.reinit) or None)
+        return make_report(str(out_path), out_facts, after, start,
+                           {"weights": weights_section} if weights_section else {},
+                           skipped=load_skip, fixes=fixes, fix=result,
+                           facts_update={"weight_files": list(out_facts.tensors.files) if out_facts.tensors else []})
+    finally:
+        if early is not None:
+            early.close()
 
 
 def flagged_rows(weight_facts: Any) -> dict[str, tuple[int, ...]]:
@@ -144,11 +159,13 @@ def flagged_rows(weight_facts: Any) -> dict[str, tuple[int, ...]]:
 
 def _write(facts: Any, src: Path, out_path: Path, plan: CheckpointRepair, used: str, info: dict[str, Any], rules: Any,
            before: list[Finding], *, force: bool, tokenizer: str | Path | None, mean_resizing: bool,
-           verify_load: str, weights: bool = False) -> tuple[RuleRun, Facts]:
+           verify_load: str, weights: bool = False, early: EarlyCopies | None = None) -> tuple[RuleRun, Facts]:
     """Write the fixed checkpoint to a temporary folder, prove it, then rename it to ``out_path``."""
-    with atomic_folder(out_path, force) as tmp:
+    flusher = Flusher()  # the disk writes the weights while they are verified
+    with atomic_folder(out_path, force) as tmp, contextlib.closing(flusher):
         if used == "surgical" or not plan.changes_weights:
-            grown = write_surgical(facts, tmp, plan)
+            copied = early.move_into(tmp) if early is not None else set()
+            grown = write_surgical(facts, tmp, plan, flusher.add, copied)
             info["grown"] = [g.__dict__ for g in grown]
         else:
             info["transformers"] = write_transformers(facts, tmp, plan, mean_resizing=mean_resizing)
@@ -172,6 +189,7 @@ def _write(facts: Any, src: Path, out_path: Path, plan: CheckpointRepair, used: 
         # Re-initialised rows stay untrained (HVA601 "equals the mean"): compare_safetensors proved their bytes.
         check_fixed(before, after.findings, [a for a in plan.applied if a.action != REINIT], tmp)
         info["load"] = load_check(tmp, out_facts, verify_load) if facts.tensors else "skipped: no weights"
+        flusher.finish(tmp)  # durable before the rename
     return after, out_facts
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import struct
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,8 +23,8 @@ from ..errors import AuditError
 from ..facts import Facts
 from ..facts.tensors import SAFETENSORS_INDEX
 from ..facts.vocab_geometry import as_rows, vocab_axis, vocab_dim, vocab_tensors
-from ..io.dtypes import FLOAT_DTYPES, from_float32, to_float32
-from ..io.rows import MEAN_CHUNK_BYTES, mean_of_rows
+from ..io.dtypes import FLOAT_DTYPES, from_float32
+from ..io.rows import MEAN_CHUNK_BYTES, mean_of_rows  # noqa: F401 - tests shrink the blocks here
 from ..io.safetensors_header import TensorInfo
 from .repair import CheckpointRepair
 
@@ -95,76 +96,59 @@ def repeated_row(row: np.ndarray, t: TensorInfo, count: int) -> bytes:
 
 
 def fused_mean(t: TensorInfo) -> bool:
-    """Whether ``t`` grows by rows filled with the mean, so one pass can copy its rows and average them."""
+    """Whether ``t`` grows by rows filled with the mean, so its mean is taken while its rows are copied."""
     return vocab_axis(t) == 0 and not any(t.name.endswith(s) for s in ZERO_FILL_SUFFIXES)
 
 
 def copy_rows_with_mean(path: Path, dst, t: TensorInfo, trained: int) -> np.ndarray:
     """Copy every row of ``t`` to the end of ``dst`` and return the float32 mean of its first ``trained``
-    rows: each block is read once into one reused buffer (memory stays at a block however large the
-    matrix) and summed while it is in cache; the kernel copies the same block from the page cache.
-
-    Blocks and sums are those of :func:`..io.rows.mean_of_rows`, so the mean is bit-identical to
-    :func:`mean_row`'s."""
-    rows, width = as_rows(t)
-    total = np.zeros(width, np.float64)
-    n = min(trained, rows)
-    dtype = np.dtype(FLOAT_DTYPES[t.dtype])
-    step = max(1, MEAN_CHUNK_BYTES // max(width * dtype.itemsize, 1))
-    buf = np.empty(min(step, rows) * width, dtype)
-    floats = np.empty((min(step, rows), width), np.float32)  # reused: fresh 32 MB arrays per block cost page faults
-    with open(path, "rb", buffering=0) as src:
-        src.seek(t.begin or 0)
-        for start in range(0, rows, step):
-            k = min(step, rows - start)
-            view = buf[: k * width].data.cast("B")
-            got = 0
-            while got < len(view):
-                read = src.readinto(view[got:])
-                if not read:
-                    raise AuditError(path, f"ended early while copying tensor {t.name!r}")
-                got += read
-            # the kernel copies the block it just read into the page cache (faster than writing it from here)
-            copy_range(src, dst, (t.begin or 0) + start * width * dtype.itemsize, len(view))
-            src.seek((t.begin or 0) + (start + k) * width * dtype.itemsize)
-            if start < n:
-                part = buf[: k * width].reshape(k, width)[: n - start]
-                block = part if t.dtype == "F64" else to_float32(part, t.dtype, floats[: len(part)])
-                total += np.add.reduce(block, axis=0)
-    return (total / max(n, 1)).astype(np.float32)
+    rows (:func:`mean_row`'s, bit for bit): the kernel copies the bytes while a second thread averages the
+    same rows from the page cache through a memory map (no byte copied into this process)."""
+    with ThreadPoolExecutor(max_workers=1) as pool, open(path, "rb") as src:
+        mean = pool.submit(mean_row, path, t, trained)
+        copy_range(src, dst, t.begin or 0, (t.end or 0) - (t.begin or 0))
+        return mean.result()
 
 
 # ---- streaming copy -------------------------------------------------------------------------
 
 
-def write_all(dst, data: bytes | memoryview) -> None:
+def write_all(dst, data: bytes | memoryview, at: int | None = None) -> None:
+    """Write all of ``data`` to the end of ``dst`` (an unbuffered file), or at offset ``at``."""
     view = memoryview(data)
+    if at is not None:
+        os.lseek(dst.fileno(), at, os.SEEK_SET)  # one thread writes each file: no positional write needed
     while view:
         view = view[dst.write(view) :]
 
 
-def copy_range(src, dst, offset: int, length: int) -> None:
-    """Copy ``length`` bytes at ``offset`` of ``src`` to the end of ``dst`` (an unbuffered file)."""
+def copy_range(src, dst, offset: int, length: int, at: int | None = None) -> None:
+    """Copy ``length`` bytes at ``offset`` of ``src`` to the end of ``dst`` (an unbuffered file), or to
+    offset ``at`` of ``dst``: by the kernel (``os.copy_file_range``, no byte through this process) where
+    it can, else through one reused buffer."""
     out = dst.fileno()
+    pos = os.lseek(out, 0, os.SEEK_END) if at is None else at
     done = 0
     if hasattr(os, "copy_file_range"):
         try:
             while done < length:
-                n = os.copy_file_range(src.fileno(), out, length - done, offset + done)
+                n = os.copy_file_range(src.fileno(), out, length - done, offset + done, pos + done)
                 if n == 0:
                     break
                 done += n
         except OSError as exc:
             if done or exc.errno not in (18, 22, 38, 95):  # EXDEV, EINVAL, ENOSYS, EOPNOTSUPP: fall back
                 raise
-    os.lseek(out, 0, os.SEEK_END)
+    buf = memoryview(bytearray(min(CHUNK_BYTES, length - done))) if done < length else None
     src.seek(offset + done)
-    while done < length:
-        chunk = src.read(min(CHUNK_BYTES, length - done))
-        if not chunk:
+    while buf is not None and done < length:
+        n = src.readinto(buf[: min(len(buf), length - done)])
+        if not n:
             raise AuditError(src.name, f"ended {length - done} bytes early while copying")
-        write_all(dst, chunk)
-        done += len(chunk)
+        write_all(dst, buf[:n], pos + done)
+        done += n
+    if at is None:
+        os.lseek(out, pos + done, os.SEEK_SET)
 
 
 FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int)
@@ -188,11 +172,12 @@ def reflink(src: Path, dst: Path) -> bool:
 
 def copy_file(src: Path, dst: Path) -> None:
     """Byte-for-byte copy of an untouched file: a reflink where the filesystem has them, else the
-    kernel's own copy (``shutil.copyfile`` uses sendfile on Linux: no bytes through Python)."""
+    kernel's own copy (``copy_file_range``, as ``cp`` does: no bytes through Python)."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     if src.stat().st_size and reflink(src, dst):
         return
-    shutil.copyfile(src, dst)
+    with open(src, "rb") as fin, open(dst, "wb", buffering=0) as fout:
+        copy_range(fin, fout, 0, os.fstat(fin.fileno()).st_size)
 
 
 def header_bytes(header: dict) -> bytes:
@@ -232,37 +217,52 @@ def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: CheckpointRepair) -
             grown.append(GrownTensor(t.name, shard, vocab_dim(t), new, fill))
         new_header[t.name] = {"dtype": t.dtype, "shape": shape, "data_offsets": [offset, offset + size]}
         offset += size
-    with open(src_path, "rb") as src, open(dst, "wb", buffering=0) as out:
+    fused = [t for t in entries if t.name in plan.grow and t.name not in extra]
+    with ThreadPoolExecutor(max_workers=1) as pool, open(src_path, "rb") as src, open(dst, "wb", buffering=0) as out:
+        # the means of the fused tensors are taken from the page cache while the kernel copies every tensor
+        means = {t.name: pool.submit(mean_row, src_path, t, plan.trained_rows or vocab_dim(t)) for t in fused}
         head = header_bytes(new_header)
         write_all(out, head)
         for t in entries:
-            if t.name in plan.grow and t.name not in extra:
-                trained = plan.trained_rows or vocab_dim(t)
-                mean = copy_rows_with_mean(src_path, out, t, trained)
-                write_all(out, repeated_row(mean, t, plan.grow[t.name] - vocab_dim(t)))
-                continue
-            copy_range(src, out, t.begin, t.end - t.begin)
+            at = len(head) + starts[t.name]
+            copy_range(src, out, t.begin, t.end - t.begin, at)
             if t.name in extra:
-                write_all(out, extra[t.name])
+                write_all(out, extra[t.name], at + t.end - t.begin)
+        for t in fused:  # the new rows, after the old ones (the tensors behind them are already in place)
+            row = repeated_row(means[t.name].result(), t, plan.grow[t.name] - vocab_dim(t))
+            write_all(out, row, len(head) + starts[t.name] + t.end - t.begin)
         for t in entries:
             if t.name in reinit:
                 write_rows(out.fileno(), len(head) + starts[t.name], t, plan.reinit[t.name], reinit[t.name])
     return grown
 
 
-def write_surgical(facts: Facts, dst: Path, plan: CheckpointRepair) -> list[GrownTensor]:
-    """Write the whole checkpoint to ``dst``: rewritten shards, a fixed index, everything else copied."""
+def write_surgical(facts: Facts, dst: Path, plan: CheckpointRepair,
+                   written: Callable[[Path], None] | None = None, copied: set[str] | None = None) -> list[GrownTensor]:
+    """Write the whole checkpoint to ``dst``: rewritten shards, a fixed index, everything else copied
+    (except the relative paths in ``copied``, already there: see fix/early.py).
+
+    The untouched files and each rewritten shard are written by two threads at once (the kernel copies
+    with the GIL released); ``written(path)`` is called for each finished weight file."""
     src = facts.model_dir
     tensors = facts.tensors
     changed = [*plan.grow, *plan.reinit]
     shards_to_rewrite = {tensors.tensors[name].file for name in changed} if tensors else set()
-    skip = set(shards_to_rewrite) | plan.edited_files
+    skip = set(shards_to_rewrite) | plan.edited_files | (copied or set())
     if plan.grow and tensors and tensors.index_file:
         skip.add(tensors.index_file)
-    copy_tree(src, dst, skip)
-    grown: list[GrownTensor] = []
-    for shard in sorted(shards_to_rewrite):
-        grown.extend(rewrite_shard(facts, shard, dst / shard, plan))
+    done = written or (lambda _path: None)
+
+    def rewrite(shard: str) -> list[GrownTensor]:
+        grown = rewrite_shard(facts, shard, dst / shard, plan)
+        done(dst / shard)
+        return grown
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        copies = pool.submit(copy_tree, src, dst, skip, written)
+        rewrites = [pool.submit(rewrite, shard) for shard in sorted(shards_to_rewrite)]
+        copies.result()
+        grown = [g for job in rewrites for g in job.result()]
     if plan.grow and tensors and tensors.index_file == SAFETENSORS_INDEX:
         _rewrite_index(src / SAFETENSORS_INDEX, dst / SAFETENSORS_INDEX, facts, grown)
     return grown
@@ -281,10 +281,12 @@ def _rewrite_index(src: Path, dst: Path, facts: Facts, grown: list[GrownTensor])
     dst.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n", encoding="utf-8")
 
 
-def copy_tree(src: Path, dst: Path, skip: set[str]) -> None:
-    """Copy every file under ``src`` to ``dst`` byte for byte, except the relative paths in ``skip``."""
+def copy_tree(src: Path, dst: Path, skip: set[str], written: Callable[[Path], None] | None = None) -> None:
+    """Copy every file under ``src`` to ``dst`` byte for byte, except the relative paths in ``skip``;
+    ``written(path)`` is called for each copied file of 1 MB or more."""
     from ..facts.tree import SKIPPED_DIRS, regular_file_inside
 
+    dst.mkdir(parents=True, exist_ok=True)
     for root, dirs, files in os.walk(src):  # links to folders are not followed
         dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
         for name in files:
@@ -293,3 +295,5 @@ def copy_tree(src: Path, dst: Path, skip: set[str]) -> None:
             if rel in skip:
                 continue
             copy_file(regular_file_inside(path, src), dst / rel)  # never a link out, never /dev/zero
+            if written is not None and (dst / rel).stat().st_size >= 2**20:
+                written(dst / rel)

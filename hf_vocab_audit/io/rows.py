@@ -6,6 +6,7 @@ nothing else in the checkpoint is read. bf16 is widened to float32 by a 16-bit s
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,8 +16,9 @@ from ..errors import AuditError, first_line
 from .dtypes import FLOAT_DTYPES, STORAGE, to_float32
 from .safetensors_header import TensorInfo
 
-CHUNK_BYTES = 1024 * 1024  # float32 bytes per chunk: stays in cache between the passes over it
-MEAN_CHUNK_BYTES = 16 * 1024 * 1024  # rows read at a time for a mean (x4 in float32/float64 buffers)
+CHUNK_BYTES = 256 * 1024  # float32 bytes per chunk (bf16: stored bytes): stays in L2 between the passes over it
+MEAN_CHUNK_BYTES = 256 * 1024  # stored bytes of rows summed at a time for a mean: they stay in L2 as float32
+MAP_WINDOW_BYTES = 16 * 1024 * 1024  # mapped at a time: pages of a mapping count in the resident set
 
 
 def supported(info: TensorInfo) -> str | None:
@@ -30,11 +32,12 @@ def supported(info: TensorInfo) -> str | None:
     return None
 
 
-def map_rows(path: Path, info: TensorInfo, rows: int, width: int) -> np.ndarray:
-    """The first ``rows`` rows (``width`` stored values each) of a tensor, memory-mapped read-only from its
-    offset: only that byte range is mapped. AuditError when the file is shorter or cannot be mapped."""
+def map_rows(path: Path, info: TensorInfo, rows: int, width: int, first: int = 0) -> np.ndarray:
+    """``rows`` rows (``width`` stored values each) of a tensor from row ``first``, memory-mapped read-only:
+    only that byte range is mapped. AuditError when the file is shorter or cannot be mapped."""
+    dtype = np.dtype(FLOAT_DTYPES[info.dtype])
     try:
-        return np.memmap(path, dtype=np.dtype(FLOAT_DTYPES[info.dtype]), mode="r", offset=info.begin or 0,
+        return np.memmap(path, dtype=dtype, mode="r", offset=(info.begin or 0) + first * width * dtype.itemsize,
                          shape=(rows, width))
     except (OSError, ValueError) as exc:
         raise AuditError(path, f"cannot map tensor {info.name!r}: {first_line(exc)}") from None
@@ -61,6 +64,22 @@ class RowReader:
     def raw(self) -> np.ndarray:
         """The stored values (uint16 bits for bf16), memory-mapped."""
         return self._mm
+
+    def read_into(self, fh, start: int, out: np.ndarray, row_bytes: int) -> None:
+        """Read the stored rows from ``start`` into ``out`` (C-contiguous) from ``fh``, this tensor's file
+        opened unbuffered: one positional read, no mapping."""
+        view = memoryview(out).cast("B")  # type: ignore[arg-type]
+        offset = (self.info.begin or 0) + start * row_bytes
+        got = 0
+        while got < len(view):
+            if hasattr(os, "preadv"):
+                n = os.preadv(fh.fileno(), [view[got:]], offset + got)
+            else:  # Windows
+                fh.seek(offset + got)
+                n = fh.readinto(view[got:])
+            if not n:
+                raise AuditError(self.path, f"ended early while reading tensor {self.info.name!r}")
+            got += n
 
     def chunk_rows(self) -> int:
         return max(1, CHUNK_BYTES // max(1, 4 * self.cols))
@@ -102,14 +121,31 @@ def mean_of_rows(path: Path, info: TensorInfo, rows: int, width: int, first: int
     total = np.zeros(width, np.float64)
     if count == 0 or width == 0:
         return total.astype(np.float32), count
-    mm = map_rows(path, info, n, width)
-    step = max(1, MEAN_CHUNK_BYTES // max(width * mm.dtype.itemsize, 1))
-    floats = np.empty((min(step, n), width), np.float32)  # reused across blocks
-    for start in range(0, n, step):
-        raw = np.asarray(mm[start : min(n, start + step)])
-        block = raw if info.dtype == "F64" else to_float32(raw, info.dtype, floats[: len(raw)])
-        if keep is not None:
-            block = block[keep[start : start + len(block)]]
-        total += np.add.reduce(block, axis=0)
-    del mm
+    itemsize = np.dtype(FLOAT_DTYPES[info.dtype]).itemsize
+    step = max(1, MEAN_CHUNK_BYTES // max(width * itemsize, 1))
+    window = step * max(1, MAP_WINDOW_BYTES // (step * width * itemsize))
+    pairs = info.dtype == "BF16" and width % 2 == 0
+    # bf16 pairs: one 32-bit word holds two values, the even column's float32 is ``word << 16`` and the
+    # odd one's ``word & 0xFFFF0000`` (same-width integer ops, no widening); the float32 column sums are
+    # the same additions in the same order as on widened rows
+    floats = np.empty((min(step, n), width // 2 if pairs else width), np.uint32 if pairs else np.float32)
+    odd = np.empty_like(floats) if pairs else floats
+    even_total, odd_total = total[0::2], total[1::2]
+    for lo in range(0, n, window):
+        mm = map_rows(path, info, min(window, n - lo), width, lo)
+        for at in range(0, len(mm), step):
+            start = lo + at
+            raw = np.asarray(mm[at : at + step])
+            if keep is not None:
+                raw = raw[keep[start : start + len(raw)]]
+            k = len(raw)
+            if pairs:
+                words = raw.view(np.uint32)
+                even_total += np.add.reduce(np.left_shift(words, 16, out=floats[:k]).view(np.float32), axis=0)
+                odd_total += np.add.reduce(np.bitwise_and(words, np.uint32(0xFFFF0000), out=odd[:k]).view(np.float32),
+                                           axis=0)
+                continue
+            block = raw if info.dtype == "F64" else to_float32(raw, info.dtype, floats[:k])
+            total += np.add.reduce(block, axis=0)
+        del mm, raw
     return (total / count).astype(np.float32), count
