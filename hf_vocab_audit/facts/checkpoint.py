@@ -31,6 +31,12 @@ class Facts:
     # Narrowed facts for rules: the runner skips a rule whose requirement is missing
     # (facts.requirements), so inside a rule these never raise.
 
+    def required_tensors(self) -> CheckpointTensors:
+        """The weight files' tensors, for code that runs only on a checkpoint that has them (--fix)."""
+        if self.tensors is None:
+            raise MissingFact("tensors")
+        return self.tensors
+
     def required_vocab_size(self) -> int:
         """``config.vocab_size`` (text config first), for a rule that requires ``CONFIG_VOCAB_SIZE``."""
         if self.config.vocab_size is None:

@@ -65,5 +65,5 @@ def new_pad(facts: Facts) -> tuple[str, int] | str:
 
 
 def tokenizer_config(facts: Facts) -> dict[str, Any]:
-    path = facts.tokenizer.folder / "tokenizer_config.json"  # type: ignore[union-attr]
+    path = facts.required_tokenizer().folder / "tokenizer_config.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}

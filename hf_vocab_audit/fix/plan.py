@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..core.findings import Applicability, AppliedFix, Finding
+from ..core.findings import Applicability, AppliedFix, Finding, FixPlan
 from ..errors import AuditError
 from ..facts import Facts
 from ..facts.vocab_geometry import vocab_axis, vocab_dim, vocab_tensors
 from .pad_token import new_pad, pad_candidate, tokenizer_config
 from .repair import REINIT, CheckpointRepair, JsonEdit, Unfixed
+
+
+def _fix(f: Finding) -> FixPlan:
+    """The fix a finding the planner acts on carries (it only acts on findings with one)."""
+    if f.fix is None:
+        raise AssertionError(f"{f.code} has no fix to plan")
+    return f.fix
 
 
 def _round_up(n: int, multiple: int | None) -> int:
@@ -105,7 +112,7 @@ def _reinit(b: _Builder, f: Finding, no_reinit: str | None) -> None:
     if no_reinit:
         b.skip(f, no_reinit)
         return
-    params = f.fix.params  # type: ignore[union-attr]
+    params = _fix(f).params
     known = {t.name: t for t in vocab_tensors(b.facts)}
     names = [n for n in params["tensors"] if n in known and vocab_axis(known[n]) == 0]
     emb = b.facts.embeddings
@@ -130,7 +137,7 @@ def _config_key(facts: Facts, file: str, id_key: str) -> str | None:
 
 
 def _sync_ids(b: _Builder, f: Finding) -> None:
-    params = f.fix.params  # type: ignore[union-attr]
+    params = _fix(f).params
     value = int(params["value"])
     if "file" in params:
         if params["file"] not in ("config.json", "generation_config.json"):
@@ -205,8 +212,8 @@ def _finish(b: _Builder, pad_to_multiple_of: int | None) -> CheckpointRepair:
         used = (tok.max_id + 1) if tok is not None else rows_before
         trained = max(1, min(rows_before, used))
     for f in b.grow_codes:
-        if f.fix.action == "set-config-vocab-size":  # type: ignore[union-attr]
-            b.done(f, f"set {f.fix.params['key']} to {rows_after}")  # type: ignore[union-attr]
+        if _fix(f).action == "set-config-vocab-size":
+            b.done(f, f"set {_fix(f).params['key']} to {rows_after}")
         elif grow:
             b.done(f, f"grew {', '.join(sorted(grow))} from {rows_before} to {rows_after} rows "
                       f"(old rows kept; new rows = mean of the {trained} trained rows)")

@@ -191,7 +191,7 @@ def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: CheckpointRepair) -
     every other byte copied."""
     from .reinit import mean_row_bytes, write_rows
 
-    header = facts.tensors.headers[shard]  # type: ignore[union-attr]
+    header = facts.required_tensors().headers[shard]
     src_path = header.path
     entries = sorted(header.tensors, key=lambda t: (t.begin, t.end, t.name))
     new_header: dict = {"__metadata__": header.metadata} if header.metadata else {}
@@ -202,7 +202,8 @@ def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: CheckpointRepair) -
     offset = 0
     for t in entries:
         starts[t.name] = offset
-        size = t.end - t.begin
+        begin, end = t.span
+        size = end - begin
         shape = list(t.shape)
         if t.name in plan.grow:
             new = plan.grow[t.name]
@@ -224,13 +225,14 @@ def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: CheckpointRepair) -
         head = header_bytes(new_header)
         write_all(out, head)
         for t in entries:
-            at = len(head) + starts[t.name]
-            copy_range(src, out, t.begin, t.end - t.begin, at)
+            at, (begin, end) = len(head) + starts[t.name], t.span
+            copy_range(src, out, begin, end - begin, at)
             if t.name in extra:
-                write_all(out, extra[t.name], at + t.end - t.begin)
+                write_all(out, extra[t.name], at + end - begin)
         for t in fused:  # the new rows, after the old ones (the tensors behind them are already in place)
             row = repeated_row(means[t.name].result(), t, plan.grow[t.name] - vocab_dim(t))
-            write_all(out, row, len(head) + starts[t.name] + t.end - t.begin)
+            begin, end = t.span
+            write_all(out, row, len(head) + starts[t.name] + end - begin)
         for t in entries:
             if t.name in reinit:
                 write_rows(out.fileno(), len(head) + starts[t.name], t, plan.reinit[t.name], reinit[t.name])
@@ -270,7 +272,7 @@ def write_surgical(facts: Facts, dst: Path, plan: CheckpointRepair,
 
 def _rewrite_index(src: Path, dst: Path, facts: Facts, grown: list[GrownTensor]) -> None:
     data = json.loads(src.read_text(encoding="utf-8"))
-    tensors = facts.tensors.tensors  # type: ignore[union-attr]
+    tensors = facts.required_tensors().tensors
     total = sum(t.nbytes for t in tensors.values())
     for g in grown:
         t = tensors[g.name]

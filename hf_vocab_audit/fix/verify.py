@@ -113,7 +113,7 @@ def compare_safetensors(src: Facts, out: Facts, plan: CheckpointRepair, output: 
     """Every input tensor checked in the output: bitwise (old rows only, for grown tensors) in the shards
     that were rewritten; in a shard copied whole (a reflink or the kernel's copy: no byte passed through
     this process), the same header offsets and the same file size."""
-    before, after = src.tensors.tensors, out.tensors.tensors  # type: ignore[union-attr]
+    before, after = src.required_tensors().tensors, out.required_tensors().tensors
     rewritten = rewritten_shards(src, plan)
     compared = nbytes = whole = 0
     sizes: dict[str, bool] = {}
@@ -129,7 +129,8 @@ def compare_safetensors(src: Facts, out: Facts, plan: CheckpointRepair, output: 
             expect[vocab_axis(t)] = plan.grow[name]
         if list(o.shape) != expect:
             _fail(output, f"tensor {name} has shape {list(o.shape)}, expected {expect}")
-        length = t.end - t.begin  # type: ignore[operator]
+        (t_begin, t_end), (o_begin, _) = t.span, o.span
+        length = t_end - t_begin
         if t.file not in rewritten:
             if t.file not in sizes:
                 sizes[t.file] = (src.model_dir / t.file).stat().st_size == (output / o.file).stat().st_size
@@ -144,7 +145,7 @@ def compare_safetensors(src: Facts, out: Facts, plan: CheckpointRepair, output: 
 
             ranges = row_ranges(t, plan.reinit[name])
             check_reinit_rows(src.model_dir / t.file, t, output / o.file, o, plan, output)
-        jobs += [(name, src.model_dir / t.file, t.begin + start, output / o.file, o.begin + start, size)  # type: ignore[operator]
+        jobs += [(name, src.model_dir / t.file, t_begin + start, output / o.file, o_begin + start, size)
                  for start, size in ranges]
         if name in plan.grow and not _finite(output / o.file, o, vocab_dim(t)):
             _fail(output, f"tensor {name}: the new rows are not finite")
@@ -191,11 +192,11 @@ def compare_state_dicts(src: Facts, output: Path, plan: CheckpointRepair) -> dic
 def _state_dict(facts: Facts) -> dict[str, Any]:
     import torch
 
-    tensors = facts.tensors
+    tensors = facts.required_tensors()
     out: dict[str, Any] = {}
-    for file in tensors.files:  # type: ignore[union-attr]
+    for file in tensors.files:
         path = facts.model_dir / file
-        if tensors.format == "safetensors":  # type: ignore[union-attr]
+        if tensors.format == "safetensors":
             from safetensors.torch import load_file
 
             out.update(load_file(str(path)))

@@ -42,6 +42,13 @@ class TensorInfo:
         return self.shape[0] if self.shape else None
 
     @property
+    def span(self) -> tuple[int, int]:
+        """(begin, end) file offsets of the data; only a safetensors tensor has them (not a pickled one)."""
+        if self.begin is None or self.end is None:
+            raise ValueError(f"tensor {self.name} in {self.file} has no byte offsets")
+        return self.begin, self.end
+
+    @property
     def nbytes(self) -> int:
         return math.prod(self.shape) * DTYPE_BITS.get(self.dtype, 8) // 8
 
