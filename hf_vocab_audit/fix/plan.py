@@ -220,7 +220,7 @@ def _finish(b: _Builder, pad_to_multiple_of: int | None) -> CheckpointRepair:
         else:
             b.skip(f, "no tensor needs to grow")
     if facts.config.vocab_size is not None and rows_after is not None and (
-        grow or any(f.fix.action == "set-config-vocab-size" for f in b.grow_codes)  # type: ignore[union-attr]
+        grow or any(_fix(f).action == "set-config-vocab-size" for f in b.grow_codes)
     ) and facts.config.vocab_size != rows_after:
         b.edit(JsonEdit("config.json", facts.config.text_prefix + "vocab_size", rows_after))
     if tok is not None and rows_before is not None and not grow and tok.max_id + 1 + len(b.new_tokens) <= rows_before:

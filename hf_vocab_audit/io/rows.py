@@ -68,7 +68,7 @@ class RowReader:
     def read_into(self, fh, start: int, out: np.ndarray, row_bytes: int) -> None:
         """Read the stored rows from ``start`` into ``out`` (C-contiguous) from ``fh``, this tensor's file
         opened unbuffered: one positional read, no mapping."""
-        view = memoryview(out).cast("B")  # type: ignore[arg-type]
+        view = memoryview(out).cast("B")  # type: ignore[arg-type]  # numpy arrays export the buffer protocol; its stubs do not say so
         offset = (self.info.begin or 0) + start * row_bytes
         got = 0
         while got < len(view):
