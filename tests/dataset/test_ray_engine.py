@@ -208,3 +208,7 @@ def test_json_lines_that_need_the_json_builder_go_through_ray_data(ray_local, be
     ray = audit(bert_cls, datasets=[data], engine="ray", progress=True)  # the progress line starts over
     assert calls == [str(data)]
     assert _report_json(ray) == _report_json(local)
+    mixed = write_jsonl(tmp_path / "mixed.jsonl", [{"text": "w1", "label": v} for v in (1, "x", 2)])
+    local, ray = audit(bert_cls, datasets=[mixed]), audit(bert_cls, datasets=[mixed], engine="ray")
+    assert calls[-1] == str(mixed) and "HVA530" in {f.code for f in ray.findings}
+    assert _report_json(ray) == _report_json(local)
