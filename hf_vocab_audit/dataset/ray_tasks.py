@@ -100,8 +100,8 @@ def _context(ctx: ScanContext, tokenizer: list[Any]) -> ScanContext:
 
         _TOKENIZER.clear()  # one tokenizer at a time: a long-lived worker must not collect them
         # Ray runs one task per CPU: one tokenizer thread each. A one-thread pool (read when the library
-        # first runs in this worker, which runs only this job's tasks) measured 4% faster than
-        # TOKENIZERS_PARALLELISM=false, which leaves an already started pool unused.
+        # first runs in this process; a worker runs only this job's tasks) measured 4 % faster than
+        # the library's serial path (TOKENIZERS_PARALLELISM=false).
         os.environ["RAYON_NUM_THREADS"] = "1"
         _TOKENIZER[key] = ray.get(tokenizer[0])
     return replace(ctx, tokenizer=_TOKENIZER[key])
