@@ -176,7 +176,7 @@ def check(
                           rich_help_panel="Dataset audit")
     ] = 1,
     engine: Annotated[
-        Engine, typer.Option("--engine", help="Scan here (local) or on Ray Data (ray; pip install "
+        Engine, typer.Option("--engine", help="Scan here (local) or on Ray (ray; pip install "
                              "'hf-vocab-audit[ray]').", rich_help_panel="Dataset audit")
     ] = Engine.local,
     ray_address: Annotated[

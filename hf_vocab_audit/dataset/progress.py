@@ -28,6 +28,11 @@ class ProgressBar:
         self.progress.update(self.task, advance=n,
                              info=f"{self.rows:,} rows  {self.rows / dt:,.0f} rows/s  {tokens / dt:,.0f} tokens/s")
 
+    def restart(self) -> None:
+        """Back to row 0 (the Ray engine rescans a split with another reader)."""
+        self.rows, self.start = 0, time.perf_counter()
+        self.progress.update(self.task, completed=0, info="")
+
     def __enter__(self) -> ProgressBar:  # noqa: PYI034
         self.progress.start()
         return self

@@ -1,8 +1,10 @@
-"""Run the dataset scan on Ray Data (``--engine ray``): the local engine's kernel and merge, on a cluster.
+"""Run the dataset scan on Ray (``--engine ray``): the local engine's kernel and merge, on a cluster.
 
-Each split is read with Ray Data's own readers (parquet, JSON lines, text) or, for other specs, from
-the ``datasets`` object; ``map_batches`` applies :func:`kernel.summarize` to every batch and the driver
-folds the per-batch summaries with :func:`kernel.merge`, so the findings equal the local engine's.
+Local (or shared-disk) parquet, JSON-lines and text files are scanned with plain Ray tasks over byte
+ranges and row groups (:mod:`.ray_tasks`: the fast path). Other specs (``save_to_disk`` folders, other
+formats, Hub datasets) and JSON lines that need ``datasets``' full JSON builder go through Ray Data:
+``map_batches`` applies :func:`kernel.summarize` to every batch and the driver folds the per-batch
+summaries with :func:`kernel.merge`, so the findings equal the local engine's either way.
 
 Global row indices: rows of a ``datasets`` object carry an explicit index column (added before Ray
 partitions the table), so their summaries hold global rows whatever order the batches finish in.
@@ -33,17 +35,19 @@ from .summary import ScanContext, Summary, merge
 INSTALL = 'pip install "hf-vocab-audit[ray]"'
 INDEX = "__hva_row__"  # explicit global row index of a datasets-object split
 RAY_READERS = {".parquet": "parquet", ".jsonl": "jsonl", ".txt": "text"}
-# One tokenizer thread per task: Ray already runs one task per CPU (the tokenizer's own thread pool
-# would put every core's threads on every core).
-WORKER_ENV = {"env_vars": {"TOKENIZERS_PARALLELISM": "false", "RAYON_NUM_THREADS": "1"}}
+FAST_READERS = ("parquet", "jsonl", "text")  # read by plain Ray tasks when the files are on a local disk
 BLOCK_ROWS = 64  # datasets-object splits: at least this many batches per block, so blocks stay few
 
 
-def require_ray() -> None:
-    """Exit 2 with the install command when Ray Data is missing."""
+def require_ray(data: bool = False) -> None:
+    """Exit 2 with the install command when Ray (``data``: Ray Data) is missing.
+
+    Ray Data is imported only for the specs that need it: its import alone costs about a second."""
     try:
-        import ray
-        import ray.data  # noqa: F401
+        import ray  # noqa: F401
+
+        if data:
+            import ray.data  # noqa: F401
     except ImportError:
         raise AuditError(None, f"--engine ray needs Ray Data, which is not installed: {INSTALL}") from None
 
@@ -67,6 +71,7 @@ def ray_session(address: str | None) -> Iterator[None]:
         if address:
             ray.init(address=address, **quiet)
         else:
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage-stats report from a scan
             ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, **quiet)
     except Exception as exc:  # noqa: BLE001 - ray raises ConnectionError, RuntimeError, ValueError...
         where = address or "a local Ray instance"
@@ -123,6 +128,7 @@ def summarize_batch(batch: pa.Table, ctx: ScanContext) -> pa.Table:
 
     With the index column the summary holds global rows ("indexed"); without, rows counted from 0.
     """
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one tokenizer thread per task: Ray runs one per CPU
     if INDEX in batch.column_names:
         index = batch.column(INDEX).to_numpy()
         summary = Summary()
@@ -158,6 +164,9 @@ def source_for(spec: str, split: str, config: str | None) -> RaySource:
     path = Path(os.path.expanduser(spec))
     if _is_saved(path):
         return RaySource("datasets")
+    reader = RAY_READERS.get(path.suffix.lower())
+    if reader and path.is_file() and not any(c in spec for c in GLOB_CHARS):
+        return RaySource(reader, (str(path),))  # one file: no need to ask datasets (its import costs 1 s)
     is_glob = any(c in spec for c in GLOB_CHARS)
     if is_glob and _builder_for(spec) == "parquet" and not spec.lower().endswith(".gz"):
         import glob  # spec.open_spec reads parquet globs itself, in this order
@@ -253,15 +262,100 @@ def _data_context() -> Iterator[None]:
 
 
 def scan_split(spec: str, split: str, ctx: ScanContext, *, config: str | None, batch_size: int,
-               max_rows: int | None, num_rows: int | None, bar: Any = None) -> tuple[Summary, int, bool]:
-    """Scan one split on Ray: (merged summary, rows scanned, stopped at ``max_rows``)."""
+               max_rows: int | None, num_rows: int | None, bar: Any = None, schema: pa.Schema | None = None,
+               tokenizer: Any = None) -> tuple[Summary, int, bool]:
+    """Scan one split on Ray: (merged summary, rows scanned, stopped at ``max_rows``).
+
+    ``schema``: the split's first batch as the local engine read it (JSON lines of another schema go
+    through Ray Data); ``tokenizer``: the object ref of ``ctx.tokenizer`` (put once per scan)."""
+    src = source_for(spec, split, config)
+    if src.reader in FAST_READERS and src.files and all(os.path.isfile(f) for f in src.files):
+        done = scan_files(src, ctx, tokenizer=tokenizer, batch_size=batch_size, max_rows=max_rows,
+                          schema=schema if src.reader == "jsonl" else None, bar=bar)
+        if done is not None:
+            return done
+    require_ray(data=True)
+    with _data_context():
+        return _scan_ray_data(spec, split, ctx, config=config, batch_size=batch_size, max_rows=max_rows,
+                              num_rows=num_rows, bar=bar)
+
+
+def scan_files(src: RaySource, ctx: ScanContext, *, tokenizer: Any, batch_size: int, max_rows: int | None,
+               schema: pa.Schema | None, bar: Any = None) -> tuple[Summary, int, bool] | None:
+    """The fast path: Ray tasks over the units of ``src``'s files, folded in order; None when a unit needs
+    ``datasets``' JSON builder (the caller then scans the split with Ray Data)."""
+    import ray
+
+    from .ray_tasks import WINDOW_PER_CPU, plan_units, scan_unit
+
+    cpus = max(int(ray.cluster_resources().get("CPU", 1)), 1)
+    units = plan_units(src.reader, src.files, cpus)
+    task = ray.remote(num_cpus=1)(scan_unit)
+    bare = replace(ctx, tokenizer=None)  # the tokenizer travels once, by reference
+    refs = [tokenizer] if ctx.tokenizer is not None else []
+    pending: dict[Any, int] = {}
+    results: dict[int, Any] = {}
+    summary, rows, truncated, submitted, folded = Summary(), 0, False, 0, 0
+
+    def submit(i: int, limit: int | None) -> None:
+        pending[task.remote(units[i], bare, refs, batch_size, limit, schema)] = i
+
+    try:
+        while folded < len(units):
+            while submitted < len(units) and len(pending) < WINDOW_PER_CPU * cpus:
+                submit(submitted, None if max_rows is None else max(max_rows - rows, 0))  # a bound: rows
+                submitted += 1  # before a later unit are at least the rows folded so far
+            while folded not in results:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                for ref in ready:
+                    results[pending.pop(ref)] = out = _get(ref)
+                    if isinstance(out, str):  # not a plain table: Ray Data reads the split as datasets would
+                        if bar is not None:
+                            bar.restart()
+                        return None
+            part, done, total = results.pop(folded)
+            room = None if max_rows is None else max_rows - rows
+            if room is not None and total > room:
+                truncated = True
+                if done > room:  # summarised past max_rows: summarise exactly the rows that fit
+                    part, done = (Summary(), 0) if room == 0 else _get(
+                        task.remote(units[folded], bare, refs, batch_size, room, schema))[:2]
+            if done:
+                summary = merge(summary, shift(part, rows))
+                rows += done
+                if bar is not None:
+                    bar.advance(done, summary)
+            folded += 1
+            if truncated:
+                break
+        return summary, rows, truncated
+    finally:
+        for ref in pending:
+            ray.cancel(ref)
+
+
+def _get(ref: Any) -> Any:
+    """``ray.get``, re-raising a task's own AuditError as itself (a one-line message, exit 2)."""
+    import ray
+
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayTaskError as exc:
+        if isinstance(exc.cause, AuditError):
+            raise exc.cause from None
+        raise
+
+
+def _scan_ray_data(spec: str, split: str, ctx: ScanContext, *, config: str | None, batch_size: int,
+                   max_rows: int | None, num_rows: int | None, bar: Any = None) -> tuple[Summary, int, bool]:
+    """Scan one split with Ray Data's readers and ``map_batches`` (specs the fast path does not take)."""
     ds = read_split(spec, split, config, batch_size)
     truncated = False
     if max_rows is not None:
         truncated = num_rows > max_rows if num_rows is not None else ds.limit(max_rows + 1).count() > max_rows
         ds = ds.limit(max_rows)
     summaries = ds.map_batches(summarize_batch, fn_kwargs={"ctx": ctx}, batch_format="pyarrow",
-                               batch_size=batch_size, zero_copy_batch=True, runtime_env=WORKER_ENV)
+                               batch_size=batch_size, zero_copy_batch=True)
     summary, rows = Summary(), 0
     for out in summaries.iter_batches(batch_format="pyarrow", batch_size=None):
         for blob, n, indexed in zip(out.column("summary").to_pylist(), out.column("rows").to_pylist(),
@@ -280,10 +374,16 @@ def scan_with_ray(opened: Sequence[Any], contexts: Sequence[ScanContext], opts: 
     from .progress import ProgressBar
 
     results = []
-    with ray_session(opts.ray_address), _data_context():
+    with ray_session(opts.ray_address):
+        import ray
+
+        tokenizers: dict[int, Any] = {}  # id(tokenizer) -> its object ref: put once for every split
         for o, ctx in zip(opened, contexts):
+            if ctx.tokenizer is not None and id(ctx.tokenizer) not in tokenizers:
+                tokenizers[id(ctx.tokenizer)] = ray.put(ctx.tokenizer)
             kwargs = {"config": opts.config, "batch_size": opts.batch_size, "max_rows": opts.max_rows,
-                      "num_rows": o.split.num_rows}
+                      "num_rows": o.split.num_rows, "schema": o.first.schema if o.first is not None else None,
+                      "tokenizer": tokenizers.get(id(ctx.tokenizer))}
             try:
                 if opts.progress:
                     with ProgressBar(f"{o.split.name} (ray)", o.split.num_rows) as bar:

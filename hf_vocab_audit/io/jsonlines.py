@@ -34,43 +34,79 @@ def _plain(t: pa.DataType) -> bool:
             or pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_timestamp(t))
 
 
-def _blocks(path: Path, block_bytes: int) -> Iterator[bytes]:
-    """The file in blocks of about ``block_bytes``, each ending at a line end (as the builder chunks it)."""
+def line_blocks(path: Path, block_bytes: int, start: int = 0, stop: int | None = None) -> Iterator[bytes]:
+    """The lines of ``path`` that start in bytes [start, stop), in blocks of about ``block_bytes`` that each
+    end at a line end (b"\\n") or at the end of the file.
+
+    A line belongs to the range holding its first byte, so ranges cut at any byte offsets give every
+    line exactly once (a line straddling a cut is read whole by the range it starts in). Only b"\\n"
+    ends a line here: it ends one under every newline convention, and never sits inside a UTF-8
+    character."""
     with open(path, "rb") as fh:
-        while True:
-            block = fh.read(block_bytes)
+        if start > 0:
+            fh.seek(start - 1)
+            fh.readline()  # the rest of the line holding byte start-1: it belongs to the range before
+        pos = fh.tell()
+        while stop is None or pos < stop:
+            want = block_bytes if stop is None else min(block_bytes, stop - pos)
+            block = fh.read(want)
             if not block:
                 return
-            yield block + fh.readline()
+            if not block.endswith(b"\n"):
+                block += fh.readline()  # finish the line begun in range
+            pos = fh.tell()
+            yield block
 
 
-def jsonl_batches(path: Path, batch_size: int, block_bytes: int | None = None) -> Iterator[pa.Table]:
-    """Tables of at most ``batch_size`` rows of the JSON Lines file ``path``; NotPlain when the file is
-    not a plain table (see the module's docstring).
+def jsonl_batches(path: Path, batch_size: int, block_bytes: int | None = None, *, start: int = 0,
+                  stop: int | None = None, schema: pa.Schema | None = None) -> Iterator[pa.Table]:
+    """Tables of at most ``batch_size`` rows of the JSON Lines file ``path`` (of the lines starting in
+    bytes [start, stop): see :func:`line_blocks`); NotPlain when they are not a plain table (see the
+    module's docstring) or, with ``schema``, not a table of that schema.
 
     Each block is parsed on its own and released before the next, as the builder does (pyarrow's
     streaming reader, tried first, kept memory that grew with the file: +60 MB at 50 MB)."""
     import pyarrow.json as paj
 
     rows = 0
-    schema: pa.Schema | None = None
-    for block in _blocks(path, block_bytes or BLOCK_BYTES):
+    first: pa.Schema | None = None
+    for block in line_blocks(path, block_bytes or BLOCK_BYTES, start, stop):
         options = paj.ReadOptions(block_size=len(block) + 1, use_threads=False)
         try:
             table = paj.read_json(pa.BufferReader(block), read_options=options)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise NotPlain(rows, str(exc)) from None
-        if schema is None:
-            schema = table.schema
-            bad = [f.name for f in schema if not _plain(f.type)]
-            if bad or not len(schema):
+        if not table.num_rows and stop is not None:
+            continue  # blank lines only: nothing to add (a byte range may hold just those)
+        if first is None:
+            first = table.schema
+            bad = [f.name for f in first if not _plain(f.type)]
+            if bad or not len(first):
                 raise NotPlain(0, f"columns the JSON builder converts: {', '.join(bad) or 'none'}")
-        elif not table.schema.equals(schema):
+            if schema is not None and not first.equals(schema):
+                raise NotPlain(0, "the schema differs from the split's first rows")
+        elif not table.schema.equals(first):
             raise NotPlain(rows, "the schema changes within the file")
-        for start in range(0, table.num_rows, batch_size):
-            part = table.slice(start, batch_size)
+        for offset in range(0, table.num_rows, batch_size):
+            part = table.slice(offset, batch_size)
             rows += part.num_rows
             yield part
         del table
-    if schema is None:
+    if first is None and stop is None:
         raise NotPlain(0, "no rows")
+
+
+def text_batches(path: Path, batch_size: int, block_bytes: int | None = None, *, start: int = 0,
+                 stop: int | None = None) -> Iterator[pa.Table]:
+    """Tables (one ``text`` column) of at most ``batch_size`` lines of the text file ``path`` that start
+    in bytes [start, stop), as ``datasets``' text builder gives them: UTF-8, universal newlines
+    (\\r\\n and \\r end a line too), line ends dropped, empty lines kept."""
+    for block in line_blocks(path, block_bytes or BLOCK_BYTES, start, stop):
+        text = block.decode("utf-8")
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = text.split("\n")
+        if text.endswith("\n"):
+            lines.pop()  # the builder's readlines() has no empty line after a final newline
+        for first in range(0, len(lines), batch_size):
+            yield pa.table({"text": pa.array(lines[first:first + batch_size], pa.string())})

@@ -150,3 +150,65 @@ def test_ray_label_alignment_equals_local(ray_local, tmp_path):
     (f,) = [f for f in ray.findings if f.code == "HVA517"]
     assert f.location.row == 240 and "labels 5, input_ids 3" in f.message
     assert _report_json(ray) == _report_json(local)
+
+
+def _ray_data_forbidden(*args, **kwargs):
+    raise AssertionError("a local parquet/JSON-lines/text split went through Ray Data")
+
+
+def test_ray_tasks_cut_files_anywhere_and_keep_global_rows(ray_local, bert_cls, tmp_path, monkeypatch):
+    """Units of 64 bytes: rows straddle the cuts, files hold several units, parquet units are row groups."""
+    import pyarrow.parquet as pq
+
+    from hf_vocab_audit.dataset import ray_engine, ray_tasks
+
+    monkeypatch.setattr(ray_tasks, "MIN_UNIT_BYTES", 64)
+    monkeypatch.setattr(ray_engine, "_scan_ray_data", _ray_data_forbidden)
+    specs = _every_finding(tmp_path)[:4]
+    groups = tmp_path / "groups" / "train.parquet"  # 10 row groups; row 77 out of range
+    ids = [[2, 5, 6, 3]] * 100
+    ids[77] = [2, 150, 3]
+    groups.parent.mkdir()
+    pq.write_table(pa.table({"input_ids": ids, "label": [0, 1] * 50}), groups, row_group_size=10)
+    odd = tmp_path / "odd" / "lines.txt"  # line ends datasets' text builder does not split at
+    odd.parent.mkdir()
+    odd.write_bytes(("w1\x0bw2\r\nw3\u2028w2\rw1\n\n" * 40 + " ".join(["w2"] * 90)).encode("utf-8"))
+    specs += [groups, odd]
+    files = [str(p) for p in sorted((tmp_path / "jl" / "train").iterdir())]
+    units = ray_tasks.plan_units("jsonl", tuple(files), 2)
+    assert len(units) > 2 * len(files) and [u.path for u in units] == sorted(u.path for u in units)
+    for path in files:  # each file covered once, range after range
+        mine = [u for u in units if u.path == path]
+        assert mine[0].start == 0 and all(a.stop == b.start for a, b in zip(mine, mine[1:]))
+    groups_units = ray_tasks.plan_units("parquet", (str(groups),), 2)  # consecutive row groups
+    assert len(groups_units) > 1 and [(u.start, u.stop) for u in groups_units][-1][1] == 10
+    assert all(a.stop == b.start for a, b in zip(groups_units, groups_units[1:]))
+    for max_rows in (None, 333):  # 333: the limit falls inside a unit
+        local = audit(bert_cls, datasets=specs, batch_size=7, max_rows=max_rows)
+        ray = audit(bert_cls, datasets=specs, batch_size=7, max_rows=max_rows, engine="ray")
+        assert _report_json(ray) == _report_json(local)
+    rows = {(f.code, f.location.file, f.location.row) for f in ray.findings}
+    assert ("HVA501", str(groups), 77) in rows
+
+
+def test_json_lines_that_need_the_json_builder_go_through_ray_data(ray_local, bert_cls, tmp_path, monkeypatch):
+    from hf_vocab_audit.dataset import ray_engine
+
+    calls = []
+    through = ray_engine._scan_ray_data
+
+    def spy(*args, **kwargs):
+        calls.append(args[0])
+        return through(*args, **kwargs)
+
+    monkeypatch.setattr(ray_engine, "_scan_ray_data", spy)
+    data = write_jsonl(tmp_path / "nested.jsonl", [{"text": "w1 w2", "label": i % 4, "meta": {"k": i}}
+                                                   for i in range(30)])
+    local = audit(bert_cls, datasets=[data])
+    ray = audit(bert_cls, datasets=[data], engine="ray", progress=True)  # the progress line starts over
+    assert calls == [str(data)]
+    assert _report_json(ray) == _report_json(local)
+    mixed = write_jsonl(tmp_path / "mixed.jsonl", [{"text": "w1", "label": v} for v in (1, "x", 2)])
+    local, ray = audit(bert_cls, datasets=[mixed]), audit(bert_cls, datasets=[mixed], engine="ray")
+    assert calls[-1] == str(mixed) and "HVA530" in {f.code for f in ray.findings}
+    assert _report_json(ray) == _report_json(local)
