@@ -188,8 +188,9 @@ def source_for(spec: str, split: str, config: str | None) -> RaySource:
     except Exception:  # noqa: BLE001 - the local engine opened it; fall back to its datasets object
         return RaySource("datasets")
     readers = {RAY_READERS.get(Path(f).suffix.lower()) for f in files}
-    if len(readers) == 1 and None not in readers and BUILDERS.get(Path(files[0]).suffix.lower()) == builder.name:
-        return RaySource(readers.pop(), files)  # type: ignore[arg-type]
+    reader = readers.pop() if len(readers) == 1 else None
+    if reader is not None and BUILDERS.get(Path(files[0]).suffix.lower()) == builder.name:
+        return RaySource(reader, files)
     return RaySource("datasets")
 
 
@@ -401,6 +402,9 @@ def scan_with_ray(opened: Sequence[Any], contexts: Sequence[ScanContext], opts: 
 def _ray_cause(exc: BaseException) -> str:
     """The first line of the innermost error Ray wrapped (a reader's parse error, not Ray's frame)."""
     cause: BaseException = exc
-    while getattr(cause, "cause", None) is not None or cause.__cause__ is not None:
-        cause = getattr(cause, "cause", None) or cause.__cause__  # type: ignore[assignment]
+    while True:
+        inner = getattr(cause, "cause", None) or cause.__cause__
+        if not isinstance(inner, BaseException):
+            break
+        cause = inner
     return f"{cause.__class__.__name__}: {first_line(cause)}"
