@@ -133,3 +133,19 @@ def test_non_ascii_digits_in_label2id_are_a_one_line_error(tmp_path):
         assert "label2id.a" in str(exc) and "\n" not in str(exc)
     else:
         raise AssertionError("a non-integer label id must be refused")
+
+
+def test_null_label_id_is_a_one_line_error_not_a_none_in_the_facts(tmp_path):
+    import json
+
+    import pytest
+
+    from hf_vocab_audit.errors import AuditError
+    from hf_vocab_audit.facts.config import load_config
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"label2id": {"a": 0, "b": None}}))
+    with pytest.raises(AuditError, match=r'"label2id.b" must be an integer, not NoneType None'):
+        load_config(path)
+    path.write_text(json.dumps({"label2id": {"a": 0}, "eos_token_id": None}))
+    assert load_config(path).special.ids.get("eos_token_id") is None  # a null id field is unset, as before
