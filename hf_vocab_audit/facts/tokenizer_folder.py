@@ -56,26 +56,15 @@ def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFact
         present = {t.content for t in backend.get_added_tokens_decoder().values()}
         to_add: dict[str, AddedToken] = {}
         for token_id, (content, special) in sorted(declared.items()):
+            puts = f"added_tokens_decoder puts {content!r} at id {token_id}"
             existing = backend.token_to_id(content)
             if existing is not None and existing != token_id:
-                conflicts.append(
-                    AddedTokenConflict(
-                        "tokenizer_config.json",
-                        f"added_tokens_decoder puts {content!r} at id {token_id}, tokenizer.json at id {existing}",
-                        (token_id, existing),
-                        (content,),
-                    )
-                )
+                conflicts.append(AddedTokenConflict("tokenizer_config.json", f"{puts}, tokenizer.json at id {existing}",
+                                                    (token_id, existing), (content,)))
             holder = backend.id_to_token(token_id)
             if holder is not None and holder != content:
-                conflicts.append(
-                    AddedTokenConflict(
-                        "tokenizer_config.json",
-                        f"added_tokens_decoder puts {content!r} at id {token_id}, where tokenizer.json has {holder!r}",
-                        (token_id,),
-                        (content, holder),
-                    )
-                )
+                conflicts.append(AddedTokenConflict("tokenizer_config.json", f"{puts}, where tokenizer.json has {holder!r}",
+                                                    (token_id,), (content, holder)))
             if content not in present and content not in to_add:
                 to_add[content] = AddedToken(content, special=special, normalized=not special)
         if to_add:
