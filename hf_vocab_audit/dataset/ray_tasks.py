@@ -60,7 +60,8 @@ def _row_group_units(path: str, target: int) -> list[Unit]:
     """Consecutive row groups of about ``target`` bytes (uncompressed) per unit."""
     import pyarrow.parquet as pq
 
-    meta = pq.ParquetFile(path).metadata
+    with pq.ParquetFile(path) as file:
+        meta = file.metadata
     units, first, size = [], 0, 0
     for i in range(meta.num_row_groups):
         size += meta.row_group(i).total_byte_size
@@ -80,11 +81,11 @@ def _batches(unit: Unit, batch_size: int, schema: pa.Schema | None) -> Iterator[
     else:
         import pyarrow.parquet as pq
 
-        reader = pq.ParquetFile(unit.path, pre_buffer=False)
-        for i in range(unit.start, unit.stop):
-            group = reader.read_row_group(i)
-            for first in range(0, group.num_rows, batch_size):
-                yield group.slice(first, batch_size)
+        with pq.ParquetFile(unit.path, pre_buffer=False) as reader:
+            for i in range(unit.start, unit.stop):
+                group = reader.read_row_group(i)
+                for first in range(0, group.num_rows, batch_size):
+                    yield group.slice(first, batch_size)
 
 
 _TOKENIZER: dict[str, Any] = {}  # this worker's tokenizer, by the hex id of its object ref

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -34,11 +35,14 @@ class EarlyCopies:
 
     def __init__(self, src: Path, folder: Path, tensors: CheckpointTensors, files: list[str]):
         self.src, self.folder, self.tensors, self.files = src, folder, tensors, files
+        self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=1)
         self._job = self._pool.submit(self._copy)
 
     def _copy(self) -> None:
         for name in self.files:
+            if self._stop.is_set():  # closed: a failed or interrupted fix does not wait for the rest
+                return
             dst = self.folder / name
             surgical.copy_file(regular_file_inside(self.src / name, self.src), dst)  # never a link out
             _datasync(dst)  # the disk writes them while the tokenizer is read
@@ -53,6 +57,7 @@ class EarlyCopies:
 
     def close(self) -> None:
         """Stop (after the file being copied) and remove the staging folder and what is left in it."""
+        self._stop.set()
         self._pool.shutdown(wait=True, cancel_futures=True)
         shutil.rmtree(self.folder, ignore_errors=True)
 
@@ -68,10 +73,11 @@ def start(src: Path, output: Path, force: bool, tokenizer: Path | None) -> Early
         tensors = load_tensors(src)
         if tensors is None or tensors.format != "safetensors" or tensors.refused or len(tensors.files) < 2:
             return None
-        embeddings = find_embeddings(tensors, load_config(src / "config.json"))
+        config = load_config(src / "config.json")
+        embeddings = find_embeddings(tensors, config)
         if embeddings.input is None:
             return None
-        partial = Facts(src, load_config(src / "config.json"), None, None, tensors, embeddings)
+        partial = Facts(src, config, None, None, tensors, embeddings)
         vocab = {t.file for t in vocab_tensors(partial)}
     except (AuditError, OSError, ValueError):
         return None

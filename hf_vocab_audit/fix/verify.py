@@ -80,16 +80,19 @@ def same_bytes(a: Path, a_off: int, b: Path, b_off: int, length: int) -> bool:
         for at in range(0, length, WINDOW):
             size = min(WINDOW, length - at)
             ma, xa = _window(fa, a_off + at, size)
-            mb, xb = _window(fb, b_off + at, size)
+            mb: mmap.mmap | None = None
+            xb: np.ndarray | None = None
             try:
+                mb, xb = _window(fb, b_off + at, size)
                 if memcmp is not None:
                     same = memcmp(xa.ctypes.data, xb.ctypes.data, size) == 0
                 else:
                     same = all(np.array_equal(xa[i : i + BLOCK], xb[i : i + BLOCK]) for i in range(0, size, BLOCK))
             finally:
-                del xa, xb
+                del xa, xb  # the arrays export the maps' buffers: released before the maps close
                 ma.close()
-                mb.close()
+                if mb is not None:  # the second window may have failed to open
+                    mb.close()
             if not same:
                 return False
     return True

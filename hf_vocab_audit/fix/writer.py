@@ -93,7 +93,8 @@ def _replace(tmp: Path, output: Path, force: bool) -> None:
 
 
 def _datasync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
+    """Put ``path``'s data on the disk (Windows syncs only through a handle opened for writing)."""
+    fd = os.open(path, os.O_RDWR if os.name == "nt" else os.O_RDONLY)
     try:
         os.fdatasync(fd) if hasattr(os, "fdatasync") else os.fsync(fd)
     finally:

@@ -58,3 +58,32 @@ def test_a_failed_early_copy_leaves_nothing(tmp_path, guard_input, monkeypatch):
     with pytest.raises(AuditError, match="out: cannot be written \\(No space left on device\\)"):
         fix_checkpoint(src, output=tmp_path / "out", verify_load="never")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]
+
+
+def test_closing_stops_the_copies_after_the_file_being_copied(tmp_path, monkeypatch):
+    """A fix that fails (or is interrupted) while shards are copied early does not wait for the rest."""
+    import threading
+
+    src, plain = _sharded(tmp_path / "m")
+    assert len(plain) >= 2
+    first_started, release, copied = threading.Event(), threading.Event(), []
+    real_copy = surgical.copy_file
+
+    def slow_copy(a, b):
+        first_started.set()
+        release.wait(timeout=30)
+        copied.append(a.name)
+        real_copy(a, b)
+
+    monkeypatch.setattr(surgical, "copy_file", slow_copy)
+    copies = early.start(src, tmp_path / "out", False, None)
+    assert copies is not None and copies.files == plain
+    assert first_started.wait(timeout=30)
+    closing = threading.Thread(target=copies.close)
+    closing.start()
+    while not copies._stop.is_set():  # close() has asked the copier to stop
+        pass
+    release.set()
+    closing.join(timeout=30)
+    assert copied == plain[:1]  # the file being copied finished; no other was started
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]  # the staging folder is gone
