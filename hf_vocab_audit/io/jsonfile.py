@@ -114,9 +114,9 @@ class JsonLines:
     however many findings ask: 200 findings against a 6 MB template took a second reading it per finding."""
 
     def __init__(self, path: Path) -> None:
-        try:
-            self.text: str | None = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        try:  # bounded as the audit's own JSON reads are: a file too large to audit has no lines to give
+            self.text: str | None = read_bytes(path, MAX_TOKENIZER_BYTES).decode("utf-8", errors="replace")
+        except AuditError:
             self.text = None
         self._starts: list[int] | None = None
 

@@ -12,10 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import pyarrow as pa
 
+from ..errors import AuditError
+
 BLOCK_BYTES = 4 * 1024 * 1024  # bytes parsed at a time: memory stays flat however large the file
+MAX_LINE_BYTES = 256 * 1024 * 1024  # one row: a file with no line end must not be read into memory whole
+STEP = 1024 * 1024  # bytes read at a time while looking for a line end
 
 
 class NotPlain(Exception):
@@ -45,7 +50,7 @@ def line_blocks(path: Path, block_bytes: int, start: int = 0, stop: int | None =
     with open(path, "rb") as fh:
         if start > 0:
             fh.seek(start - 1)
-            fh.readline()  # the rest of the line holding byte start-1: it belongs to the range before
+            _rest_of_line(fh, path, keep=False)  # the line holding byte start-1 belongs to the range before
         pos = fh.tell()
         while stop is None or pos < stop:
             want = block_bytes if stop is None else min(block_bytes, stop - pos)
@@ -53,9 +58,25 @@ def line_blocks(path: Path, block_bytes: int, start: int = 0, stop: int | None =
             if not block:
                 return
             if not block.endswith(b"\n"):
-                block += fh.readline()  # finish the line begun in range
+                block += _rest_of_line(fh, path, keep=True, have=len(block))  # finish the line begun in range
             pos = fh.tell()
             yield block
+
+
+def _rest_of_line(fh: BinaryIO, path: Path, *, keep: bool, have: int = 0) -> bytes:
+    """Read up to and including the next b"\\n" (or the end of the file), STEP bytes at a time; the bytes
+    when ``keep`` (a line, with the ``have`` bytes before it, over MAX_LINE_BYTES is refused), else b""."""
+    parts: list[bytes] = []
+    size = have
+    while True:
+        part = fh.readline(STEP)
+        size += len(part)
+        if keep:
+            if size > MAX_LINE_BYTES:
+                raise AuditError(path, f"holds a line over {MAX_LINE_BYTES} bytes (no line end where rows should be)")
+            parts.append(part)
+        if not part or part.endswith(b"\n"):
+            return b"".join(parts)
 
 
 def jsonl_batches(path: Path, batch_size: int, block_bytes: int | None = None, *, start: int = 0,

@@ -68,3 +68,18 @@ def test_a_jsonl_range_of_another_schema_is_not_plain(tmp_path):
     schema = next(jsonl_batches(path, 8, start=0, stop=10)).schema
     with pytest.raises(NotPlain):
         list(jsonl_batches(path, 8, start=20, stop=path.stat().st_size, schema=schema))
+
+
+def test_a_line_over_the_limit_is_refused_naming_the_file(tmp_path, monkeypatch):
+    """A file with no line end (or only old-Mac \\r ends) is one "line": it must not be read whole into
+    memory by the range that holds its start, and the ranges after it skip it in bounded steps."""
+    from hf_vocab_audit.errors import AuditError
+    from hf_vocab_audit.io import jsonlines
+
+    monkeypatch.setattr(jsonlines, "MAX_LINE_BYTES", 1 << 20)
+    monkeypatch.setattr(jsonlines, "STEP", 4096)
+    path = tmp_path / "one-line.txt"
+    path.write_bytes(b"x\r" * (3 << 19) + b"\nshort\n")  # 3 MB before the only b"\n", then one short line
+    with pytest.raises(AuditError, match=r"one-line.txt: holds a line over 1048576 bytes"):
+        list(line_blocks(path, 65536, 0, 65536))
+    assert list(line_blocks(path, 65536, 65536, path.stat().st_size)) == [b"short\n"]  # skipped, not kept
