@@ -24,7 +24,7 @@ from ..facts import Facts
 from ..facts.tensors import SAFETENSORS_INDEX
 from ..facts.vocab_geometry import as_rows, vocab_axis, vocab_dim, vocab_tensors
 from ..io.dtypes import FLOAT_DTYPES, from_float32
-from ..io.rows import MEAN_CHUNK_BYTES, mean_of_rows  # noqa: F401 - tests shrink the blocks here
+from ..io.rows import mean_of_rows
 from ..io.safetensors_header import TensorInfo
 from .repair import CheckpointRepair
 
@@ -98,16 +98,6 @@ def repeated_row(row: np.ndarray, t: TensorInfo, count: int) -> bytes:
 def fused_mean(t: TensorInfo) -> bool:
     """Whether ``t`` grows by rows filled with the mean, so its mean is taken while its rows are copied."""
     return vocab_axis(t) == 0 and not any(t.name.endswith(s) for s in ZERO_FILL_SUFFIXES)
-
-
-def copy_rows_with_mean(path: Path, dst, t: TensorInfo, trained: int) -> np.ndarray:
-    """Copy every row of ``t`` to the end of ``dst`` and return the float32 mean of its first ``trained``
-    rows (:func:`mean_row`'s, bit for bit): the kernel copies the bytes while a second thread averages the
-    same rows from the page cache through a memory map (no byte copied into this process)."""
-    with ThreadPoolExecutor(max_workers=1) as pool, open(path, "rb") as src:
-        mean = pool.submit(mean_row, path, t, trained)
-        copy_range(src, dst, t.begin or 0, (t.end or 0) - (t.begin or 0))
-        return mean.result()
 
 
 # ---- streaming copy -------------------------------------------------------------------------

@@ -120,25 +120,40 @@ def test_bert_mlm_prediction_bias_grows(tmp_path, guard_input):
     assert torch.allclose(fixed["cls.predictions.bias"][100:], before["cls.predictions.bias"].mean())
 
 
-@pytest.mark.parametrize("dtype", ["BF16", "F16", "F32"])
+@pytest.mark.parametrize(("dtype", "width"), [("BF16", 64), ("BF16", 63), ("F16", 64), ("F32", 64)])
 @pytest.mark.parametrize("trained", [37, 300, 301])
-def test_one_pass_copy_gives_the_bytes_and_the_mean_of_the_separate_passes(tmp_path, dtype, trained, monkeypatch):
-    """The grown tensor's rows are copied and averaged in one read; blocks smaller than the tensor
-    (several of them, the last one partial) must give the same bytes and the bit-identical mean."""
+@pytest.mark.parametrize("leave_out", [None, [0, 5, 8, 9, 299, 400]])
+def test_mean_of_rows_in_blocks_is_the_mean_of_the_widened_rows_bit_for_bit(tmp_path, dtype, width, trained, leave_out,
+                                                                             monkeypatch):
+    """The new rows' mean, taken in blocks from a memory map (bf16 as 32-bit pairs, never widened), equals
+    the float32 sums of the widened rows block by block (float64 across blocks), bit for bit: several
+    blocks, the last one partial, rows left out."""
+    import numpy as np
     import torch
     from safetensors.torch import save_file
 
-    from hf_vocab_audit.fix import surgical
+    from hf_vocab_audit.io import rows as rows_module
+    from hf_vocab_audit.io.dtypes import to_float32
     from hf_vocab_audit.io.safetensors_header import read_header
 
-    monkeypatch.setattr(surgical, "MEAN_CHUNK_BYTES", 64 * 2 * 8)  # 8 rows of 64 bf16 values per block
-    monkeypatch.setattr("hf_vocab_audit.io.rows.MEAN_CHUNK_BYTES", 64 * 2 * 8)
+    itemsize = {"BF16": 2, "F16": 2, "F32": 4}[dtype]
+    step = 8  # rows per block
+    monkeypatch.setattr(rows_module, "MEAN_CHUNK_BYTES", width * itemsize * step)
+    monkeypatch.setattr(rows_module, "MAP_WINDOW_BYTES", width * itemsize * step * 3)  # several windows too
     torch_dtype = {"BF16": torch.bfloat16, "F16": torch.float16, "F32": torch.float32}[dtype]
     path = tmp_path / "m.safetensors"
-    save_file({"w": torch.randn(301, 64, generator=torch.Generator().manual_seed(0)).to(torch_dtype)}, str(path))
+    save_file({"w": torch.randn(301, width, generator=torch.Generator().manual_seed(0)).to(torch_dtype)}, str(path))
     info = read_header(path, path.name).tensors[0]
-    assert info.dtype == dtype
-    with open(tmp_path / "copy", "wb", buffering=0) as out:
-        mean = surgical.copy_rows_with_mean(path, out, info, trained)
-    assert (tmp_path / "copy").read_bytes() == path.read_bytes()[info.begin:info.end]
-    assert mean.tobytes() == surgical.mean_row(path, info, trained).tobytes()
+    out = np.asarray(leave_out) if leave_out is not None else None
+    mean, count = rows_module.mean_of_rows(path, info, 301, width, trained, out)
+
+    stored = np.frombuffer(path.read_bytes()[info.begin:info.end], {"BF16": "<u2", "F16": "<f2", "F32": "<f4"}[dtype])
+    x = to_float32(stored.reshape(301, width)[:trained], dtype)
+    keep = np.ones(trained, bool)
+    if leave_out is not None:
+        keep[[i for i in leave_out if i < trained]] = False
+    total = np.zeros(width, np.float64)
+    for lo in range(0, trained, step):
+        total += np.add.reduce(x[lo:lo + step][keep[lo:lo + step]], axis=0)
+    assert count == int(keep.sum())
+    assert mean.tobytes() == (total / count).astype(np.float32).tobytes()
