@@ -164,10 +164,10 @@ def source_for(spec: str, split: str, config: str | None) -> RaySource:
     path = Path(os.path.expanduser(spec))
     if _is_saved(path):
         return RaySource("datasets")
-    reader = RAY_READERS.get(path.suffix.lower())
-    if reader and path.is_file() and not any(c in spec for c in GLOB_CHARS):
-        return RaySource(reader, (str(path),))  # one file: no need to ask datasets (its import costs 1 s)
     is_glob = any(c in spec for c in GLOB_CHARS)
+    reader = RAY_READERS.get(path.suffix.lower())
+    if reader and path.is_file() and not is_glob:
+        return RaySource(reader, (str(path),))  # one file: no need to ask datasets (its import costs 1 s)
     if is_glob and _builder_for(spec) == "parquet" and not spec.lower().endswith(".gz"):
         import glob  # spec.open_spec reads parquet globs itself, in this order
 

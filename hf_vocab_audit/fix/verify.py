@@ -9,6 +9,7 @@ unexpected or mismatched keys.
 
 from __future__ import annotations
 
+import functools
 import math
 import mmap
 from collections.abc import Iterable
@@ -41,6 +42,7 @@ def _fail(output: Path, problem: str) -> NoReturn:
     raise VerificationError(output, f"verification failed, nothing written: {problem}")
 
 
+@functools.cache
 def _libc_memcmp() -> Any:
     """libc's ``memcmp`` (vectorised; ctypes releases the GIL around it, so two threads compare at once),
     or None where there is no C library to load it from."""
@@ -53,9 +55,6 @@ def _libc_memcmp() -> Any:
     fn.restype = ctypes.c_int
     fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
     return fn
-
-
-_MEMCMP: list[Any] = []
 
 
 def _window(fh: Any, offset: int, size: int) -> tuple[mmap.mmap, np.ndarray]:
@@ -73,9 +72,7 @@ def same_bytes(a: Path, a_off: int, b: Path, b_off: int, length: int) -> bool:
         return True
     if a.stat().st_size < a_off + length or b.stat().st_size < b_off + length:
         return False
-    if not _MEMCMP:
-        _MEMCMP.append(_libc_memcmp())
-    memcmp = _MEMCMP[0]
+    memcmp = _libc_memcmp()
     with open(a, "rb") as fa, open(b, "rb") as fb:
         for at in range(0, length, WINDOW):
             size = min(WINDOW, length - at)
