@@ -1137,6 +1137,16 @@ def dataset_text_row_32mb_without_spaces(folder: Path) -> list[str]:
     return [str(folder), "--dataset", str(data / "train.jsonl")]
 
 
+@case("dataset folder", "train.jsonl")
+def dataset_jsonl_300mb_without_a_line_end(folder: Path) -> list[str]:
+    """300 MB (sparse) with no b"\\n": one "row" the JSON Lines reader used to read whole into memory."""
+    data = _data(folder)
+    with open(data / "train.jsonl", "wb") as fh:
+        fh.write(b'{"text": "')
+        fh.truncate(300 * 1024 * 1024)
+    return [str(folder), "--dataset", str(data / "train.jsonl")]
+
+
 # --- unbounded writes (issue 11, class 5) ----------------------------------------------------------
 
 
