@@ -16,7 +16,7 @@ from ..errors import AuditError, first_line
 from .dtypes import FLOAT_DTYPES, STORAGE, to_float32
 from .safetensors_header import TensorInfo
 
-CHUNK_BYTES = 256 * 1024  # float32 bytes per chunk (bf16: stored bytes): stays in L2 between the passes over it
+CHUNK_BYTES = 256 * 1024  # float32 bytes of rows re-read at a time (take): they stay in L2
 MEAN_CHUNK_BYTES = 256 * 1024  # stored bytes of rows summed at a time for a mean: they stay in L2 as float32
 MAP_WINDOW_BYTES = 16 * 1024 * 1024  # mapped at a time: pages of a mapping count in the resident set
 
@@ -87,14 +87,6 @@ class RowReader:
     def to_float(self, bits: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """float32 values of stored ``bits`` (into ``out`` when given, to reuse one buffer)."""
         return to_float32(bits, self.info.dtype, np.empty(bits.shape, np.float32) if out is None else out)
-
-    def chunks(self) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-        """(first row, stored bits, float32 values) per chunk of rows; the float buffer is reused."""
-        step = self.chunk_rows()
-        buf = np.empty((min(step, self.rows), self.cols), np.float32)
-        for start in range(0, self.rows, step):
-            bits = self._mm[start : start + step]
-            yield start, bits, self.to_float(bits, buf[: len(bits)])
 
     def take(self, ids: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """(ids, stored bits, float32 values) for the rows ``ids``, in bounded chunks."""

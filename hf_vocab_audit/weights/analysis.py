@@ -12,7 +12,7 @@ from ..facts import Facts
 from ..io.rows import RowReader, supported
 from ..io.safetensors_header import TensorInfo
 from . import classify as C
-from .stats import ZERO_MAX_ABS, MatrixStats, scan
+from .stats import ZERO_MAX_ABS, MatrixStats, max_abs_of, scan
 from .usage import in_normal_use, token_roles
 
 HIST_BINS = 60
@@ -28,11 +28,11 @@ class Side:
     stats: MatrixStats
     cls: C.Classification
     token_ids: np.ndarray = field(repr=False)
+    max_abs: dict[int, float] = field(repr=False)  # max |v| of every row flagged on any side (what reports show)
 
     def flagged(self) -> np.ndarray:
         """Token ids whose row is untrained or suspect."""
-        s = self.cls.status
-        return np.flatnonzero((s == C.UNTRAINED) | (s == C.SUSPECT))
+        return _flagged(self.cls)
 
     def indicators(self, token_id: int) -> dict[str, Any]:
         st = self.stats
@@ -41,7 +41,7 @@ class Side:
             "status": C.STATUS_NAMES[int(self.cls.status[token_id])],
             "reasons": C.reason_names(int(self.cls.reasons[token_id])),
             "norm": float(st.norm[token_id]),
-            "max_abs": float(st.max_abs[token_id]),
+            "max_abs": self.max_abs[token_id],
             "duplicate_of": dup if dup >= 0 and dup != token_id else None,
             "median_norm": st.median_norm,
         }
@@ -134,6 +134,10 @@ def _histogram(w: WeightFacts, side: Side) -> dict[str, Any]:
     }
 
 
+def _flagged(cls: C.Classification) -> np.ndarray:
+    return np.flatnonzero((cls.status == C.UNTRAINED) | (cls.status == C.SUSPECT))
+
+
 def _token_ids(facts: Facts, rows: int) -> np.ndarray:
     ids = np.asarray(facts.required_tokenizer().ids, dtype=np.int64)
     return ids[(ids >= 0) & (ids < rows)]
@@ -153,15 +157,22 @@ def gather_weights(facts: Facts) -> tuple[WeightFacts | None, list[Skipped]]:
     matrices: list[tuple[str, TensorInfo]] = [("input", emb.input)]
     if not emb.tied and emb.output is not None:
         matrices.append(("output", emb.output))
-    sides, skipped = [], []
+    scanned, skipped = [], []
     for name, info in matrices:
         unreadable = supported(info)
         if unreadable:
             skipped.append(Skipped(f"weights ({name} embeddings)", unreadable))
             continue
-        stats = scan(RowReader(facts.model_dir, info))
+        reader = RowReader(facts.model_dir, info)
+        stats = scan(reader)
         ids = _token_ids(facts, stats.rows)
-        sides.append(Side(name, info.file, stats, C.classify(stats, ids), ids))
-    if not sides:
+        scanned.append((name, info, reader, stats, C.classify(stats, ids), ids))
+    if not scanned:
         return None, skipped
+    flagged = np.unique(np.concatenate([_flagged(cls) for *_, cls, _ids in scanned]))
+    sides = []
+    for name, info, reader, stats, cls, ids in scanned:
+        shown = flagged[flagged < stats.rows]
+        max_abs = dict(zip(shown.tolist(), max_abs_of(reader, shown).tolist()))
+        sides.append(Side(name, info.file, stats, cls, ids, max_abs))
     return WeightFacts(facts, tuple(sides), emb.tied, token_roles(facts.tokenizer)), skipped

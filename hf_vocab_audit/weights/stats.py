@@ -1,15 +1,20 @@
 """Per-row indicators of one embedding matrix, in one streaming pass plus exact re-reads of the few
-candidate rows: L2 norm, max |value|, bitwise-duplicate rows, rows equal to the mean of the others."""
+candidate rows: L2 norm, all-zero rows, bitwise-duplicate rows, rows equal to the mean of the others.
+
+max |value| is not taken in the pass (it would cost a third of it): a row whose norm is above
+``ZERO_MAX_ABS * sqrt(cols)`` cannot be all zero, so only the rows under it are re-read to decide, and
+the rows a report shows get theirs from ``max_abs_of``.
+"""
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..io.rows import RowReader
+from .rowpass import row_words, run_pass
 
 # A row whose every |value| is at most this is zero (unsloth's untrained-token test).
 ZERO_MAX_ABS = 1e-16
@@ -27,138 +32,29 @@ class MatrixStats:
     dtype: str
     rows: int
     cols: int
-    norm: np.ndarray = field(repr=False)  # float64 L2 norm per row
-    max_abs: np.ndarray = field(repr=False)  # float32 max |value| per row
+    norm: np.ndarray = field(repr=False)  # float64 L2 norm per row (float32 sums of squares)
+    zero: np.ndarray = field(repr=False)  # bool: every |value| of the row is at most ZERO_MAX_ABS
     duplicate_of: np.ndarray = field(repr=False)  # int64: first row of its group of identical rows, else -1
     mean_like: np.ndarray = field(repr=False)  # bool: the row equals the mean of the non-zero rows
     mean_norm: float  # ||mean of the non-zero rows||  (mean_like also accepts the mean of all rows)
     median_norm: float  # median norm of the non-zero rows
 
-    @property
-    def zero(self) -> np.ndarray:
-        return self.max_abs <= ZERO_MAX_ABS
-
-
-def _row_words(bits: np.ndarray) -> np.ndarray:
-    """Each row's bits as 64-bit words (zero-padded when the row is not a multiple of 8 bytes)."""
-    u = np.asarray(bits).view(np.dtype(f"<u{bits.dtype.itemsize}"))
-    nbytes = u.shape[1] * u.dtype.itemsize
-    if nbytes % 8 == 0 and u.flags.c_contiguous:
-        return u.view(np.uint64)
-    return u.astype(np.uint64)
-
-
-def _row_keys(bits: np.ndarray) -> np.ndarray:
-    """A cheap 64-bit key per row (wrapping sum of its words): equal rows have equal keys; rows that
-    share a key are compared bit for bit afterwards."""
-    return _row_words(bits).sum(axis=1, dtype=np.uint64)
-
-
-STRIPE_ROWS = 8192  # rows per unit of work: a thread's share, and one float64 partial column sum
-
-
-def _workers() -> int:
-    try:
-        return max(1, min(4, len(os.sched_getaffinity(0))))
-    except AttributeError:  # not on Linux
-        return max(1, min(4, os.cpu_count() or 1))
-
-
-class _Pass:
-    """The one streaming pass: per-row norm, max |v| and key, and per-stripe column sums.
-
-    Stripes of STRIPE_ROWS rows are independent (each writes its own slices and its own partial sum),
-    so threads can take them in any order and the result does not depend on how many threads ran:
-    reads and numpy's kernels release the GIL, so a second core helps where it is free (chunks are
-    small for the cache, so each GIL hand-over costs: with busy cores two threads gain little)."""
-
-    def __init__(self, reader: RowReader):
-        n, d = reader.rows, reader.cols
-        self.reader = reader
-        self.norm = np.empty(n, np.float64)
-        self.max_abs = np.empty(n, np.float32)
-        self.hashes = np.empty(n, np.uint64)
-        self.colsums = np.zeros((max(1, -(-n // STRIPE_ROWS)), d), np.float64)
-        self.acc = np.float64 if d > 65536 else np.float32
-
-    def stripe(self, index: int) -> None:
-        lo, hi = index * STRIPE_ROWS, min(self.reader.rows, (index + 1) * STRIPE_ROWS)
-        if self.reader.info.dtype == "BF16":
-            self._bf16(index, lo, hi)
-        else:
-            self._floats(index, lo, hi)
-
-    def _floats(self, index: int, lo: int, hi: int) -> None:
-        """F16 and F32 rows, read from the memory map a cache-sized chunk at a time."""
-        reader, d = self.reader, self.reader.cols
-        step = min(reader.chunk_rows(), max(1, hi - lo))
-        buf = np.empty((step, d), np.float32)
-        partial = np.empty(d, np.float32)
-        colsum = self.colsums[index]
-        for start in range(lo, hi, step):
-            stop = min(hi, start + step)
-            bits = reader.raw[start:stop]
-            x = reader.to_float(bits, buf[: stop - start])
-            np.einsum("ij,ij->i", x, x, out=self.norm[start:stop], dtype=self.acc, casting="unsafe")
-            self.max_abs[start:stop] = np.abs(x).max(axis=1, initial=0)
-            self.hashes[start:stop] = _row_keys(bits)
-            colsum += np.add.reduce(x, axis=0, out=partial)
-
-    def _bf16(self, index: int, lo: int, hi: int) -> None:
-        """bf16 rows, read (``preadv``: no mapping, no page faults) into one reused buffer that stays in L2
-        with its float32 widening (one shift into a reused buffer: no temporaries), where every reduction
-        reads it while it is hot. max |v| comes from two reductions of the bits and no temporary: as int16
-        the largest non-negative value is the largest positive magnitude, as uint16 the largest value
-        carries the largest negative magnitude."""
-        reader, d = self.reader, self.reader.cols
-        step = min(2 * reader.chunk_rows(), max(1, hi - lo))
-        raw = np.empty((step, d), np.uint16)
-        floats = np.empty((step, d), np.float32)
-        ones = np.ones(step, np.float32)
-        part = np.empty(d, np.float32)
-        colsum = self.colsums[index]
-        with open(reader.path, "rb", buffering=0) as fh:
-            for start in range(lo, hi, step):
-                stop = min(hi, start + step)
-                k = stop - start
-                bits = raw[:k]
-                reader.read_into(fh, start, bits, 2 * d)
-                x = floats[:k]
-                np.left_shift(bits, 16, out=x.view(np.uint32), dtype=np.uint32)  # bf16 -> float32, exactly
-                np.einsum("ij,ij->i", x, x, out=self.norm[start:stop], dtype=self.acc, casting="unsafe")
-                negative = np.bitwise_and(bits.max(axis=1, initial=0), np.uint16(0x7FFF))
-                top = np.maximum(negative, bits.view(np.int16).max(axis=1, initial=0).view(np.uint16))
-                self.max_abs[start:stop] = np.left_shift(top, 16, dtype=np.uint32).view(np.float32)
-                self.hashes[start:stop] = _row_keys(bits)
-                colsum += np.dot(ones[:k], x, out=part)
-
-    def run(self) -> None:
-        stripes = range(len(self.colsums))
-        workers = min(_workers(), len(stripes))
-        if workers <= 1 or self.reader.rows * self.reader.cols == 0:
-            for i in stripes:
-                self.stripe(i)
-            return
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            for _ in pool.map(self.stripe, stripes):  # re-raises a stripe's error
-                pass
-
 
 def scan(reader: RowReader) -> MatrixStats:
-    """One sequential pass for norms, max |v|, hashes and the column sum; then exact checks of the few
-    candidate rows (equal keys, a norm close to the mean's)."""
+    """One sequential pass for norms, keys and the column sum; then exact checks of the few candidate rows
+    (a norm small enough to be zero, equal keys, a norm close to the mean's)."""
     n = reader.rows
-    one = _Pass(reader)
-    one.run()
-    norm, max_abs, hashes = one.norm, one.max_abs, one.hashes
-    colsum = one.colsums.sum(axis=0)
-    np.sqrt(norm, out=norm)
-    zero = max_abs <= ZERO_MAX_ABS
+    one = run_pass(reader)
+    norm = one.norm
+    zero = np.zeros(n, bool)
+    # every |v| <= Z implies norm <= Z * sqrt(cols); 1% covers the float32 rounding of the squares' sum
+    maybe = np.flatnonzero(norm <= ZERO_MAX_ABS * math.sqrt(reader.cols) * 1.01)
+    zero[maybe] = max_abs_of(reader, maybe) <= ZERO_MAX_ABS
     nonzero = int((~zero).sum())
-    mean = colsum / max(nonzero, 1)
+    mean = one.colsum / max(nonzero, 1)
     mean_norm = float(np.sqrt(mean @ mean))
     # transformers averages every old row, zero rows included: try both means.
-    means = [mean, colsum / max(n, 1)] if nonzero < n else [mean]
+    means = [mean, one.colsum / max(n, 1)] if nonzero < n else [mean]
     median_norm = float(np.median(norm[~zero])) if nonzero else 0.0
     return MatrixStats(
         tensor=reader.info.name,
@@ -166,12 +62,22 @@ def scan(reader: RowReader) -> MatrixStats:
         rows=n,
         cols=reader.cols,
         norm=norm,
-        max_abs=max_abs,
-        duplicate_of=_duplicates(reader, hashes, zero),
+        zero=zero,
+        duplicate_of=_duplicates(reader, one.keys, zero),
         mean_like=np.logical_or.reduce([_mean_like(reader, norm, zero, m, median_norm) for m in means]),
         mean_norm=mean_norm,
         median_norm=median_norm,
     )
+
+
+def max_abs_of(reader: RowReader, ids: np.ndarray) -> np.ndarray:
+    """The exact max |value| (float32) of the rows ``ids``, re-read from the file; NaN for a row holding NaN."""
+    out = np.zeros(len(ids), np.float32)
+    done = 0
+    for part, _bits, x in reader.take(np.asarray(ids, np.int64)):
+        out[done : done + len(part)] = np.abs(x).max(axis=1, initial=0)
+        done += len(part)
+    return out
 
 
 def _duplicates(reader: RowReader, hashes: np.ndarray, zero: np.ndarray) -> np.ndarray:
@@ -192,11 +98,11 @@ def _duplicates(reader: RowReader, hashes: np.ndarray, zero: np.ndarray) -> np.n
     firsts = np.unique(cand_first)
     first_bits: dict[int, np.ndarray] = {}
     for part, bits, _x in reader.take(firsts):
-        first_bits.update(zip(part.tolist(), _row_words(bits)))
+        first_bits.update(zip(part.tolist(), row_words(bits)))
     step = reader.chunk_rows()
     for i in range(0, len(cand), step):
         part, firsts_part = cand[i : i + step], cand_first[i : i + step]
-        words = _row_words(np.asarray(reader.raw[part]))
+        words = row_words(np.asarray(reader.raw[part]))
         ref = np.stack([first_bits[f] for f in firsts_part.tolist()])
         equal = (words == ref).all(axis=1)
         out[part[equal]] = firsts_part[equal]

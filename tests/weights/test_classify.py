@@ -11,15 +11,15 @@ from hf_vocab_audit.weights.stats import MatrixStats
 
 def _stats(norm, zero=(), mean=(), dup=()):
     n = len(norm)
-    max_abs = np.asarray(norm, np.float32) / 3
-    max_abs[list(zero)] = 0
+    is_zero = np.zeros(n, bool)
+    is_zero[list(zero)] = True
     norm = np.asarray(norm, float)
     norm[list(zero)] = 0
     mean_like = np.zeros(n, bool)
     mean_like[list(mean)] = True
     duplicate_of = np.full(n, -1)
     duplicate_of[list(dup)] = dup[0] if dup else -1
-    return MatrixStats("e", "F32", n, 4, norm, max_abs, duplicate_of, mean_like, 0.1, float(np.median(norm)))
+    return MatrixStats("e", "F32", n, 4, norm, is_zero, duplicate_of, mean_like, 0.1, float(np.median(norm)))
 
 
 def test_threshold_formula():
