@@ -111,7 +111,10 @@ def _context(ctx: ScanContext, tokenizer: list[Any]) -> ScanContext:
 def scan_unit(unit: Unit, ctx: ScanContext, tokenizer: list[Any], batch_size: int, limit: int | None,
               schema: pa.Schema | None) -> tuple[Summary, int, int] | str:
     """The Ray task: (summary of the unit's first ``limit`` rows counted from 0, rows summarised, rows in
-    the unit), or the reason the unit needs ``datasets``' JSON builder (the driver then uses Ray Data)."""
+    the unit), or the reason the unit needs ``datasets``' JSON builder (the driver then uses Ray Data).
+
+    Past ``limit`` the unit stops at the batch that holds its first row beyond it: the count is then only
+    a lower bound, but one above ``limit``, which is all the driver asks (whether the split goes on)."""
     ctx = _context(ctx, tokenizer)
     summary, done, total = Summary(), 0, 0
     try:
@@ -123,6 +126,8 @@ def scan_unit(unit: Unit, ctx: ScanContext, tokenizer: list[Any], batch_size: in
                 part = batch if take == batch.num_rows else batch.slice(0, take)
                 summary = merge(summary, summarize(part, done, ctx))
                 done += take
+            if limit is not None and total > limit:
+                break
     except NotPlain as exc:
         return str(exc)
     return summary, done, total
