@@ -21,7 +21,7 @@ def _describe(w: WeightFacts, token_id: int, wanted: int) -> tuple[list[str], di
     import numpy as np
 
     parts, details = [], {}
-    for side in w.sides:
+    for side in w.sides_with(token_id):
         ind = side.indicators(token_id)
         details[side.name] = ind
         if int(side.cls.status[token_id]) != wanted:
@@ -41,12 +41,13 @@ def _hits(w: WeightFacts, wanted: int, what: str):
     tok = w.facts.required_tokenizer()
     tensors = [s.stats.tensor for s in w.sides]
     for token_id in w.flagged_ids():
-        if not w.used(token_id) or not any(int(s.cls.status[token_id]) == wanted for s in w.sides):
+        sides = w.sides_with(token_id)
+        if not w.used(token_id) or not any(int(s.cls.status[token_id]) == wanted for s in sides):
             continue
         parts, details = _describe(w, token_id, wanted)
         content = tok.id_to_token(token_id)
         roles = [r for r in w.roles.get(token_id, []) if r != "reserved"]
-        bad_sides = [s for s in w.sides if int(s.cls.status[token_id]) == wanted]
+        bad_sides = [s for s in sides if int(s.cls.status[token_id]) == wanted]
         yield Hit(
             f"{content!r} (id {token_id}, {', '.join(roles)}) {what}: {'; '.join(parts)}",
             Location(file=bad_sides[0].file, tensor=bad_sides[0].stats.tensor, token=content, token_id=token_id),
@@ -114,7 +115,7 @@ def untrained_rows_summary(w: WeightFacts):
     tok = w.facts.required_tokenizer()
     per_side = []
     for side in w.sides:
-        status = side.cls.status[others]
+        status = side.cls.status[[i for i in others if i < side.stats.rows]]
         u, s = int((status == UNTRAINED).sum()), int((status == SUSPECT).sum())
         if u or s:
             per_side.append(f"{SIDE_WORDS[side.name]} {u} untrained, {s} low-norm")

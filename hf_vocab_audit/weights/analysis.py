@@ -59,6 +59,11 @@ class WeightFacts:
     def side(self, name: str) -> Side | None:
         return next((s for s in self.sides if s.name == name), None)
 
+    def sides_with(self, token_id: int) -> tuple[Side, ...]:
+        """The sides that have a row for ``token_id`` (an untied lm_head can be shorter or longer than the
+        embedding: HVA101/HVA102 report that; here each side speaks only for its own rows)."""
+        return tuple(s for s in self.sides if token_id < s.stats.rows)
+
     def flagged_ids(self) -> list[int]:
         ids: set[int] = set()
         for s in self.sides:

@@ -29,11 +29,22 @@ BLOCKS = 3  # blocks in flight: one being read, one being reduced, one spare
 SLICE_BYTES = 512 * 1024  # float32 bytes widened and reduced at a time: they stay in L2
 
 
+WIDE_COLS = 65536  # rows wider than this sum their squares in float64 (float32 loses digits and overflows)
+
+
 def _rowdot(a: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """Each row's dot product with itself, in float32."""
-    if hasattr(np, "vecdot"):  # numpy >= 2: BLAS per row, half the time of einsum's loop
+    """Each row's dot product with itself, summed in ``out``'s dtype (float32, or float64 for wide rows)."""
+    if out.dtype == np.float32 and hasattr(np, "vecdot"):  # numpy >= 2: BLAS per row, half einsum's time
         return np.vecdot(a, a, out=out)
-    return np.einsum("ij,ij->i", a, a, out=out)
+    return np.einsum("ij,ij->i", a, a, out=out, dtype=out.dtype)
+
+
+def _flushes_subnormals() -> bool:
+    """Whether this thread's float arithmetic treats subnormals as zero (DAZ/FTZ, set by
+    ``torch.set_flush_denormal(True)`` or code built with -ffast-math): the fp16 pair widening multiplies
+    float32 subnormals, so it then falls back to numpy's cast, which works on integers."""
+    tiny = np.array([2.0**-140], np.float32)
+    return bool(np.multiply(tiny, np.float32(2.0**112))[0] != np.float32(2.0**-28))
 
 
 def row_keys(bits: np.ndarray) -> np.ndarray:
@@ -62,12 +73,14 @@ class _Layout:
     exponent and mantissa under float32's with an arithmetic shift (the sign lands in bit 31; the three
     copies of it that follow are masked off) and scales by 2**112: exact for every finite half, subnormals
     included, and three times faster than numpy's cast. A half that is inf or NaN would come out finite, so
-    a block holding one (``special``, checked by the reader thread) is widened by numpy's cast instead.
+    a block holding one (``special``, checked by the reader thread) is widened by numpy's cast instead, as
+    is every block when subnormals flush to zero in this thread (``_flushes_subnormals``).
     """
 
     def __init__(self, dtype: str, rows: int, cols: int):
         self.dtype = dtype
         self.pairs = dtype in ("BF16", "F16") and cols % 2 == 0
+        self.cast_always = self.pairs and dtype == "F16" and _flushes_subnormals()
         if self.pairs:
             self.bufs = [np.empty((rows, cols // 2), np.uint32) for _ in range(2)]
         elif dtype != "F32":
@@ -94,7 +107,7 @@ class _Layout:
             return [out]
         even, odd = (b[:k] for b in self.bufs)
         ef, of = even.view(np.float32), odd.view(np.float32)
-        if special:
+        if special or self.cast_always:
             np.copyto(ef, bits[:, 0::2])
             np.copyto(of, bits[:, 1::2])
             return [ef, of]
@@ -130,8 +143,8 @@ def _read_blocks(reader: RowReader, layout: _Layout, blocks: list[np.ndarray], f
                  full: queue.SimpleQueue, stop: threading.Event, keys: np.ndarray) -> None:
     """The reader thread: fill free blocks in row order, key their rows, hand them over; an error is handed
     over in place of a block (the caller raises it)."""
-    per_block, row_bytes = len(blocks[0]), reader.cols * reader.storage.itemsize
     try:
+        per_block, row_bytes = len(blocks[0]), reader.cols * reader.storage.itemsize
         with open(reader.path, "rb", buffering=0) as fh:
             for start in range(0, reader.rows, per_block):
                 index = free.get()
@@ -151,10 +164,11 @@ def _read_blocks(reader: RowReader, layout: _Layout, blocks: list[np.ndarray], f
 def run_pass(reader: RowReader) -> PassResult:
     """Norms, keys and column sums of every row of ``reader``'s matrix, reading each stored byte once."""
     n, d = reader.rows, reader.cols
-    norm32 = np.zeros(n, np.float32)
+    acc = np.float64 if d > WIDE_COLS else np.float32
+    squares: np.ndarray = np.zeros(n, acc)
     keys = np.zeros(n, np.uint64)
     if n * d == 0:
-        return PassResult(norm32.astype(np.float64), keys, np.zeros(d, np.float64))
+        return PassResult(squares.astype(np.float64), keys, np.zeros(d, np.float64))
     row_bytes = d * reader.storage.itemsize
     per_block = max(1, min(n, BLOCK_BYTES // row_bytes))
     step = max(1, min(per_block, SLICE_BYTES // (4 * d)))
@@ -168,7 +182,7 @@ def run_pass(reader: RowReader) -> PassResult:
     thread = threading.Thread(target=_read_blocks, args=(reader, layout, blocks, free, full, stop, keys),
                               name="hf-vocab-audit rows", daemon=True)
     ones = np.ones(step, np.float32)
-    spare = np.empty(step, np.float32)
+    spare: np.ndarray = np.empty(step, acc)
     width = d // 2 if layout.pairs else d
     parts_total = [np.zeros(width, np.float64) for _ in range(2 if layout.pairs else 1)]
     partial = np.empty(width, np.float32)
@@ -183,7 +197,7 @@ def run_pass(reader: RowReader) -> PassResult:
                 stop_row = min(last, start + step)
                 k = stop_row - start
                 parts = layout.parts(block[start - first : stop_row - first], special)
-                out = norm32[start:stop_row]
+                out = squares[start:stop_row]
                 for i, part in enumerate(parts):
                     if i == 0:
                         _rowdot(part, out)
@@ -195,4 +209,4 @@ def run_pass(reader: RowReader) -> PassResult:
         stop.set()
         free.put(None)  # wakes a reader waiting for a free block
         thread.join()
-    return PassResult(np.sqrt(norm32.astype(np.float64)), keys, layout.columns(parts_total, d))
+    return PassResult(np.sqrt(squares.astype(np.float64)), keys, layout.columns(parts_total, d))

@@ -32,7 +32,7 @@ class MatrixStats:
     dtype: str
     rows: int
     cols: int
-    norm: np.ndarray = field(repr=False)  # float64 L2 norm per row (float32 sums of squares)
+    norm: np.ndarray = field(repr=False)  # float64 L2 norm per row (squares summed in float32; float64 past 65536 columns)
     zero: np.ndarray = field(repr=False)  # bool: every |value| of the row is at most ZERO_MAX_ABS
     duplicate_of: np.ndarray = field(repr=False)  # int64: first row of its group of identical rows, else -1
     mean_like: np.ndarray = field(repr=False)  # bool: the row equals the mean of the non-zero rows

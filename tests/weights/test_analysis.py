@@ -32,6 +32,24 @@ def test_zeroed_chat_tokens_are_named(tmp_path, dtype, tied):
     assert [e["id"] for e in sides["input"]["flagged_used"]] == [100, 101]
 
 
+@pytest.mark.parametrize("cut", ["model.embed_tokens.weight", "lm_head.weight"])
+def test_sides_of_different_lengths_each_speak_for_their_rows(tmp_path, cut):
+    """An untied lm_head shorter or longer than the embedding (HVA101/HVA102's case): the token past the
+    short side's rows is judged on the side that has it, and the audit does not crash."""
+    from safetensors.torch import load_file, save_file
+
+    folder = llama_with_rows(tmp_path, zero=["<|im_end|>"])  # id 101, the last row
+    path = next(folder.glob("*.safetensors"))
+    tensors = load_file(path)
+    tensors[cut] = tensors[cut][:101].clone()
+    save_file(tensors, path, metadata={"format": "pt"})
+    report = audit(folder, weights=True)
+    hits = [f for f in report.findings if f.code == "HVA601"]
+    kept = "lm_head" if cut.startswith("model") else "embed_tokens"
+    assert [(f.location.token_id, kept in f.location.tensor) for f in hits] == [(101, True)]
+    assert "row is all zero" in hits[0].message
+
+
 def test_mean_resized_rows_are_untrained(tmp_path):
     folder = llama_with_rows(tmp_path, mean_resizing=True)
     report = audit(folder, weights=True)

@@ -175,3 +175,27 @@ def test_fp16_inf_and_nan_rows_keep_their_norms(tmp_path, cols, monkeypatch):
     ref = m.double()
     np.testing.assert_allclose(one.norm, ref.norm(dim=1).numpy(), rtol=1e-6)
     np.testing.assert_allclose(one.colsum, ref.sum(dim=0).numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("cols", [70000, 70001])
+def test_rows_wider_than_65536_sum_their_squares_in_float64(tmp_path, cols):
+    m = torch.full((2, cols), 0.02)
+    m[0] = 3e19  # squares overflow float32
+    m = m.bfloat16()
+    one = rowpass.run_pass(_write(tmp_path, m, extra=False))
+    np.testing.assert_allclose(one.norm, m.double().norm(dim=1).numpy(), rtol=1e-9)
+
+
+def test_fp16_norms_hold_when_subnormals_flush_to_zero(tmp_path):
+    """torch.set_flush_denormal(True) (DAZ/FTZ) in the calling thread: fp16 rows of subnormal values keep
+    their norms (the pair widening multiplies float32 subnormals; numpy's cast does not)."""
+    m = torch.full((4, 16), 3e-6).half()  # a subnormal half
+    m[1] = torch.randn(16).half()
+    reader = _write(tmp_path, m, extra=False)
+    if not torch.set_flush_denormal(True):
+        pytest.skip("this CPU cannot flush subnormals")
+    try:
+        one = rowpass.run_pass(reader)
+    finally:
+        torch.set_flush_denormal(False)
+    np.testing.assert_allclose(one.norm, m.double().norm(dim=1).numpy(), rtol=1e-6)
