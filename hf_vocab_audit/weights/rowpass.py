@@ -27,8 +27,6 @@ from ..io.rows import RowReader
 BLOCK_BYTES = 8 * 1024 * 1024  # stored bytes read at a time (one hand-over between the threads)
 BLOCKS = 3  # blocks in flight: one being read, one being reduced, one spare
 SLICE_BYTES = 512 * 1024  # float32 bytes widened and reduced at a time: they stay in L2
-
-
 WIDE_COLS = 65536  # rows wider than this sum their squares in float64 (float32 loses digits and overflows)
 
 
@@ -48,13 +46,14 @@ def _flushes_subnormals() -> bool:
 
 
 def row_keys(bits: np.ndarray) -> np.ndarray:
-    """A cheap 64-bit key per row (wrapping sum of its 64-bit words, the row zero-padded to a multiple of
-    8 bytes): equal rows have equal keys; rows that share a key are compared bit for bit afterwards."""
+    """A cheap 64-bit key per row (wrapping sum of its ``row_words``): equal rows have equal keys; rows that
+    share a key are compared bit for bit afterwards."""
     return row_words(bits).sum(axis=1, dtype=np.uint64)
 
 
 def row_words(bits: np.ndarray) -> np.ndarray:
-    """Each row's bits as 64-bit words (zero-padded when the row is not a multiple of 8 bytes)."""
+    """Each row's bits as 64-bit words (when a row is not a multiple of 8 bytes: each stored value widened
+    to 64 bits)."""
     u = np.asarray(bits).view(np.dtype(f"<u{bits.dtype.itemsize}"))
     nbytes = u.shape[1] * u.dtype.itemsize
     if nbytes % 8 == 0 and u.flags.c_contiguous:
