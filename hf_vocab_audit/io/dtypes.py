@@ -28,6 +28,13 @@ def to_float32(block: np.ndarray, dtype: str, out: np.ndarray | None = None) -> 
     return out
 
 
+def bf16_pairs_to_float32(words: np.ndarray, even: np.ndarray, odd: np.ndarray) -> None:
+    """Widen bf16 rows held as 32-bit words (two values each) into the float32 bits of their even columns
+    (``word << 16``) and odd columns (``word & 0xFFFF0000``): same-width integer ops, no casting, exact."""
+    np.left_shift(words, np.uint32(16), out=even)
+    np.bitwise_and(words, np.uint32(0xFFFF0000), out=odd)
+
+
 def from_float32(values: np.ndarray, dtype: str) -> np.ndarray:
     """float32 -> the checkpoint dtype, rounding to nearest even (as torch does)."""
     values = np.ascontiguousarray(values, dtype=np.float32)

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import AuditError, first_line
-from .dtypes import FLOAT_DTYPES, STORAGE, to_float32
+from .dtypes import FLOAT_DTYPES, STORAGE, bf16_pairs_to_float32, to_float32
 from .safetensors_header import TensorInfo
 
 CHUNK_BYTES = 256 * 1024  # float32 bytes of rows re-read at a time (take): they stay in L2
@@ -117,9 +117,8 @@ def mean_of_rows(path: Path, info: TensorInfo, rows: int, width: int, first: int
     step = max(1, MEAN_CHUNK_BYTES // max(width * itemsize, 1))
     window = step * max(1, MAP_WINDOW_BYTES // (step * width * itemsize))
     pairs = info.dtype == "BF16" and width % 2 == 0
-    # bf16 pairs: one 32-bit word holds two values, the even column's float32 is ``word << 16`` and the
-    # odd one's ``word & 0xFFFF0000`` (same-width integer ops, no widening); the float32 column sums are
-    # the same additions in the same order as on widened rows
+    # bf16 pairs (bf16_pairs_to_float32): the float32 column sums are the same additions in the same order
+    # as on widened rows
     floats = np.empty((min(step, n), width // 2 if pairs else width), np.uint32 if pairs else np.float32)
     odd = np.empty_like(floats) if pairs else floats
     even_total, odd_total = total[0::2], total[1::2]
@@ -132,10 +131,9 @@ def mean_of_rows(path: Path, info: TensorInfo, rows: int, width: int, first: int
                 raw = raw[keep[start : start + len(raw)]]
             k = len(raw)
             if pairs:
-                words = raw.view(np.uint32)
-                even_total += np.add.reduce(np.left_shift(words, 16, out=floats[:k]).view(np.float32), axis=0)
-                odd_total += np.add.reduce(np.bitwise_and(words, np.uint32(0xFFFF0000), out=odd[:k]).view(np.float32),
-                                           axis=0)
+                bf16_pairs_to_float32(raw.view(np.uint32), floats[:k], odd[:k])
+                even_total += np.add.reduce(floats[:k].view(np.float32), axis=0)
+                odd_total += np.add.reduce(odd[:k].view(np.float32), axis=0)
                 continue
             block = raw if info.dtype == "F64" else to_float32(raw, info.dtype, floats[:k])
             total += np.add.reduce(block, axis=0)

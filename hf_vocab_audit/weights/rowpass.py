@@ -6,9 +6,9 @@ widens each block an L2-sized slice at a time and reduces the slice while it is 
 are per block, not per slice: threads that trade the GIL every few microseconds run slower than one
 thread (measured on this project's 2-core machine).
 
-bf16 and fp16 of even width are widened in pairs: one 32-bit word holds two values; for bf16
-``word << 16`` is the even column's float32 and ``word & 0xFFFF0000`` the odd one's, written to two
-contiguous halves (same-width integer ops, no casting; fp16: see ``_Layout``). A row's norm does not
+bf16 and fp16 of even width are widened in pairs: one 32-bit word holds two values, written to two
+contiguous halves, the even columns' and the odd ones' (bf16: ``io.dtypes.bf16_pairs_to_float32``;
+fp16: see ``_Layout``). A row's norm does not
 depend on the order of its columns, so each half is reduced on its own and the column sums are
 interleaved back at the end.
 """
@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..io.dtypes import bf16_pairs_to_float32, to_float32
 from ..io.rows import RowReader
 
 BLOCK_BYTES = 8 * 1024 * 1024  # stored bytes read at a time (one hand-over between the threads)
@@ -96,14 +97,7 @@ class _Layout:
     def parts(self, bits: np.ndarray, special: bool = False) -> list[np.ndarray]:
         k = len(bits)
         if not self.pairs:
-            if self.dtype == "F32":
-                return [bits]
-            out = self.bufs[0][:k]
-            if self.dtype == "BF16":
-                np.left_shift(bits, 16, out=out.view(np.uint32), dtype=np.uint32)
-            else:
-                np.copyto(out, bits)
-            return [out]
+            return [bits] if self.dtype == "F32" else [to_float32(bits, self.dtype, self.bufs[0][:k])]
         even, odd = (b[:k] for b in self.bufs)
         ef, of = even.view(np.float32), odd.view(np.float32)
         if special or self.cast_always:
@@ -111,10 +105,10 @@ class _Layout:
             np.copyto(of, bits[:, 1::2])
             return [ef, of]
         words = bits.view(np.uint32)
-        np.left_shift(words, np.uint32(16), out=even)
         if self.dtype == "BF16":
-            np.bitwise_and(words, np.uint32(0xFFFF0000), out=odd)
+            bf16_pairs_to_float32(words, even, odd)
             return [ef, of]
+        np.left_shift(words, np.uint32(16), out=even)
         np.right_shift(even.view(np.int32), np.int32(3), out=even.view(np.int32))
         np.right_shift(words.view(np.int32), np.int32(3), out=odd.view(np.int32))
         for half, floats in ((even, ef), (odd, of)):
