@@ -1186,6 +1186,20 @@ def weights_nan_and_infinity_rows(folder: Path) -> list[str]:
     return [str(folder), "--weights"]
 
 
+@case("safetensors", exit_codes=(0, 1))
+def weights_lm_head_shorter_than_the_embedding(folder: Path) -> list[str]:
+    """--weights when an untied lm_head has fewer rows than the embedding (HVA102's case): the untrained
+    rows past the lm_head's end were looked up in it (IndexError, a traceback)."""
+    rows = len(VOCAB)
+    size, short = rows * HIDDEN * 4, (rows - 2) * HIDDEN * 4
+    header = {
+        "model.embed_tokens.weight": {"dtype": "F32", "shape": [rows, HIDDEN], "data_offsets": [0, size]},
+        "lm_head.weight": {"dtype": "F32", "shape": [rows - 2, HIDDEN], "data_offsets": [size, size + short]},
+    }
+    _st(folder, header, bytes(size + short))  # every row zero: untrained on both sides
+    return [str(folder), "--weights"]
+
+
 @case("report injection", exit_codes=(0, 1))
 def token_strings_with_workflow_commands(folder: Path) -> None:
     """Token strings that would be GitHub Actions commands, terminal escapes and XML-illegal bytes."""
