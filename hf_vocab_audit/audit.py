@@ -7,16 +7,20 @@ import time
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .core.findings import AppliedFix, FixResult, Skipped, Source
 from .core.report import Report, sort_findings
 from .errors import AuditError
 from .facts import Facts, facts_from_memory, gather
 from .facts.memory import MEMORY_FORMAT, is_path, tokenizer_facts
-from .rules import Scope, selected
+from .rules import Rule, Scope, selected
+from .rules.coverage import coverage_of, ensure_auditable
 from .rules.runner import RuleRun, run_dataset, run_scope, run_static, run_weights
 from .version import __version__
+
+if TYPE_CHECKING:
+    from .dataset.scan import DatasetFacts
 
 
 def gather_for_audit(model_dir: str | Path | None, model: object | None,
@@ -87,14 +91,20 @@ def audit(
     ``engine="ray"`` scans on Ray Data (at ``ray_address`` or on a local instance).
     A PEFT adapter folder (``adapter_config.json``, no ``config.json``) is audited against its base
     (``base``, else its ``base_model_name_or_path``: a local folder or a Hub id) with the HVA8xx rules.
-    Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run.
+    The report's ``coverage`` says what was examined; anything the selected rules needed that was not
+    (a missing tokenizer or weights, a dataset column the model reads left unchecked) fails the default
+    verdict (exit 2) unless it is judged with ``allow_partial=True`` (``report.exit_code(allow_partial=True)``).
+    Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run, or when the target has nothing to
+    examine (no tokenizer, no vocabulary matrix, no model config).
     """
     start = time.perf_counter()
     rules = selected(select, ignore)  # bad selectors fail before any file is read
     target, facts = gather_for_audit(model_dir, model, tokenizer, base)
+    ensure_auditable(facts)
     in_memory = facts.tensors is not None and facts.tensors.format == MEMORY_FORMAT
     run = run_static(facts, rules, lines=not in_memory)
     extra: dict[str, Any] = {}
+    df = None
     if weights and in_memory:
         run += run_scope(rules, Scope.WEIGHTS, None, lambda _r: "the weight statistics read safetensors files; a live "
                          "model has none here (audit its saved folder with weights=True)")
@@ -117,16 +127,29 @@ def audit(
         from .facts.adapter_base import relocate_base_findings
 
         run = replace(run, findings=tuple(relocate_base_findings(list(run.findings), facts)))
-    return make_report(target, facts, run, start, extra, source=Source.MEMORY if in_memory else Source.FOLDER)
+    return make_report(target, facts, run, start, extra, source=Source.MEMORY if in_memory else Source.FOLDER,
+                       rules_selected=auditable(rules, weights=weights, datasets=bool(datasets)), dataset=df)
+
+
+def auditable(rules: list[Rule], *, weights: bool = False, datasets: bool = False) -> int:
+    """How many of the selected rules this audit set out to run: the static ones, and the weights and dataset
+    rules when those were asked for (batch rules belong to the runtime guard)."""
+    scopes = {Scope.STATIC} | ({Scope.WEIGHTS} if weights else set()) | ({Scope.DATASET} if datasets else set())
+    return sum(1 for r in rules if r.scope in scopes)
 
 
 def make_report(target: str, facts: Facts, run: RuleRun, start: float, extra: dict[str, Any] | None = None, *,
                 skipped: tuple[Skipped, ...] = (), fixes: tuple[AppliedFix, ...] = (), fix: FixResult | None = None,
-                source: Source = Source.FOLDER, facts_update: dict[str, Any] | None = None) -> Report:
-    """The report of one audit: findings sorted, facts summarised, timed from ``start``.
+                source: Source = Source.FOLDER, facts_update: dict[str, Any] | None = None,
+                rules_selected: int | None = None, dataset: DatasetFacts | None = None) -> Report:
+    """The report of one audit: findings sorted, facts summarised, coverage recorded, timed from ``start``.
 
-    ``skipped`` is further work not done, ``fixes`` what ``--fix`` applied, ``facts_update`` overrides summary facts.
+    ``skipped`` is further work not done, ``fixes`` what ``--fix`` applied, ``facts_update`` overrides summary
+    facts, ``rules_selected`` how many rules were selected (default: those that ran or were skipped),
+    ``dataset`` the dataset scan, whose splits and gaps the coverage records.
     """
+    if rules_selected is None:
+        rules_selected = len(set(run.ran) | {s.rule for s in run.skipped if s.rule})
     return Report(
         target=target,
         tool_version=__version__,
@@ -140,4 +163,5 @@ def make_report(target: str, facts: Facts, run: RuleRun, start: float, extra: di
         duration_s=time.perf_counter() - start,
         extra=extra or {},
         source=source,
+        coverage=coverage_of(facts, run, rules_selected, dataset),
     )

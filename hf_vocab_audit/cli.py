@@ -102,6 +102,12 @@ def check(
     exit_zero: Annotated[
         Optional[bool], typer.Option("--exit-zero/--no-exit-zero", help="Exit 0 even when findings fail the gate.")
     ] = None,
+    allow_partial: Annotated[
+        Optional[bool], typer.Option("--allow-partial/--no-allow-partial",
+                                     help="Accept an audit that could not examine everything (no tokenizer, no "
+                                     "weights, a dataset column left unchecked): exit 0 with the verdict PARTIAL "
+                                     "instead of exit 2. The report says what was not examined either way.")
+    ] = None,
     select: Annotated[
         Optional[list[str]], typer.Option("--select", help="Only these rules (code, prefix or name; repeatable).")
     ] = None,
@@ -206,7 +212,7 @@ def check(
         pairs = pair_outputs([f.value for f in fmt or []], list(output_file or []))
         outcome = run_gate(
             target, tokenizer=tokenizer, config=config, select=select, ignore=ignore,
-            fail_on=fail_on.value if fail_on else None, exit_zero=exit_zero,
+            fail_on=fail_on.value if fail_on else None, exit_zero=exit_zero, allow_partial=allow_partial,
             audit_options=dict(
                 weights=weights, base=base, datasets=dataset, dataset_config=dataset_config, splits=split,
                 text_columns=text_column, label_columns=label_column, max_rows=max_rows, batch_size=batch_size,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .audit import audit, make_report
+from .audit import audit, auditable, make_report
 from .core.findings import Finding, Source
 from .core.outcome import Outcome
 from .core.report import Report
@@ -22,6 +22,7 @@ from .errors import AuditError
 from .facts import gather
 from .facts.hub import HubCheckout, checkout, parse_hub_ref
 from .rules import selected
+from .rules.coverage import ensure_auditable
 from .rules.runner import run_static
 from .settings import AllowEntry, Settings, apply_allowlist, load_settings, mark_allowed
 
@@ -55,8 +56,11 @@ def audit_hub_checkout(
     facts = gather(co.folder, tokenizer, tensors_from=lambda _folder: co.tensors)
     if co.tensors is None and co.tensors_missing:
         facts = replace(facts, missing={**facts.missing, "tensors": co.tensors_missing})
-    run = run_static(facts, selected(select, ignore), lines=False)
-    return make_report(f"{co.ref.repo_id}@{co.commit}", facts, run, start, source=Source.HUB)
+    ensure_auditable(facts)
+    rules = selected(select, ignore)
+    run = run_static(facts, rules, lines=False)
+    return make_report(f"{co.ref.repo_id}@{co.commit}", facts, run, start, source=Source.HUB,
+                       rules_selected=auditable(rules))
 
 
 def _acceptor(allow: tuple[AllowEntry, ...]) -> Callable[[list[Finding]], list[Finding]] | None:
@@ -78,7 +82,8 @@ def run_gate(
 ) -> GateOutcome:
     """Audit ``target`` (a local folder, else ``org/name[@revision]`` on the Hub) under the merged settings.
 
-    ``overrides`` are command-line values (``select``, ``ignore``, ``fail_on``, ``exit_zero``); None = not given.
+    ``overrides`` are command-line values (``select``, ``ignore``, ``fail_on``, ``exit_zero``,
+    ``allow_partial``); None = not given.
     ``audit_options`` are passed to :func:`audit` for a local folder (``weights=True``, dataset options).
     ``fix_options`` (``--fix``): repair a copy with :func:`hf_vocab_audit.fix.fix_checkpoint` and report its audit.
     Raises :class:`AuditError` for bad input, bad configuration or an unreachable Hub.
@@ -124,7 +129,8 @@ def run_gate(
             settings = load_settings(co.folder, cwd=cwd, config=config, overrides=overrides)
             report = audit_hub_checkout(co, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore)
     report, unused = apply_allowlist(report, settings.allow)
-    return GateOutcome(report.judged(settings.fail_on, settings.exit_zero), settings, tuple(unused))
+    return GateOutcome(report.judged(settings.fail_on, settings.exit_zero, settings.allow_partial), settings,
+                       tuple(unused))
 
 
 __all__ = ["AuditError", "GateOutcome", "audit_hub_checkout", "run_gate"]

@@ -26,7 +26,7 @@ else:  # pragma: no cover - Python 3.10
 
 MODEL_FILE = "hf-vocab-audit.toml"
 TOOL_TABLE = "hf-vocab-audit"
-KEYS = ("select", "ignore", "fail-on", "exit-zero")
+KEYS = ("select", "ignore", "fail-on", "exit-zero", "allow-partial")
 MATCH_KEYS = ("file", "key", "tensor", "token", "token_id", "split", "column")
 
 
@@ -51,6 +51,7 @@ class Settings:
     ignore: tuple[str, ...] | None = None
     fail_on: str = "error"
     exit_zero: bool = False
+    allow_partial: bool = False  # a report with gaps says PARTIAL (exit 0) instead of failing closed (exit 2)
     allow: tuple[AllowEntry, ...] = ()
     sources: tuple[str, ...] = ()  # files read, lowest precedence first
 
@@ -88,7 +89,7 @@ def _strings(path: Path, key: str, value: Any) -> tuple[str, ...]:
 
 
 def _options(path: Path, table: dict[str, Any], where: str) -> dict[str, Any]:
-    """Validate the option keys of one table; returns {select, ignore, fail_on, exit_zero} present."""
+    """Validate the option keys of one table; returns {select, ignore, fail_on, exit_zero, allow_partial} present."""
     out: dict[str, Any] = {}
     for key, value in table.items():
         if key in ("select", "ignore"):
@@ -101,6 +102,10 @@ def _options(path: Path, table: dict[str, Any], where: str) -> dict[str, Any]:
             if not isinstance(value, bool):
                 raise AuditError(path, f"{where}exit-zero: must be true or false, not {value!r}")
             out["exit_zero"] = value
+        elif key == "allow-partial":
+            if not isinstance(value, bool):
+                raise AuditError(path, f"{where}allow-partial: must be true or false, not {value!r}")
+            out["allow_partial"] = value
         elif key == "allow" and where:
             raise AuditError(path, f"{where}allow: the allowlist is per model: put it in {MODEL_FILE} next to the model")
         elif key != "allow":

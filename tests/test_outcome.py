@@ -108,3 +108,38 @@ def test_a_failing_source_is_recorded_and_the_audit_goes_on(models, run_cli, tmp
     assert json.loads(outputs["sarif"])["runs"][0]["invocations"][0]["exitCode"] == 2
     assert outputs["text"].strip().splitlines()[-1].startswith("ERROR")
     assert 'id="verdict">ERROR<' in outputs["html"] and "hf-vocab-audit ERROR" in outputs["markdown"]
+
+
+def words(outputs: dict[str, str]) -> dict[str, str]:
+    """The verdict word each format states (PASS, PARTIAL, FAIL or ERROR)."""
+    sarif = json.loads(outputs["sarif"])["runs"][0]["invocations"][0]["properties"]["verdict"]
+    suite = ET.fromstring(outputs["junit"].split("\n", 1)[1])
+    junit = next(p.get("value") for p in suite.iter("property") if p.get("name") == "verdict")
+    return {
+        "text": outputs["text"].strip().splitlines()[-1].split()[0],
+        "json": json.loads(outputs["json"])["verdict"],
+        "markdown": outputs["markdown"].split()[3].rstrip(":"),
+        "sarif": sarif,
+        "junit": junit,
+        "github": outputs["github"].strip().splitlines()[-1].split(": ")[1],
+        "html": re.search(r'id="verdict">([A-Z]+)<', outputs["html"]).group(1),
+    }
+
+
+@pytest.mark.parametrize("flags, expected, word", [([], 2, "ERROR"), (["--allow-partial"], 0, "PARTIAL")])
+def test_every_format_states_a_partial_audit(run_cli, tmp_path, flags, expected, word):
+    """No weights: the rules that need them did not run. Failing closed, or PARTIAL when accepted; never PASS."""
+    folder = checkpoint(tmp_path / "m", "llama", 104)
+    (folder / "model.safetensors").unlink()
+    args = ["check", folder, *flags]
+    files = {}
+    for fmt in FORMATS:
+        files[fmt] = tmp_path / f"report.{fmt}"
+        args += ["--format", fmt, "--output-file", files[fmt]]
+    code, _, err = run_cli(*args)
+    assert code == expected, err
+    outputs = {fmt: path.read_text(encoding="utf-8") for fmt, path in files.items()}
+    assert words(outputs) == dict.fromkeys(FORMATS, word)
+    suite = ET.fromstring(outputs["junit"].split("\n", 1)[1])
+    assert (int(suite.get("errors", "0")) > 0) == (code == 2)
+    assert json.loads(outputs["sarif"])["runs"][0]["invocations"][0]["exitCode"] == code

@@ -26,9 +26,10 @@ class FailOn(str, enum.Enum):
 FAIL_ON = tuple(f.value for f in FailOn)
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 VERDICTS = {EXIT_OK: "PASS", EXIT_FINDINGS: "FAIL", EXIT_ERROR: "ERROR"}
+PARTIAL = "PARTIAL"  # exit 0 under --allow-partial when something the rules needed was not examined
 
 # The report's JSON fields that state the verdict (reports/schema/report.schema.json says the same).
-VERDICT_FIELDS = ("exit_code", "verdict", "fail_on", "exit_zero", "failing")
+VERDICT_FIELDS = ("exit_code", "verdict", "fail_on", "exit_zero", "failing", "not_examined", "allow_partial")
 
 
 def fail_on_value(fail_on: str | FailOn) -> FailOn:
@@ -63,7 +64,10 @@ class Outcome:
     """What the gate decided: ``exit_code`` is the process exit status, ``verdict`` says it in a word.
 
     ``ERROR`` (exit 2): part of the audit could not run (``Report.errors``), whatever the findings and
-    exit-zero say, as when the whole audit cannot run.
+    exit-zero say; or nothing failed but something the selected rules needed was not examined
+    (``not_examined``, the report's coverage gaps) and a partial audit was not accepted: a gate never
+    passes what it did not examine. Findings that fail the gate are exit 1 with or without gaps.
+    ``PARTIAL`` (exit 0): gaps, accepted by ``allow_partial``, and nothing failing; never ``PASS``.
     """
 
     fail_on: FailOn
@@ -71,10 +75,19 @@ class Outcome:
     failing: int  # findings at or above fail_on, allowlisted ones excluded (counted even under exit_zero)
     exit_code: int
     counts: dict[str, int]
+    not_examined: int = 0  # coverage gaps (Report.coverage.not_examined)
+    allow_partial: bool = False
 
     @property
     def verdict(self) -> str:
+        if self.exit_code == EXIT_OK and self.not_examined:
+            return PARTIAL
         return VERDICTS[self.exit_code]
+
+    @property
+    def partial(self) -> bool:
+        """Something the selected rules needed was not examined (whether or not that was accepted)."""
+        return self.not_examined > 0
 
     @property
     def fails(self) -> bool:
@@ -86,18 +99,31 @@ class Outcome:
         c = self.counts
         allowed = f", {c['allowed']} allowed" if c["allowed"] else ""
         waived = f", exit-zero: {self.failing} finding(s) at or above it do not fail" if self.exit_zero and self.failing else ""
-        return (f"{self.verdict}: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info{allowed} "
+        gaps = ""
+        if self.not_examined:
+            accepted = "accepted by --allow-partial" if self.allow_partial else "--allow-partial accepts a partial audit"
+            gaps = f"{self.not_examined} part(s) NOT examined ({accepted}); "
+        return (f"{self.verdict}: {gaps}{c['error']} error(s), {c['warning']} warning(s), {c['info']} info{allowed} "
                 f"(fail-on {self.fail_on.value}{waived})")
 
     def to_dict(self) -> dict[str, Any]:
         return {"exit_code": self.exit_code, "verdict": self.verdict, "fail_on": self.fail_on.value,
-                "exit_zero": self.exit_zero, "failing": self.failing}
+                "exit_zero": self.exit_zero, "failing": self.failing, "not_examined": self.not_examined,
+                "allow_partial": self.allow_partial}
 
 
 def decide(findings: Sequence[Finding], fail_on: str | FailOn = FailOn.ERROR, exit_zero: bool = False,
-           errors: Sequence[str] = ()) -> Outcome:
-    """The one place the verdict is computed."""
+           errors: Sequence[str] = (), not_examined: int = 0, allow_partial: bool = False) -> Outcome:
+    """The one place the verdict is computed: errors are exit 2; then findings that fail the gate, exit 1;
+    then gaps not accepted (something the rules needed was not examined), exit 2; else 0."""
     level = fail_on_value(fail_on)
     n = len(failing(findings, level))
-    code = EXIT_ERROR if errors else EXIT_OK if exit_zero or not n else EXIT_FINDINGS
-    return Outcome(level, exit_zero, n, code, count(findings))
+    if errors:
+        code = EXIT_ERROR
+    elif n and not exit_zero:
+        code = EXIT_FINDINGS
+    elif not_examined and not allow_partial:
+        code = EXIT_ERROR
+    else:
+        code = EXIT_OK
+    return Outcome(level, exit_zero, n, code, count(findings), not_examined, allow_partial)

@@ -5,12 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .coverage import Coverage
 from .findings import AppliedFix, Finding, FixResult, Skipped, Source
 from .outcome import EXIT_FINDINGS, FAIL_ON, FailOn, Outcome, count, decide, failing
 
 # 1.1: ``exit_code`` is the process exit status (0 under exit-zero); ``verdict``, ``exit_zero`` and ``failing``
 # were added; skipped entries may name their ``rule``.
-SCHEMA_VERSION = "1.1"
+# 1.2: ``coverage`` (what was examined and what was not), ``not_examined`` and ``allow_partial``; the verdict
+# may be ``PARTIAL``.
+SCHEMA_VERSION = "1.2"
 __all__ = ["FAIL_ON", "SCHEMA_VERSION", "Report", "sort_findings"]
 
 
@@ -29,6 +32,11 @@ class Report:
     fix: FixResult | None = None  # what --fix did (hf_vocab_audit.fix)
     source: Source = Source.FOLDER  # a folder target's files are paths from the repository root
     outcome: Outcome | None = None  # decided by the gate (hf_vocab_audit.gate); renderers only read it
+    coverage: Coverage = field(default_factory=Coverage)  # what was examined, and the gaps
+
+    @property
+    def not_examined(self) -> int:
+        return len(self.coverage.not_examined)
 
     def counts(self) -> dict[str, int]:
         return count(self.findings)
@@ -40,17 +48,23 @@ class Report:
     def failing(self, fail_on: str | FailOn = FailOn.ERROR) -> list[Finding]:
         return failing(self.findings, fail_on)
 
-    def exit_code(self, fail_on: str | FailOn = FailOn.ERROR) -> int:
-        """0 when no finding is at or above ``fail_on``, else 1 (2 is for audits that could not run)."""
-        return decide(self.findings, fail_on, errors=self.errors).exit_code
+    def exit_code(self, fail_on: str | FailOn = FailOn.ERROR, allow_partial: bool = False) -> int:
+        """0 when no finding is at or above ``fail_on``, else 1; 2 when part of the audit could not run or,
+        unless ``allow_partial``, something the selected rules needed was not examined."""
+        return decide(self.findings, fail_on, errors=self.errors, not_examined=self.not_examined,
+                      allow_partial=allow_partial).exit_code
 
-    def judged(self, fail_on: str | FailOn = FailOn.ERROR, exit_zero: bool = False) -> Report:
+    def judged(self, fail_on: str | FailOn = FailOn.ERROR, exit_zero: bool = False,
+               allow_partial: bool = False) -> Report:
         """This report with its :class:`Outcome` decided and attached."""
-        return replace(self, outcome=decide(self.findings, fail_on, exit_zero, self.errors))
+        return replace(self, outcome=decide(self.findings, fail_on, exit_zero, self.errors, self.not_examined,
+                                            allow_partial))
 
     def verdict(self) -> Outcome:
         """The attached outcome; a report nobody judged (a library ``audit()``) gets the default gate's."""
-        return self.outcome if self.outcome is not None else decide(self.findings, errors=self.errors)
+        if self.outcome is not None:
+            return self.outcome
+        return decide(self.findings, errors=self.errors, not_examined=self.not_examined)
 
     def gate_failures(self) -> list[Finding]:
         """The findings that fail the gate: none when it passes (exit-zero included)."""
@@ -70,6 +84,7 @@ class Report:
             "errors": list(self.errors),
             "rules_run": list(self.rules_run),
             "duration_s": round(self.duration_s, 3),
+            "coverage": self.coverage.to_dict(),
         }
         if self.fix is not None:
             out["fix"] = self.fix.to_dict()

@@ -20,6 +20,15 @@ TEXT_NAMES = (
     "text", "sentence", "sentence1", "sentence2", "content", "document", "review", "prompt", "completion",
     "question", "context", "premise", "hypothesis", "source", "target", "input", "output", "query", "response",
 )  # fmt: skip
+# Names the trainers read that the scan does not (yet) check: conversational and preference data (TRL).
+TRAINER_NAMES = ("messages", "conversations", "chosen", "rejected", "prompt", "completion", "tools")
+# String or integer columns whose name says "class": under a classification head the hint is --label-column.
+LABELISH_NAMES = ("category", "class", "classes", "intent", "sentiment", "topic", "emotion", "tag", "tags", "y",
+                  "gold", "gold_label", "answer_label", "stance", "polarity")
+# Label columns read by the head whose values have no class range (regression, multi-label): nothing to check.
+FLOAT_MULTILABEL = "multi-label float targets (BCE): no class range to check"
+FLOAT_REGRESSION = "float labels: regression targets have no class range to check"
+NO_RANGE_REASONS = (FLOAT_MULTILABEL, FLOAT_REGRESSION)
 CLASSIFICATION_HEADS = ("ForSequenceClassification", "ForTokenClassification", "ForMultipleChoice")
 LM_HEADS = ("ForCausalLM", "LMHeadModel", "ForMaskedLM", "ForConditionalGeneration", "ForSeq2SeqLM",
             "ForPreTraining", "WithLMHead")
@@ -96,13 +105,13 @@ def _label_plan(name: str, t: pa.DataType, head: str | None, names: tuple[str, .
             return ColumnRole(name, CLASS_LABEL)  # token classification: one class per token
         return ColumnRole(name, LM_LABELS, input_ids_column=input_ids)
     if is_list(t) and pa.types.is_floating(t.value_type):
-        return (name, "multi-label float targets (BCE): no class range to check")
+        return (name, FLOAT_MULTILABEL)
     if is_list(t):
         return Unchecked(name, "labels", f"{_describe(t)}: expected one integer per row or a list of integers")
     if is_integer_like(t) or _is_string(t):
         return ColumnRole(name, CLASS_LABEL)
     if pa.types.is_floating(t):
-        return (name, "float labels: regression targets have no class range to check")
+        return (name, FLOAT_REGRESSION)
     return Unchecked(name, "labels", f"{_describe(t)}: expected integers or strings")
 
 
@@ -153,8 +162,14 @@ def plan_columns(
                 skipped.append((name, "text not tokenized: the split already has input_ids"))
             elif name in TEXT_NAMES:
                 plans.append(ColumnRole(name, TEXT))
+            elif head == "classification" and name.lower() in LABELISH_NAMES:
+                skipped.append((name, f"string column with no known role (pass --label-column {name} if it holds the "
+                                      f"classes, or --text-column {name} to tokenize it)"))
             else:
-                skipped.append((name, "string column with no known role (pass --text-column to tokenize it)"))
+                skipped.append((name, f"string column with no known role (pass --text-column {name} to tokenize it)"))
+        elif head == "classification" and name.lower() in LABELISH_NAMES and is_integer_like(t):
+            skipped.append((name, f"no role for a column of {_describe(t)} (pass --label-column {name} if it holds "
+                                  "the classes)"))
         else:
             skipped.append((name, f"no role for a column of {_describe(t)}"))
     return SplitColumns(tuple(plans), tuple(unchecked), tuple(skipped))

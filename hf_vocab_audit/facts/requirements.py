@@ -26,10 +26,15 @@ class Requirement(str, enum.Enum):
 
 def missing_fact(facts: Facts, requires: Iterable[Requirement]) -> str | None:
     """Why a rule needing ``requires`` cannot run on these facts, or None."""
+    need = first_missing(facts, requires)
+    return _why_missing(facts, need) if need is not None else None
+
+
+def first_missing(facts: Facts, requires: Iterable[Requirement]) -> Requirement | None:
+    """The first of ``requires`` these facts do not meet (the one :func:`missing_fact` explains), or None."""
     for need in requires:
-        reason = _why_missing(facts, need)
-        if reason:
-            return reason
+        if _why_missing(facts, need):
+            return need
     return None
 
 

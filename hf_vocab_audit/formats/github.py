@@ -42,5 +42,9 @@ def render(report: Report) -> str:
             lines.append(_plain(f"hf-vocab-audit: allowed {f.code} {f.name}: {f.allowed}"))
     for err in report.errors:
         lines.append(f"::error title=hf-vocab-audit::{_data(err)}")
+    level = "warning" if report.verdict().allow_partial else "error"
+    for g in report.coverage.not_examined:
+        body = f"not examined: {g.what}: {g.reason}" + (f"\nto cover it: {g.hint}" if g.hint else "")
+        lines.append(f"::{level} title=hf-vocab-audit not examined::{_data(body)}")
     lines.append(_plain(f"hf-vocab-audit {report.target}: {report.verdict().summary_line()}"))
     return "\n".join(lines) + "\n"

@@ -19,7 +19,7 @@ body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;c
 main{max-width:1100px;margin:0 auto;padding:24px}
 h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
 .verdict{display:inline-block;padding:4px 12px;border-radius:4px;color:#fff;font-weight:700}
-.FAIL,.ERROR{background:#c0392b}.PASS{background:#27ae60}
+.FAIL,.ERROR{background:#c0392b}.PASS{background:#27ae60}.PARTIAL{background:#b9770e}
 .counts span{margin-right:14px}.muted{color:#777}
 table{border-collapse:collapse;width:100%;background:#fff;font-size:13px}
 td,th{border:1px solid #e3e3e3;padding:5px 7px;text-align:left;vertical-align:top}
@@ -51,6 +51,7 @@ def render(report: Report) -> str:
         f"<span>{counts['info']} info</span>"
         + (f"<span>{counts['allowed']} allowed</span>" if counts["allowed"] else "")
         + "</p>",
+        _coverage(report),
         _facts_table(report.facts),
         _plots(report),
         _findings_table(report),
@@ -58,6 +59,20 @@ def render(report: Report) -> str:
         "</main></body></html>",
     ]
     return "\n".join(p for p in parts if p) + "\n"
+
+
+def _coverage(report: Report) -> str:
+    """What was examined (two lines) and a table of what was not, with how to cover it."""
+    cov = report.coverage
+    lines = "".join(f"<li>{escape(line)}</li>" for line in cov.summary_lines()[:2])
+    out = f'<h2>Coverage</h2><ul id="coverage" class="muted">{lines}</ul>'
+    if cov.not_examined:
+        rows = "".join(f"<tr><td>{escape(g.what)}</td><td>{escape(g.reason)}</td>"
+                       f"<td>{escape(', '.join(g.rules))}</td><td>{escape(g.hint or '')}</td></tr>"
+                       for g in cov.not_examined)
+        out += ('<table id="not-examined"><thead><tr><th>not examined</th><th>why</th><th>rules</th>'
+                f"<th>to cover it</th></tr></thead><tbody>{rows}</tbody></table>")
+    return out
 
 
 def _facts_table(facts: dict[str, Any]) -> str:

@@ -29,7 +29,7 @@ def render(report: Report) -> str:
     suite = ET.Element("testsuite", name=f"hf-vocab-audit {report.target}")
     props = ET.SubElement(suite, "properties")
     for name, value in (("target", report.target), ("tool_version", report.tool_version), ("fail_on", outcome.fail_on.value),
-                        ("exit_zero", str(outcome.exit_zero).lower()), ("exit_code", str(outcome.exit_code))):
+                        ("exit_zero", str(outcome.exit_zero).lower()), ("exit_code", str(outcome.exit_code)), ("verdict", outcome.verdict)):
         ET.SubElement(props, "property", name=name, value=value)
     n_fail = n_skip = 0
     for code in codes:
@@ -57,7 +57,17 @@ def render(report: Report) -> str:
         errors += 1
         case = ET.SubElement(suite, "testcase", classname="hf_vocab_audit", name="audit", time="0")
         ET.SubElement(case, "error", message=err)
-    suite.set("tests", str(len(codes) + errors))
+    gap_skips = 0
+    for g in report.coverage.not_examined:  # a gap fails closed (an error) unless a partial audit was accepted
+        case = ET.SubElement(suite, "testcase", classname="hf_vocab_audit", name=f"not examined: {g.what}", time="0")
+        if outcome.allow_partial:
+            n_skip += 1
+            gap_skips += 1
+            ET.SubElement(case, "skipped", message=f"not examined (--allow-partial): {g.reason}")
+        else:
+            errors += 1
+            ET.SubElement(case, "error", message=f"not examined: {g.reason}")
+    suite.set("tests", str(len(codes) + errors + gap_skips))
     suite.set("failures", str(n_fail))
     suite.set("errors", str(errors))
     suite.set("skipped", str(n_skip))

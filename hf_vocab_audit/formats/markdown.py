@@ -47,7 +47,7 @@ def _details(f: Finding) -> list[str]:
 def render(report: Report) -> str:
     outcome = report.verdict()
     c = outcome.counts
-    mark = "❌" if outcome.fails else "✅"
+    mark = "❌" if outcome.fails else "⚠️" if outcome.partial else "✅"
     lines = [f"## {mark} hf-vocab-audit {outcome.verdict}: `{_cell(report.target)}`", ""]
     allowed = f", {c['allowed']} allowed" if c["allowed"] else ""
     waived = f", exit-zero: {outcome.failing} at or above it do not fail" if outcome.exit_zero and outcome.failing else ""
@@ -56,6 +56,13 @@ def render(report: Report) -> str:
         f"(fail-on `{outcome.fail_on.value}`{waived}) · {len(report.rules_run)} rules run · {len(report.skipped)} skipped"
     )
     lines.append("")
+    lines += [f"<sub>{_cell(line)}</sub><br>" for line in report.coverage.summary_lines()[:2]]
+    lines.append("")
+    if report.coverage.not_examined:
+        lines += [f"**Not examined ({len(report.coverage.not_examined)})**", ""]
+        lines += [f"- {_cell(g.what)}: {_cell(g.reason)}" + (f" (to cover it: {_cell(g.hint)})" if g.hint else "")
+                  for g in report.coverage.not_examined]
+        lines.append("")
     if report.findings:
         lines += ["| Severity | Code | Rule | Message | Where |", "|---|---|---|---|---|"]
         for f in report.findings:

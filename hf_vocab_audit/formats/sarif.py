@@ -40,6 +40,18 @@ def _rule(code: str) -> dict[str, Any]:
     }
 
 
+def _file_uri(path: str) -> str:
+    """``file://`` URI of an absolute path, as ``Path.as_uri`` writes it; a name holding a lone surrogate
+    (undecodable bytes from the file system, or a hostile string) is percent-encoded instead of failing."""
+    from urllib.parse import quote
+
+    try:
+        raw = path.encode("utf-8", "surrogateescape")  # the file system's own bytes, as os.fsencode gives them
+    except UnicodeEncodeError:
+        raw = path.encode("utf-8", "surrogatepass")
+    return "file://" + quote(raw, safe="/")
+
+
 def _location(report: Report, f: Finding) -> dict[str, Any] | None:
     uri = artifact_path(report, f.location.file)
     if uri is None:
@@ -48,7 +60,7 @@ def _location(report: Report, f: Finding) -> dict[str, Any] | None:
     if local_folder(report) and not Path(report.target).is_absolute():
         physical["artifactLocation"]["uriBaseId"] = "%SRCROOT%"
     elif local_folder(report):
-        physical["artifactLocation"]["uri"] = Path(uri).as_uri()
+        physical["artifactLocation"]["uri"] = _file_uri(uri)
     line = f.location.line
     if line is not None:
         physical["region"] = {"startLine": line}
@@ -94,6 +106,9 @@ def to_sarif(report: Report) -> dict[str, Any]:
         for code, reason in skipped.items()
     ]
     notes += [{"level": "error", "message": {"text": err}} for err in report.errors]
+    gap_level = "warning" if outcome.allow_partial else "error"
+    notes += [{"level": gap_level, "message": {"text": f"not examined: {g.what}: {g.reason}"}}
+              for g in report.coverage.not_examined]
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -105,11 +120,12 @@ def to_sarif(report: Report) -> dict[str, Any]:
         },
         "invocations": [
             {
-                "executionSuccessful": not report.errors,
+                "executionSuccessful": not report.errors and (outcome.allow_partial or not outcome.partial),
                 "exitCode": outcome.exit_code,
                 "toolConfigurationNotifications": notes,
                 "properties": {"target": report.target, "failOn": outcome.fail_on.value,
-                               "exitZero": outcome.exit_zero, "verdict": outcome.verdict},
+                               "exitZero": outcome.exit_zero, "verdict": outcome.verdict,
+                               "allowPartial": outcome.allow_partial, "coverage": report.coverage.to_dict()},
             }
         ],
         "results": [_result(report, f, index) for f in report.findings],

@@ -62,6 +62,22 @@ def _fix_lines(console: Console, report: Report) -> None:
         console.print(f"  note: {escape(note)}", style="dim")
 
 
+def _coverage_lines(console: Console, report: Report) -> None:
+    """What the verdict covers, in two or three lines, and each part not examined with how to cover it."""
+    cov = report.coverage
+    console.print()
+    for line in cov.summary_lines()[:2]:
+        console.print(f"[dim]{escape(line)}[/]")
+    if cov.not_examined:
+        style = "bold red" if not report.verdict().allow_partial else "bold yellow"
+        console.print(f"[{style}]NOT EXAMINED ({len(cov.not_examined)})[/]")
+        for g in cov.not_examined:
+            rules = f" [{', '.join(g.rules)}]" if g.rules else ""
+            console.print(f"  {escape(g.what)}: {escape(g.reason)}{escape(rules)}")
+            if g.hint:
+                console.print(f"    to cover it: {escape(g.hint)}", style="dim")
+
+
 def render(report: Report, *, color: bool | None = None) -> str:
     buf = io.StringIO()
     terminal = sys.stdout.isatty() if color is None else color
@@ -100,8 +116,9 @@ def render(report: Report, *, color: bool | None = None) -> str:
             console.print(f"  [dim]{escape(s.what)}: {escape(s.reason)}[/]")
     for err in report.errors:
         console.print(f"[red]error:[/] {escape(err)}")
+    _coverage_lines(console, report)
     outcome = report.verdict()
-    style = "bold red" if outcome.fails else "bold green"
+    style = "bold red" if outcome.fails else "bold yellow" if outcome.partial else "bold green"
     verdict, _, rest = outcome.summary_line().partition(": ")
     console.print()
     console.print(f"[{style}]{verdict}[/] {escape(rest)}")

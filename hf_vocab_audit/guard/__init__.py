@@ -32,12 +32,17 @@ def guard(model: Any, tokenizer: Any = None, *, evidence_dir: str | Path | bool 
     return Guard(model, tokenizer, evidence_dir=evidence_dir, ignore_index=ignore_index)
 
 
-def guard_trainer(trainer: Any, *, preflight: str = "raise", evidence_dir: str | Path | bool | None = True,
-                  ignore_index: int = -100) -> Guard:
-    """Guard a transformers ``Trainer``: its collator is wrapped, and the preflight runs at ``on_train_begin``."""
+def guard_trainer(trainer: Any, *, tokenizer: Any = None, preflight: str = "raise",
+                  evidence_dir: str | Path | bool | None = True, ignore_index: int = -100) -> Guard:
+    """Guard a transformers ``Trainer``: its collator is wrapped, and the preflight runs at ``on_train_begin``.
+
+    ``tokenizer`` defaults to the Trainer's ``processing_class`` or the one its data collator holds; when
+    there is none the guard says so once at train start, and the preflight checks the model alone.
+    """
     from .trainer import guard_trainer as _guard_trainer
 
-    return _guard_trainer(trainer, preflight=preflight, evidence_dir=evidence_dir, ignore_index=ignore_index)
+    return _guard_trainer(trainer, tokenizer=tokenizer, preflight=preflight, evidence_dir=evidence_dir,
+                          ignore_index=ignore_index)
 
 
 __all__ = ["BatchIndexError", "Guard", "GuardedCollator", "Limits", "PreflightError", "Violation", "check_batch",

@@ -229,6 +229,10 @@ def _explain(kind: str, key: str, values: Any, value: int, common: int, high: in
 
 def _id_cause(value: int, rows: int, limits: Limits) -> str:
     pad, n = limits.pad_token_id, limits.tokenizer_length
+    if n is None:  # no tokenizer was examined: say what the cause could be, and how to know which
+        return (f"not known: the guard was given no tokenizer, so it cannot tell tokens added without a resize, "
+                f"a pad id set to {rows} in code, or ids from another tokenizer apart (pass the tokenizer: "
+                "guard_trainer(trainer, tokenizer=tokenizer) or guard(model, tokenizer))")
     if pad is not None and value == pad and pad >= rows:
         name = f" {limits.pad_token!r}" if limits.pad_token else ""
         return (f"the pad token{name} (id {pad}) has no embedding row: a pad token was added to the tokenizer "

@@ -13,7 +13,7 @@ import unicodedata
 import xml.etree.ElementTree as ET
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from hf_vocab_audit.core.findings import Finding, Location, Severity, Skipped
@@ -46,6 +46,7 @@ def _strict(constant: str) -> None:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(hostile, min_size=10, max_size=10), st.lists(numbers, max_size=4))
+@example(["/", "", "", "\ud800", "", "", "", "", "", ""], [])  # an absolute target, a lone surrogate in a file name
 def test_every_format_escapes_for_its_medium(strings, nums):
     report = _report(strings, nums)
     for rendered in (json_format.render(report), sarif.render(report)):

@@ -1,0 +1,57 @@
+"""What a dataset scan covered, per split, and the data the model reads that it did not check.
+
+Fail closed: a split with no checked column, a column the model or trainer reads by its name that was not
+checked, and a classification head's split with no label column while columns were left without a role
+are gaps (exit 2 unless ``--allow-partial``), not notes.
+"""
+
+from __future__ import annotations
+
+from ..core.coverage import ColumnCoverage, Gap, SplitCoverage
+from .checks import CLASS_LABEL, TEXT
+from .roles import LABEL_NAMES, NO_RANGE_REASONS, TRAINER_NAMES, id_role
+from .scan import DatasetFacts, SplitScan
+
+
+def _reads(name: str) -> bool:
+    """Whether a model or trainer reads a column of this name (ids, labels, chat turns)."""
+    return id_role(name) is not None or name in LABEL_NAMES or name in TRAINER_NAMES
+
+
+def _split_gaps(df: DatasetFacts, s: SplitScan) -> list[Gap]:
+    where = f"dataset {s.source} split {s.split!r}"
+    read = [(c, r) for c, r in s.skipped if _reads(c) and r not in NO_RANGE_REASONS]
+    gaps = [Gap(f"{where} column {c!r}", r) for c, r in read]
+    if not s.columns and s.rows and not read:
+        left = ", ".join(repr(c) for c, _ in s.skipped) or "none"
+        gaps.append(Gap(f"{where}: no column", f"no column could be checked (columns without a role: {left})",
+                        hint="name the columns with --text-column / --label-column"))
+    elif df.head == "classification" and not any(p.role == CLASS_LABEL for p in s.columns):
+        candidates = [c for c, _ in s.skipped if (c, _) not in read]
+        if candidates:
+            names = ", ".join(repr(c) for c in candidates)
+            gaps.append(Gap(f"{where} labels", f"the classification head reads labels, but no column was taken as "
+                            f"labels (columns without a role: {names})",
+                            hint=f"pass --label-column {candidates[0]} if it holds the classes"))
+    return gaps
+
+
+def _columns(df: DatasetFacts, s: SplitScan) -> tuple[ColumnCoverage, ...]:
+    out = []
+    for p in s.columns:
+        stats = df.summary.stats.get((s.source, s.split, p.name))
+        if stats is None:
+            continue
+        out.append(ColumnCoverage(p.name, p.role, stats.rows, stats.tokens if p.role == TEXT else stats.values))
+    return tuple(out)
+
+
+def dataset_coverage(df: DatasetFacts) -> tuple[tuple[SplitCoverage, ...], list[Gap]]:
+    """Each split as scanned (rows, columns with their roles and values, columns left alone) and the gaps."""
+    splits, gaps = [], []
+    for s in df.splits:
+        not_checked = tuple((u.column, u.reason) for u in s.unchecked) + tuple(s.skipped)
+        splits.append(SplitCoverage(s.source, s.split, s.rows, s.truncated, _columns(df, s), not_checked,
+                                    getattr(s, "format", None)))
+        gaps += _split_gaps(df, s)
+    return tuple(splits), gaps
