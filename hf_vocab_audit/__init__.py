@@ -14,6 +14,7 @@ from .core.outcome import FailOn, Outcome  # noqa: E402
 from .core.report import SCHEMA_VERSION, Report  # noqa: E402
 from .errors import AuditError  # noqa: E402
 from .facts import Facts, facts_from_memory  # noqa: E402
+from .formats import render  # noqa: E402,F401  # also lets a report print itself (str, a notebook cell)
 from .guard import BatchIndexError, PreflightError, guard, guard_trainer  # noqa: E402
 from .version import __version__  # noqa: E402
 

@@ -15,6 +15,7 @@ from .errors import AuditError
 from .facts import Facts, facts_from_memory, gather
 from .facts.memory import MEMORY_FORMAT, is_path, tokenizer_facts
 from .rules import Rule, Scope, selected
+from .rules.causes import explain
 from .rules.coverage import coverage_of, ensure_auditable
 from .rules.runner import RuleRun, run_dataset, run_scope, run_static, run_weights
 from .version import __version__
@@ -150,10 +151,17 @@ def make_report(target: str, facts: Facts, run: RuleRun, start: float, extra: di
     """
     if rules_selected is None:
         rules_selected = len(set(run.ran) | {s.rule for s in run.skipped if s.rule})
+    ordered = sort_findings(list(run.findings))
+    if source is Source.MEMORY:
+        from .rules.memory_locations import on_objects
+
+        ordered = tuple(on_objects(ordered))
+    findings, causes = explain(facts, ordered, target, in_memory=source is Source.MEMORY)
     return Report(
         target=target,
         tool_version=__version__,
-        findings=sort_findings(list(run.findings)),
+        findings=tuple(findings),
+        causes=causes,
         skipped=run.skipped + skipped,
         errors=run.errors,
         facts=facts.summary() | (facts_update or {}),

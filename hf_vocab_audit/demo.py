@@ -81,15 +81,12 @@ def build_demo_checkpoint(folder: Path, *, vocab: int = 256, hidden: int = 16, b
 
 
 NEXT_STEPS = """
-What happened: the tokenizer gained <|im_start|> and <|im_end|> (ids {first}..{last}) but the
-embedding matrix still has {rows} rows, so the first chat-formatted batch indexes past its end:
-`IndexError: index out of range in self` on CPU, `device-side assert triggered` on a GPU.
+What happened: {story}
 
 What to do next:
-  * in your training script, after adding tokens:  model.resize_token_embeddings(len(tokenizer))
-    (only when the tokenizer is larger: never shrink a padded model)
-  * see the details of a rule:                     hf-vocab-audit explain HVA101
-  * gate uploads in CI:                            hf-vocab-audit check MODEL_DIR --format json
+  * {fix}
+  * see the details of a rule:  hf-vocab-audit explain {code}
+  * gate uploads in CI:         hf-vocab-audit check MODEL_DIR --format json
 """
 
 
@@ -103,9 +100,9 @@ def run_demo(keep: Path | None = None) -> int:
         report = audit(folder)
         sys.stdout.write(render(report, "text"))
         hit = next((f for f in report.findings if f.code == "HVA101"), None)
-        if hit is not None:
-            ids = [t["id"] for t in hit.details["tokens"]]
-            print(NEXT_STEPS.format(first=ids[0], last=ids[-1], rows=hit.details["rows"]))
+        cause = next((c for c in report.causes if hit is not None and c.id == hit.cause), None)
+        if hit is not None and cause is not None:  # the report's own cause: the same story as check tells
+            print(NEXT_STEPS.format(story=cause.story, fix=cause.fix, code=hit.code))
         if keep:
             print(f"The demo checkpoint is kept in {folder}")
         # The demo succeeds when it catches the defect it planted.

@@ -39,7 +39,7 @@ def example_reports() -> dict[Path, str]:
         make_tokenizer(broken, 104, added_special=["<|im_start|>", "<|im_end|>"], chat_template=CHATML)
         for folder in (healthy, broken):
             report = audit(folder)
-            data = json.loads(render(report, "json"))
+            data = json.loads(render(report, "json").replace(str(folder), folder.name))  # no temporary paths
             data["target"] = folder.name
             data["duration_s"] = 0.0
             out[EXAMPLES / f"{folder.name}.json"] = json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -101,6 +101,7 @@ class Finding:
     fix: FixPlan | None = None
     details: dict[str, Any] = field(default_factory=dict)
     allowed: str | None = None  # reason, when an allowlist accepted this finding
+    cause: str | None = None  # the id of the report's Cause that explains this finding, if one does
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -115,6 +116,8 @@ class Finding:
         }
         if self.allowed is not None:
             out["allowed"] = self.allowed
+        if self.cause is not None:
+            out["cause"] = self.cause
         return out
 
 

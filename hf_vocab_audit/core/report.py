@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from html import escape
 from typing import Any
 
+from .causes import Cause
 from .coverage import Coverage
 from .findings import AppliedFix, Finding, FixResult, Skipped, Source
 from .outcome import EXIT_FINDINGS, FAIL_ON, FailOn, Outcome, count, decide, failing
@@ -12,12 +15,17 @@ from .outcome import EXIT_FINDINGS, FAIL_ON, FailOn, Outcome, count, decide, fai
 # 1.1: ``exit_code`` is the process exit status (0 under exit-zero); ``verdict``, ``exit_zero`` and ``failing``
 # were added; skipped entries may name their ``rule``.
 # 1.2: ``coverage`` (what was examined and what was not), ``not_examined`` and ``allow_partial``; the verdict
-# may be ``PARTIAL``.
+# may be ``PARTIAL``; ``causes``, and a finding's optional ``cause``.
 SCHEMA_VERSION = "1.2"
 __all__ = ["FAIL_ON", "SCHEMA_VERSION", "Report", "sort_findings"]
 
 
-@dataclass(frozen=True)
+# How a report shows itself (``str(report)``, a notebook cell): filled by the renderers' package when it is
+# imported (``hf_vocab_audit`` imports it), since the report model cannot import the layer that renders it.
+DISPLAY: dict[str, Callable[[Report], str]] = {}
+
+
+@dataclass(frozen=True, repr=False)
 class Report:
     target: str
     tool_version: str
@@ -33,6 +41,12 @@ class Report:
     source: Source = Source.FOLDER  # a folder target's files are paths from the repository root
     outcome: Outcome | None = None  # decided by the gate (hf_vocab_audit.gate); renderers only read it
     coverage: Coverage = field(default_factory=Coverage)  # what was examined, and the gaps
+    causes: tuple[Cause, ...] = ()  # root causes; each finding they explain names one (Finding.cause)
+
+    def active_causes(self) -> list[Cause]:
+        """Causes that explain at least one finding no allowlist accepted, in report order."""
+        ids = {f.cause for f in self.active() if f.cause is not None}
+        return [c for c in self.causes if c.id in ids]
 
     @property
     def not_examined(self) -> int:
@@ -40,6 +54,23 @@ class Report:
 
     def counts(self) -> dict[str, int]:
         return count(self.findings)
+
+    def summary(self) -> str:
+        """The verdict in one line: ``models/x: FAIL: 5 error(s), 1 warning(s), 0 info (fail-on error)``."""
+        return f"{self.target}: {self.verdict().summary_line()}"
+
+    def __str__(self) -> str:
+        """The text report (as ``check`` prints it, without colour)."""
+        show = DISPLAY.get("text")
+        return show(self) if show is not None else self.summary()
+
+    def __repr__(self) -> str:
+        return f"<Report {self.summary()}>"
+
+    def _repr_html_(self) -> str:
+        """A notebook cell's view: the HTML report's body, plots inline, no external files."""
+        show = DISPLAY.get("html")
+        return show(self) if show is not None else f"<pre>{escape(self.summary())}</pre>"
 
     def active(self) -> list[Finding]:
         """Findings not accepted by an allowlist."""
@@ -85,6 +116,7 @@ class Report:
             "rules_run": list(self.rules_run),
             "duration_s": round(self.duration_s, 3),
             "coverage": self.coverage.to_dict(),
+            "causes": [c.to_dict() for c in self.causes],
         }
         if self.fix is not None:
             out["fix"] = self.fix.to_dict()

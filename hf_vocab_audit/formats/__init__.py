@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..core.report import Report
+from ..core.report import DISPLAY, Report
 from . import github, html, json_format, junit, markdown, sarif, text
 
 Renderer = Callable[[Report], str]
@@ -29,3 +29,10 @@ def render(report: Report, fmt: str) -> str:
     except KeyError:
         raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(RENDERERS)}") from None
     return renderer(report)
+
+
+def _text_for_display(report: Report) -> str:
+    return text.render(report, color=False)
+
+
+DISPLAY.update(text=_text_for_display, html=html.fragment)  # str(report) and a notebook cell's view

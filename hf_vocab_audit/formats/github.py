@@ -26,6 +26,9 @@ def _prop(text: str) -> str:
 
 def render(report: Report) -> str:
     lines = []
+    for c in report.active_causes():  # the cause and its one fix first: the lines a CI log reader sees
+        body = f"{c.story}\nfix: {c.fix}\nevidence: {c.findings} finding(s), {', '.join(c.codes)}"
+        lines.append(f"::error title={_prop('cause: ' + c.title)}::{_data(body)}")
     for f in report.active():
         props = []
         file = artifact_path(report, f.location.file)

@@ -14,34 +14,68 @@ from typing import Any
 from ..core.report import Report
 from . import plots
 
+PAGE_CSS = "body{margin:0;background:#fafafa}"
+# Every rule is scoped to the report's element: the same style serves the page and a notebook cell.
 CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#222;background:#fafafa}
-main{max-width:1100px;margin:0 auto;padding:24px}
-h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
-.verdict{display:inline-block;padding:4px 12px;border-radius:4px;color:#fff;font-weight:700}
-.FAIL,.ERROR{background:#c0392b}.PASS{background:#27ae60}.PARTIAL{background:#b9770e}
-.counts span{margin-right:14px}.muted{color:#777}
-table{border-collapse:collapse;width:100%;background:#fff;font-size:13px}
-td,th{border:1px solid #e3e3e3;padding:5px 7px;text-align:left;vertical-align:top}
-th{background:#f0f0f0} code{font-size:12px}
-tr.error td.sev{color:#c0392b;font-weight:700} tr.warning td.sev{color:#b9770e;font-weight:700}
-tr.info td.sev{color:#2471a3} tr.allowed{opacity:.55}
-figure{margin:12px 0;background:#fff;border:1px solid #e3e3e3;padding:8px}
-figure img{max-width:100%;height:auto;display:block} figcaption{font-size:12px;color:#555}
-.note{background:#fff8e1;border:1px solid #f0d98c;padding:8px;font-size:13px}
+.hva{max-width:1100px;margin:0 auto;padding:24px;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;
+color:#222;overflow-wrap:anywhere}
+.hva h1{font-size:22px;margin:0 0 4px} .hva h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
+.hva .verdict{display:inline-block;padding:4px 12px;border-radius:4px;color:#fff;font-weight:700}
+.hva .FAIL,.hva .ERROR{background:#c0392b}.hva .PASS{background:#27ae60}.hva .PARTIAL{background:#b9770e}
+.hva .counts span{margin-right:14px}.hva .muted{color:#777}
+.hva table{border-collapse:collapse;width:100%;background:#fff;font-size:13px}
+.hva td,.hva th{border:1px solid #e3e3e3;padding:5px 7px;text-align:left;vertical-align:top}
+.hva th{background:#f0f0f0} .hva code{font-size:12px;background:#f3f3f3;padding:0 3px;border-radius:3px}
+.hva tr.error td.sev{color:#c0392b;font-weight:700} .hva tr.warning td.sev{color:#b9770e;font-weight:700}
+.hva tr.info td.sev{color:#2471a3} .hva tr.allowed{opacity:.55} .hva td.sev,.hva td.rule{white-space:nowrap}
+.hva .finding p{margin:0 0 4px} .hva .finding .how{color:#444}
+.hva td.bad,.hva span.bad{color:#c0392b;font-weight:700}
+.hva .cause{background:#fff;border:1px solid #e3e3e3;border-left:4px solid #c0392b;padding:8px 12px;margin:8px 0}
+.hva .cause h3{font-size:15px;margin:0 0 4px} .hva .cause p{margin:4px 0}
+.hva figure{margin:12px 0;background:#fff;border:1px solid #e3e3e3;padding:8px}
+.hva figure img{max-width:100%;height:auto;display:block} .hva figcaption{font-size:12px;color:#555}
+.hva .note{background:#fff8e1;border:1px solid #f0d98c;padding:8px;font-size:13px}
+.hva #special-tokens{margin-top:8px} .hva #special-tokens td:nth-child(2){white-space:nowrap}
+@media (max-width:600px){.hva{padding:12px}
+.hva #findings thead{display:none} .hva #findings tr{display:block;border:1px solid #e3e3e3;margin:0 0 8px}
+.hva #findings td{display:block;border:0} .hva #findings td.sev,.hva #findings td.rule{display:inline-block}}
 """
 
 
+def prose(text: str) -> str:
+    """Rule and cause text for HTML: escaped, with `inline code` set as code (unbalanced backticks stay text)."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:
+        return escape(text)
+    return "".join(escape(part) if i % 2 == 0 else f"<code>{escape(part)}</code>" for i, part in enumerate(parts))
+
+
 def render(report: Report) -> str:
+    """The whole page: one self-contained file."""
+    outcome = report.verdict()
+    title = f"hf-vocab-audit: {escape(report.target)} - {outcome.verdict}, {len(report.active())} finding(s)"
+    return "\n".join([
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width,initial-scale=1">',
+        f"<title>{title}</title>",
+        f"<style>{PAGE_CSS}{CSS}</style></head><body><main class=\"hva\">",
+        body(report),
+        "</main></body></html>",
+    ]) + "\n"
+
+
+def fragment(report: Report) -> str:
+    """The report for a notebook cell (``Report._repr_html_``): the page's body and its style, scoped to
+    the report's own element so the notebook's styles stay as they were."""
+    return f'<div class="hva"><style>{CSS}</style>\n{body(report)}\n</div>'
+
+
+def body(report: Report) -> str:
     outcome = report.verdict()
     counts, verdict, fail_on = outcome.counts, outcome.verdict, outcome.fail_on.value
     active = len(report.active())
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width,initial-scale=1">',
-        f"<title>hf-vocab-audit: {escape(report.target)} - {verdict}, {active} finding(s)</title>",
-        f"<style>{CSS}</style></head><body><main>",
         f"<h1>hf-vocab-audit report <span class=\"verdict {verdict}\" id=\"verdict\">{verdict}</span></h1>",
         (f'<p class="muted">{escape(report.target)} &middot; hf-vocab-audit {escape(report.tool_version)} '
          f"&middot; fail-on {escape(fail_on)}" + (" &middot; exit-zero" if outcome.exit_zero else "") + "</p>"),
@@ -51,14 +85,26 @@ def render(report: Report) -> str:
         f"<span>{counts['info']} info</span>"
         + (f"<span>{counts['allowed']} allowed</span>" if counts["allowed"] else "")
         + "</p>",
+        _causes(report),
         _coverage(report),
         _facts_table(report.facts),
         _plots(report),
         _findings_table(report),
         _skipped(report),
-        "</main></body></html>",
     ]
-    return "\n".join(p for p in parts if p) + "\n"
+    return "\n".join(p for p in parts if p)
+
+
+def _causes(report: Report) -> str:
+    causes = report.active_causes()
+    if not causes:
+        return ""
+    items = "".join(
+        f'<div class="cause" id="cause-{escape(c.id)}"><h3>{prose(c.title)}</h3><p>{prose(c.story)}</p>'
+        f"<p><b>Fix:</b> {prose(c.fix)}</p>"
+        f'<p class="muted">evidence: {c.findings} finding(s), {escape(", ".join(c.codes))}</p></div>'
+        for c in causes)
+    return f'<h2>Cause{"s" if len(causes) > 1 else ""}</h2><div id="causes">{items}</div>'
 
 
 def _coverage(report: Report) -> str:
@@ -68,7 +114,7 @@ def _coverage(report: Report) -> str:
     out = f'<h2>Coverage</h2><ul id="coverage" class="muted">{lines}</ul>'
     if cov.not_examined:
         rows = "".join(f"<tr><td>{escape(g.what)}</td><td>{escape(g.reason)}</td>"
-                       f"<td>{escape(', '.join(g.rules))}</td><td>{escape(g.hint or '')}</td></tr>"
+                       f"<td>{escape(', '.join(g.rules))}</td><td>{prose(g.hint or '')}</td></tr>"
                        for g in cov.not_examined)
         out += ('<table id="not-examined"><thead><tr><th>not examined</th><th>why</th><th>rules</th>'
                 f"<th>to cover it</th></tr></thead><tbody>{rows}</tbody></table>")
@@ -90,12 +136,26 @@ def _facts_table(facts: dict[str, Any]) -> str:
         if t:
             rows.append(f"<tr><th>{label}</th><td><code>{escape(t['name'])}</code> {t['shape']} {escape(t['dtype'])}"
                         f" ({escape(t['file'])})</td></tr>")
-    if facts.get("special_token_ids"):
-        ids = ", ".join(f"{escape(r)} {i}" for r, i in facts["special_token_ids"].items())
-        rows.append(f"<tr><th>special token ids</th><td>{ids}</td></tr>")
     if not rows:
         return ""
-    return '<h2>Checkpoint</h2><table id="facts">' + "".join(rows) + "</table>"
+    return '<h2>Checkpoint</h2><table id="facts">' + "".join(rows) + "</table>" + _special_table(facts)
+
+
+def _special_table(facts: dict[str, Any]) -> str:
+    """Special-token ids as a table (role, id, has a row?): legible where markers on a plot would stack."""
+    specials = {r: i for r, i in (facts.get("special_token_ids") or {}).items() if i is not None}
+    if not specials:
+        return ""
+    emb = facts.get("input_embedding")
+    rows = emb["shape"][0] if emb else None
+    cells = []
+    for role, i in sorted(specials.items(), key=lambda kv: (kv[1], kv[0])):
+        bad = rows is not None and i >= rows
+        status = f"no row (the embeddings have {rows})" if bad else ("has a row" if rows is not None else "")
+        cls = ' class="bad"' if bad else ""
+        cells.append(f"<tr><td>{escape(role)}</td><td{cls}>{i}</td><td{cls}>{escape(status)}</td></tr>")
+    return ('<table id="special-tokens"><thead><tr><th>special token</th><th>id</th><th>embedding row</th></tr>'
+            f"</thead><tbody>{''.join(cells)}</tbody></table>")
 
 
 def _img(svg: str, alt: str) -> str:
@@ -113,8 +173,8 @@ def _plots(report: Report) -> str:
     figures: list[tuple[str, str]] = []
     svg = plots.vocabulary_bar(report.facts)
     if svg:
-        caption = ("Vocabulary: tokenizer ids, embedding rows, lm_head rows and config vocab_size; "
-                   "special-token ids marked, ids with no row in red.")
+        caption = ("Vocabulary: tokenizer ids, embedding rows, lm_head rows (when the model has one) and config "
+                   "vocab_size; ids with no row in red. Special-token ids are in the table above.")
         figures.append((caption, svg))
     if report.extra.get("weights"):
         svg = plots.norm_histograms(report.extra["weights"])
@@ -131,21 +191,31 @@ def _plots(report: Report) -> str:
 
 
 def _findings_table(report: Report) -> str:
+    """One row per finding; the message, its location, how to fix it and what --fix does share one wide
+    cell, so none of them is squeezed into a narrow column (at 1280 px or on a phone)."""
     if not report.findings:
         return '<h2>Findings</h2><p id="no-findings">No findings.</p>'
     rows = []
     for f in report.findings:
-        fix = f"{escape(f.fix.description)} <span class=\"muted\">({f.fix.applicability.value})</span>" if f.fix else ""
-        allowed = f"<br><span class=\"muted\">allowed: {escape(f.allowed)}</span>" if f.allowed else ""
+        parts = [f"<p>{prose(f.message)}</p>"]
+        if str(f.location):
+            parts.append(f'<p class="muted"><code>{escape(str(f.location))}</code></p>')
+        if f.hint:
+            parts.append(f'<p class="how"><b>How to fix:</b> {prose(f.hint)}</p>')
+        if f.fix:
+            parts.append(f'<p class="how"><b>--fix:</b> {prose(f.fix.description)} '
+                         f'<span class="muted">({f.fix.applicability.value})</span></p>')
+        if f.cause:
+            parts.append(f'<p class="muted">cause: <a href="#cause-{escape(f.cause)}">{escape(f.cause)}</a></p>')
+        if f.allowed:
+            parts.append(f'<p class="muted">allowed: {escape(f.allowed)}</p>')
         rows.append(
             f'<tr class="finding {f.severity.value}{" allowed" if f.allowed else ""}">'
-            f'<td class="sev">{f.severity.value}</td><td><code>{f.code}</code><br>{escape(f.name)}</td>'
-            f"<td>{escape(f.message)}{allowed}</td><td><code>{escape(str(f.location))}</code></td>"
-            f"<td>{escape(f.hint or '')}</td><td>{fix}</td></tr>"
+            f'<td class="sev">{f.severity.value}</td><td class="rule"><code>{f.code}</code><br>{escape(f.name)}</td>'
+            f"<td>{''.join(parts)}</td></tr>"
         )
-    return ('<h2>Findings</h2><table id="findings"><thead><tr><th>severity</th><th>rule</th><th>message</th>'
-            "<th>location</th><th>how to fix</th><th>--fix</th></tr></thead><tbody>" + "".join(rows)
-            + "</tbody></table>")
+    return ('<h2>Findings</h2><table id="findings"><thead><tr><th>severity</th><th>rule</th><th>finding</th>'
+            "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
 
 
 def _skipped(report: Report) -> str:

@@ -10,10 +10,13 @@ from .escape import xml_text
 from .locate import artifact_path, rule_codes, rule_for, skipped_rules
 
 
-def _describe(f: Finding) -> str:
+def _describe(f: Finding, report: Report) -> str:
     lines = [f"{f.severity.value.upper()} {f.code} {f.name}: {f.message}"]
     if str(f.location):
         lines.append(f"  at {f.location}")
+    cause = next((c for c in report.causes if c.id == f.cause), None)
+    if cause is not None:
+        lines.append(f"  cause ({cause.id}): {cause.title}; fix: {cause.fix}")
     if f.hint:
         lines.append(f"  fix: {f.hint}")
     if f.allowed is not None:
@@ -45,13 +48,13 @@ def render(report: Report) -> str:
             n_fail += 1
             more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
             failure = ET.SubElement(case, "failure", type=code, message=failed[0].message + more)
-            failure.text = "\n\n".join(_describe(f) for f in failed)
+            failure.text = "\n\n".join(_describe(f, report) for f in failed)
         elif code in skipped:
             n_skip += 1
             ET.SubElement(case, "skipped", message=skipped[code])
         quiet = [f for f in findings if id(f) not in failing]
         if quiet:
-            ET.SubElement(case, "system-out").text = "\n\n".join(_describe(f) for f in quiet)
+            ET.SubElement(case, "system-out").text = "\n\n".join(_describe(f, report) for f in quiet)
     errors = 0
     for err in report.errors:
         errors += 1

@@ -56,6 +56,9 @@ def render(report: Report) -> str:
         f"(fail-on `{outcome.fail_on.value}`{waived}) · {len(report.rules_run)} rules run · {len(report.skipped)} skipped"
     )
     lines.append("")
+    for cause in report.active_causes():
+        lines += [f"### Cause: {_cell(cause.title)}", "", _cell(cause.story), "", f"**Fix:** {_cell(cause.fix)}", "",
+                  f"<sub>evidence: {cause.findings} finding(s), {', '.join(cause.codes)}</sub>", ""]
     lines += [f"<sub>{_cell(line)}</sub><br>" for line in report.coverage.summary_lines()[:2]]
     lines.append("")
     if report.coverage.not_examined:

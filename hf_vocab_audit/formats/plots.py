@@ -61,12 +61,23 @@ def vocabulary_bar(facts: dict[str, Any]) -> str | None:
     return _render(_draw_vocabulary, facts)
 
 
+# Heads that project onto the vocabulary: a tied "lm_head" exists only for these (a BERT classifier has none).
+LM_HEADS = ("ForCausalLM", "LMHeadModel", "ForMaskedLM", "ForConditionalGeneration", "ForSeq2SeqLM",
+            "ForPreTraining", "WithLMHead", "ForSpeechSeq2Seq")
+
+
+def _has_lm_head(facts: dict[str, Any]) -> bool:
+    names = facts.get("architectures") or []
+    return not names or any(head in name for name in names for head in LM_HEADS)
+
+
 def _vocab_sizes(facts: dict[str, Any]) -> list[tuple[str, int]]:
     emb, out = facts.get("input_embedding"), facts.get("output_embedding")
+    tied = emb["shape"][0] if emb and facts.get("tied_embeddings") and _has_lm_head(facts) else None
     sizes = [
         ("tokenizer ids (max id + 1)", None if facts.get("tokenizer_max_id") is None else facts["tokenizer_max_id"] + 1),
         ("embedding rows", emb["shape"][0] if emb else None),
-        ("lm_head rows", out["shape"][0] if out else (emb["shape"][0] if emb and facts.get("tied_embeddings") else None)),
+        ("lm_head rows", out["shape"][0] if out else tied),
         ("config vocab_size", facts.get("config_vocab_size")),
     ]
     return [(label, int(v)) for label, v in sizes if v is not None]
@@ -78,7 +89,6 @@ def _draw_vocabulary(facts: dict[str, Any]):
         return None
     emb = facts.get("input_embedding")
     rows = emb["shape"][0] if emb else None
-    specials = {role: i for role, i in (facts.get("special_token_ids") or {}).items() if i is not None}
     top = max(v for _l, v in sizes)
     low = min(v for _l, v in sizes)
     zoom = low < top and (top - low) < 0.05 * top
@@ -98,21 +108,12 @@ def _draw_vocabulary(facts: dict[str, Any]):
                     color="white" if value >= hi * 0.9 else "black", fontsize=8)
         if rows is not None:
             ax.axvline(rows, color="black", linestyle="--", linewidth=0.8)
-        for token_id in specials.values():
-            if lo <= token_id <= hi:
-                bad = rows is not None and token_id >= rows
-                ax.plot([token_id], [len(sizes) - 0.25], marker="v", markersize=6, linestyle="none",
-                        color=COLORS["bad"] if bad else "#333333")
         ax.set_xlim(lo, hi)
         ax.set_ylim(-0.6, len(sizes) + 0.2)
         ax.set_yticks(range(len(sizes)), labels if ax is panels[0][0] else [""] * len(sizes))
         ax.invert_yaxis()
         ax.set_xlabel("token id / rows")
     fig.suptitle("Vocabulary: who has how many ids (dashed: embedding rows)", x=0.01, ha="left", fontsize=10)
-    if specials:
-        listed = ", ".join(f"{role} {i:,}" for role, i in sorted(specials.items(), key=lambda kv: (kv[1], kv[0])))
-        fig.supxlabel(f"special token ids (triangles; red = no embedding row): {listed}", fontsize=8, x=0.01,
-                      ha="left")
     if zoom:
         panels[1][0].set_title("zoom on the end", loc="left")
     return fig
@@ -250,30 +251,42 @@ def _draw_ranged_hist(entry: dict[str, Any], xlabel: str, ylabel: str):
 
 
 def _draw_labels(entries: list[dict[str, Any]]):
+    """Counts per label value on an axis that starts at 0 (the smallest legal class) and shows every legal
+    class, seen or not; values outside 0..num_labels-1 are red bars (the ignore index -100 is not)."""
     import numpy as np
 
     entries = [e for e in entries if e.get("counts")]
     if not entries:
         return None
+
     def order(k: str) -> tuple[bool, int, str]:
         value = decimal_int(k)
         return value is None, value or 0, k
 
-    labels = sorted({k for e in entries for k in e["counts"]}, key=order)
+    nums: list[int] = [n for e in entries if isinstance(n := e.get("num_labels"), int)]
+    top = max(nums) if nums else None
+    legal = [str(v) for v in range(top)] if top is not None and top <= 200 else []
+    labels = sorted({k for e in entries for k in e["counts"]} | set(legal), key=order)
     fig, axes = _figure(9.5, 2.6)
     ax = axes[0][0]
     width = 0.8 / len(entries)
     x = np.arange(len(labels))
+    outside = False
     for n, e in enumerate(entries):
         counts = [e["counts"].get(k, 0) for k in labels]
         num = e.get("num_labels")
         values = [decimal_int(k) for k in labels]
-        edge = [COLORS["bad"] if num is not None and v is not None and not (0 <= v < num or v == -100) else "none"
-                for v in values]
-        ax.bar(x + n * width, counts, width=width, label=f"{e.get('split')}/{e.get('column')}", edgecolor=edge,
-               linewidth=1.5)
+        bad = [num is not None and v is not None and not (0 <= v < num or v == -100) for v in values]
+        outside = outside or any(b and c for b, c in zip(bad, counts))
+        shade = 0.35 + 0.65 * (len(entries) - n) / len(entries)
+        colors = [COLORS["bad"] if b else (0.30 * shade, 0.45 * shade, 0.69, 1.0) for b in bad]
+        ax.bar(x + n * width, counts, width=width, label=f"{e.get('split')}/{e.get('column')}", color=colors)
     ax.set_xticks(x + width * (len(entries) - 1) / 2, labels)
-    ax.set_xlabel("label value (red edge: outside 0..num_labels-1)")
+    for tick, value in zip(ax.get_xticklabels(), [decimal_int(k) for k in labels]):
+        if top is not None and value is not None and not (0 <= value < top or value == -100):
+            tick.set_color(COLORS["bad"])
+    legal_text = f"legal: 0..{top - 1}" if top is not None else "num_labels unknown"
+    ax.set_xlabel(f"label value ({legal_text}; red: outside it)" if outside else f"label value ({legal_text})")
     ax.set_ylabel("count")
     ax.legend(fontsize=7, frameon=False)
     ax.set_title("Label values per split", loc="left")

@@ -92,6 +92,8 @@ def _result(report: Report, f: Finding, index: dict[str, int]) -> dict[str, Any]
     props: dict[str, Any] = {"where": f.location.to_dict()}
     if f.fix is not None:
         props["fix"] = f.fix.to_dict()
+    if f.cause is not None:
+        props["cause"] = f.cause
     out["properties"] = props
     return out
 
@@ -129,7 +131,8 @@ def to_sarif(report: Report) -> dict[str, Any]:
             }
         ],
         "results": [_result(report, f, index) for f in report.findings],
-        "properties": {"facts": report.facts, "summary": outcome.counts},
+        "properties": {"facts": report.facts, "summary": outcome.counts,
+                       "causes": [c.to_dict() for c in report.causes]},
     }
     if local_folder(report) and not Path(report.target).is_absolute():
         run["originalUriBaseIds"] = {"%SRCROOT%": {"description": {"text": "The repository root."}}}

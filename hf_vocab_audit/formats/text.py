@@ -86,6 +86,14 @@ def render(report: Report, *, color: bool | None = None) -> str:
     console.print(f"[bold]hf-vocab-audit[/] {escape(report.target)}")
     for line in _facts_lines(report):
         console.print(f"  {escape(line)}", style="dim")
+    causes = report.active_causes()
+    for n, c in enumerate(causes, 1):
+        console.print()
+        count = f"{c.findings} finding(s): {', '.join(c.codes)}"
+        console.print(f"[bold]CAUSE{f' {n}/{len(causes)}' if len(causes) > 1 else ''}:[/] [bold]{escape(c.title)}[/] "
+                      f"[dim]({escape(count)})[/]")
+        console.print(f"  {escape(c.story)}")
+        console.print(f"  [bold]fix:[/] {escape(c.fix)}")
     for severity in (Severity.ERROR, Severity.WARNING, Severity.INFO):
         group = [f for f in report.findings if f.severity is severity]
         if not group:
@@ -99,6 +107,8 @@ def render(report: Report, *, color: bool | None = None) -> str:
             where = str(f.location)
             if where:
                 console.print(f"    at {escape(where)}", style="dim")
+            if f.cause is not None and causes:
+                console.print(f"    cause: {escape(f.cause)}", style="dim")
             if f.hint:
                 console.print(f"    fix: {escape(f.hint)}", style="dim")
             if f.fix:

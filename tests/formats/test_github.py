@@ -13,8 +13,10 @@ ANNOTATION = re.compile(r"^::(error|warning|notice) (?P<props>[^:]*)::(?P<body>.
 def test_annotations(broken_report, broken_rel):
     lines = github.render(broken_report).splitlines()
     annotations = [ANNOTATION.match(line) for line in lines if line.startswith("::")]
-    assert all(annotations) and len(annotations) == 6
-    assert [a[1] for a in annotations].count("error") == 5
+    assert all(annotations) and len(annotations) == 7  # the cause first, then one per finding
+    assert annotations[0]["props"].startswith("title=cause%3A 2 tokens added to the tokenizer")
+    assert "%0Afix: " in annotations[0]["body"] and "--fix" in annotations[0]["body"]
+    assert [a[1] for a in annotations[1:]].count("error") == 5
     props = dict(p.split("=", 1) for p in annotations[-1]["props"].split(","))
     assert props["file"] == "models/broken/config.json" and props["title"] == "HVA202 special-token-id-disagreement"
     line = (broken_rel / props["file"]).read_text().splitlines()[int(props["line"]) - 1]
