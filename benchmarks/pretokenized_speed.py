@@ -4,7 +4,7 @@
 
 Generates (cached under .bench-cache/) ``--mids`` million token ids as ``input_ids`` + ``labels``
 (``list<int32>``, rows of 2048, labels = the ids with a masked prompt of -100), saved with
-``Dataset.save_to_disk`` and as a parquet file of 64 MB row groups, and a header-only Llama-3-sized
+``Dataset.save_to_disk`` and as a parquet file of 8192-row groups, and a header-only Llama-3-sized
 checkpoint (128256 rows) for them. Then, interleaved ``--rounds`` times, each a fresh process:
 
   * the Arrow limit: memory-map the ``save_to_disk`` file and take ``pyarrow.compute.min_max`` of every
@@ -14,7 +14,8 @@ checkpoint (128256 rows) for them. Then, interleaved ``--rounds`` times, each a 
 
 ratio = limit / (check --dataset - check), medians of the rounds (target >= 0.8 for both formats). Peak RSS of
 the ``--dataset`` runs at 1x and 2x the corpus (target: flat). ``--before DIR``: also time the package in DIR
-(another checkout) the same way, interleaved.
+(another checkout) the same way, interleaved. The timed processes may write ``.pyc`` files (as an installed
+package has them), whatever ``PYTHONDONTWRITEBYTECODE`` says; the first round warms them.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def make_data(mids: int) -> tuple[Path, Path]:
                                 "labels": pa.ListArray.from_arrays(offsets, pa.array(labels.ravel()))}))
     table = pa.concat_tables(tables)
     datasets.Dataset(table).save_to_disk(str(folder))
-    pq.write_table(table, str(parquet), row_group_size=SEQ * 4)  # 8192 rows: ~64 MB per group
+    pq.write_table(table, str(parquet), row_group_size=SEQ * 4)  # 8192 rows: 67 MB of ids per column
     return folder, parquet
 
 
@@ -108,11 +109,14 @@ def make_checkpoint() -> Path:
 def timed(cmd: list[str], pythonpath: Path = ROOT) -> tuple[float, float]:
     """Seconds and peak RSS (MB) of ``cmd`` in a fresh process."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", PYTHONPATH=str(pythonpath))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its .pyc files: so do the timed runs
     wrapper = ("import resource, subprocess, sys, time; s = time.perf_counter(); "
                "p = subprocess.run(sys.argv[1:], capture_output=True); e = time.perf_counter() - s; "
                "print(e, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, p.returncode); "
                "sys.stderr.write(p.stderr.decode()[-2000:])")
-    out = subprocess.run([sys.executable, "-c", wrapper, *cmd], check=True, capture_output=True, text=True, env=env)
+    # cwd: ``python -m`` puts the working directory first on sys.path, before PYTHONPATH
+    out = subprocess.run([sys.executable, "-c", wrapper, *cmd], check=True, capture_output=True, text=True, env=env,
+                         cwd=pythonpath)
     seconds, rss, rc = out.stdout.split()
     if int(rc) not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} exited {rc}: {out.stderr}")
@@ -145,6 +149,9 @@ def main() -> None:
         rss[name] = max(rss.get(name, 0.0), peak)
 
     print(f"{args.mids} M ids ({folder.name}, {parquet.name}); CPUs {os.cpu_count()}; load {load()}", flush=True)
+    for tree in trees.values():  # warm-up, not recorded: .pyc files, the page cache
+        timed(cli + ["--dataset", str(folder)], tree)
+        timed(cli + ["--dataset", str(parquet)], tree)
     for r in range(args.rounds):
         record("arrow limit", [py, "-c", ARROW_LIMIT, str(folder)])
         record("parquet limit", [py, "-c", PARQUET_LIMIT, str(parquet)])
