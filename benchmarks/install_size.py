@@ -1,8 +1,9 @@
 """The base install's size on disk and time, against the same install of another revision, in one run.
 
-    python benchmarks/install_size.py [--before REV] [--rounds 1] [--keep DIR]
+    python benchmarks/install_size.py --before REV [--rounds 1] [--keep DIR]
 
-For the working tree and for ``--before`` (a git revision, default ``HEAD~1``; exported with ``git archive``):
+For the working tree and for ``--before`` (a git revision, e.g. the last commit before torch became an extra;
+exported with ``git archive``):
 a fresh ``python -m venv``, then ``pip install --no-cache-dir -c constraints.txt .`` timed, then
 ``du -s`` of the venv. Rounds alternate before/after so both see the same load. Then, in the working tree's
 venv, the base install must run ``check`` on a safetensors checkpoint (``demo --keep``), ``--dataset`` and
@@ -84,7 +85,7 @@ def smoke(venv: Path, work: Path) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--before", default="HEAD~1", help="git revision to compare against (default HEAD~1)")
+    parser.add_argument("--before", required=True, help="git revision to compare against")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--keep", type=Path, help="build the venvs here and keep them")
     args = parser.parse_args()
