@@ -327,6 +327,8 @@ def demo(
         _fail(f"{keep}: --keep needs a new or empty folder (the demo writes a checkpoint there)", False)
     try:
         code = run_guard_demo(keep) if guard else run_demo(keep)
+    except AuditError as exc:  # demo --guard without the torch extra
+        _fail(str(exc), False)
     except OSError as exc:
         _fail(f"{exc.filename or keep}: cannot write the demo checkpoint: {exc.strerror or exc}", False)
     raise typer.Exit(code)

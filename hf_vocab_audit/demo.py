@@ -124,6 +124,10 @@ def run_guard_demo(keep: Path | None = None) -> int:
     padded batch, saves it, and ``repro`` replays it on CPU."""
     import io
 
+    from .errors import import_torch
+
+    import_torch(None, "demo --guard (a training loop)")
+
     import transformers
 
     from .guard import BatchIndexError, guard

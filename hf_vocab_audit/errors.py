@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 
 def one_line(text: str, limit: int = 1000) -> str:
@@ -33,3 +34,24 @@ class AuditError(Exception):
         self.path = str(path) if path is not None else None
         self.problem = problem
         super().__init__(one_line(f"{self.path}: {problem}" if self.path else problem))
+
+
+TORCH_EXTRA = "pip install 'hf-vocab-audit[torch]'"
+
+
+class MissingExtra(AuditError):
+    """A command needs an optional dependency that is not installed: one line naming the extra to install
+    (exit 2 like any input the audit cannot read), never an ImportError traceback and never a pass."""
+
+
+def import_torch(path: str | Path | None, needed_for: str) -> Any:
+    """``torch``, or :class:`MissingExtra` saying what needed it and which extra installs it.
+
+    torch is an extra (as in ``transformers[torch]``): the static check, ``--dataset``, ``--weights`` and
+    ``--fix`` on safetensors never import it, so every path that does asks here first.
+    """
+    try:
+        import torch
+    except ImportError:
+        raise MissingExtra(path, f"{needed_for} needs PyTorch, which is not installed: {TORCH_EXTRA}") from None
+    return torch

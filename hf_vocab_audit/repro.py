@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from .errors import AuditError
+from .errors import AuditError, import_torch
 
 COMPARED = (("input_rows", "input-embedding rows"), ("decoder_input_rows", "decoder input-embedding rows"),
             ("output_rows", "output-projection rows"), ("num_labels", "classifier rows (num_labels)"),
@@ -53,6 +53,8 @@ def replay(model: Any, batch: dict[str, Any]) -> Outcome:
 def run_repro(batch_file: Path, model_dir: Path | None, *, weights: bool, out: TextIO) -> int:
     """The ``repro`` command; returns the exit code (raises AuditError when it cannot run)."""
     import json
+
+    import_torch(batch_file, "replaying a batch (repro)")
 
     from .guard.checks import check_batch
     from .guard.evidence import read_evidence

@@ -16,7 +16,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..facts.tokenizer_guard import MAX_TEXT_CHARS, library_call
-from .arrays import as_array, flat_sequences, is_list, minmax, row_violation, scalars, unique_counts, violation
+from .arrays import (
+    as_array,
+    flat_sequences,
+    is_list,
+    minmax,
+    row_lengths,
+    row_violation,
+    scalars,
+    unique_counts,
+    violation,
+)
 from .checks import (  # noqa: F401 - re-exported names the rules read
     ALL_MASKED,
     ATTENTION_MASK,
@@ -223,7 +233,7 @@ def _length_alignment(acc: _Acc, column: str, offsets: np.ndarray, ids_column: s
     if not is_list(ids_arr.type):
         return
     label_lengths = np.diff(offsets)
-    ids_lengths = pc.list_value_length(ids_arr).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    ids_lengths = row_lengths(ids_arr)
     mask = label_lengths != ids_lengths
     if not mask.any():
         return
@@ -278,10 +288,57 @@ def _string_labels(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) 
                                     uniques=uniques, uniques_capped=not uniq and idx.size > 0))
 
 
+def _lm_label_bounds(values: np.ndarray, offsets: np.ndarray, lim: Limits) -> tuple[Any, Any, np.ndarray] | None:
+    """The stats and all-masked rows of a labels batch proved clean from its bounds, or None when a range check
+    could fire (or the eos check needs every value): then the batch takes the element-wise path.
+
+    Two one-pass reductions instead of a mask per check: the signed min/max, and, when -100 is present, the
+    min/max of the same bits read as unsigned. Signed min == -100 and unsigned max == the bits of -100 prove
+    every negative label is -100 (any of -99..-1 reads larger as unsigned, anything below -100 lowers the
+    signed min); the unsigned min is then the smallest label that is not -100. A row is all masked when it
+    is empty or its largest label is -100; its first and last labels rule most rows out without a pass."""
+    if lim.eos_id is not None or values.dtype.kind not in "iu":
+        return None
+    lengths = np.diff(offsets)
+    empty = lengths == 0
+    lo, hi = minmax(values)
+    if lo is None:
+        return None, None, empty
+    if lim.output_rows is not None and hi >= lim.output_rows:
+        return None
+    if lo >= 0:
+        return lo, hi, empty
+    if lo != IGNORE_INDEX:
+        return None
+    bits = values.dtype.itemsize * 8
+    ulo, uhi = minmax(values.view(f"u{values.dtype.itemsize}"))
+    if uhi != (1 << bits) + IGNORE_INDEX:
+        return None
+    shown = (ulo if ulo < 1 << (bits - 1) else None), (hi if hi >= 0 else None)
+    rows = np.flatnonzero(~empty)
+    if rows.size:
+        starts = offsets[rows]
+        suspect = (values[starts] == IGNORE_INDEX) & (values[offsets[rows + 1] - 1] == IGNORE_INDEX)
+        if suspect.any():  # segments between non-empty rows' starts are exactly those rows
+            empty = empty.copy()
+            empty[rows] = np.maximum.reduceat(values, starts) == IGNORE_INDEX
+    return shown[0], shown[1], empty
+
+
 def _lm_label_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int, batch: pa.Table) -> None:
     lim, n = acc.ctx.limits, acc.ctx.max_locations
     _null_rows(acc, plan.name, arr, row_offset)
     values, offsets, null_rows, _ = flat_sequences(arr)
+    proved = _lm_label_bounds(values, offsets, lim)
+    if proved is not None:
+        lo, hi, all_masked = proved
+        lengths = np.diff(offsets)
+        acc.add(plan.name, ALL_MASKED, row_violation(all_masked, lengths, row_offset, n))
+        if acc.ctx.causal_lm:
+            _length_alignment(acc, plan.name, offsets, plan.input_ids_column, batch, row_offset)
+        acc.stat(plan.name, ColumnStats(len(arr), int(values.size), null_rows, lo, hi,
+                                        int(lengths.max()) if lengths.size else None))
+        return
     bad = (values < 0) & (values != IGNORE_INDEX)
     if lim.output_rows is not None:
         bad |= values >= lim.output_rows

@@ -8,6 +8,7 @@ streaming mode, so memory stays flat however large the files are.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -53,23 +54,49 @@ def _iterable_batches(ds: Any) -> Callable[[int], Iterator[pa.Table]]:
 
 
 def _arrow_file_batches(files: list[Path]) -> Callable[[int], Iterator[pa.Table]]:
-    """Batches of ``save_to_disk`` Arrow stream files, read sequentially (no memory map)."""
+    """Batches of ``save_to_disk`` Arrow stream files, memory-mapped: the batches are views of the file's
+    pages (no copy into the process) and the kernel reads the flat values buffers where they lie. Each record
+    batch is still validated in full before it is read."""
 
     def batches(batch_size: int) -> Iterator[pa.Table]:
         for path in files:
-            with pa.OSFile(str(path)) as source:
-                try:
-                    reader = pa.ipc.open_stream(source)
-                except pa.ArrowInvalid:
-                    reader = pa.ipc.open_file(source)
-                    for i in range(reader.num_record_batches):
-                        batch = reader.get_batch(i)
-                        yield from _rechunk(_validated(batch, path), batch_size)
-                    continue
-                for record_batch in reader:
-                    yield from _rechunk(_validated(record_batch, path), batch_size)
+            source, release = _mapped(path)
+            try:
+                reader = pa.ipc.open_stream(source)
+            except pa.ArrowInvalid:
+                reader = pa.ipc.open_file(source)
+                for i in range(reader.num_record_batches):
+                    batch = reader.get_batch(i)
+                    yield from _rechunk(_validated(batch, path), batch_size)
+                continue
+            for record_batch in reader:
+                yield from _rechunk(_validated(record_batch, path), batch_size)
+                release(source.tell())
 
     return batches
+
+
+def _mapped(path: Path) -> tuple[pa.NativeFile, Callable[[int], None]]:
+    """``path`` as a zero-copy Arrow input, and a function that drops this process's pages of the file before
+    an offset once their batches are scanned (``MADV_DONTNEED``: read-only pages of a file, read again from
+    the page cache if touched again). Without it a scan's resident memory grows by every page it reads, up
+    to the size of the file; with it, by about one record batch."""
+    import mmap
+
+    if not hasattr(mmap, "MADV_DONTNEED") or path.stat().st_size == 0:  # Windows; an empty file cannot be mapped
+        return pa.OSFile(str(path)), lambda _offset: None
+    with open(path, "rb") as fh:
+        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)  # closed when the last batch is collected
+    released = 0
+
+    def release(offset: int) -> None:
+        nonlocal released
+        end = offset - offset % mmap.PAGESIZE
+        if end > released:
+            mapped.madvise(mmap.MADV_DONTNEED, released, end - released)
+            released = end
+
+    return pa.BufferReader(pa.py_buffer(mapped)), release
 
 
 def _validated(record_batch: pa.RecordBatch, path: Path) -> pa.RecordBatch:
@@ -89,24 +116,56 @@ def _rechunk(record_batch: pa.RecordBatch, batch_size: int) -> Iterator[pa.Table
 def _parquet(files: list[Path], source: str) -> list[Split]:
     """Local parquet files read row group by row group with pyarrow (bounded memory, no copy)."""
     import pyarrow.parquet as pq
-    from datasets import Features
 
     try:
         first = pq.ParquetFile(str(files[0]))
-        features = Features.from_arrow_schema(first.schema_arrow)
+        features = _schema_features(first.schema_arrow)
         rows = sum(pq.ParquetFile(str(f)).metadata.num_rows for f in files)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds for a bad file
         raise AuditError(source, f"cannot read parquet: {first_line(exc)}") from None
 
-    def batches(batch_size: int) -> Iterator[pa.Table]:
-        for path in files:  # one row group at a time: iter_batches' read-ahead grows with the file
+    def groups() -> Iterator[Callable[[], pa.Table]]:
+        for path in files:
             reader = pq.ParquetFile(str(path), pre_buffer=False)
             for i in range(reader.num_row_groups):
-                group = reader.read_row_group(i)
-                for start in range(0, group.num_rows, batch_size):
-                    yield group.slice(start, batch_size)
+                yield functools.partial(reader.read_row_group, i)
+
+    def batches(batch_size: int) -> Iterator[pa.Table]:
+        for group in _read_ahead(groups()):
+            for start in range(0, group.num_rows, batch_size):
+                yield group.slice(start, batch_size)
 
     return [Split(source, "train", features, rows, batches)]
+
+
+def _read_ahead(reads: Iterator[Callable[[], pa.Table]]) -> Iterator[pa.Table]:
+    """Row groups in order, the next one read and decoded on a second thread while the caller scans this
+    one (pyarrow releases the GIL): two row groups in memory at most, one core each. One group at a time,
+    not ``iter_batches``, whose read-ahead grows with the file."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hva-parquet") as pool:
+        ahead = None
+        for read in reads:
+            current, ahead = ahead, pool.submit(read)
+            if current is not None:
+                yield current.result()
+        if ahead is not None:
+            yield ahead.result()
+
+
+def _schema_features(schema: pa.Schema) -> Any:
+    """The ``datasets`` features of a file's Arrow schema when they can name classes, else None.
+
+    Only ``ClassLabel`` features change a column's plan (``roles.plan_columns``), and only the schema's
+    ``huggingface`` metadata can declare one: without it, importing ``datasets`` (0.8 s, more when it
+    imports torch) would buy nothing."""
+    metadata = schema.metadata or {}
+    if b"ClassLabel" not in metadata.get(b"huggingface", b""):
+        return None
+    from datasets import Features
+
+    return Features.from_arrow_schema(schema)
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -121,8 +180,6 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 def _saved_split(folder: Path, source: str, name: str) -> Split:
     """One folder written by ``Dataset.save_to_disk``."""
-    from datasets import Features
-
     state = _read_json(folder / "state.json")
     info = _read_json(folder / "dataset_info.json") if (folder / "dataset_info.json").exists() else {}
     files = []
@@ -135,7 +192,9 @@ def _saved_split(folder: Path, source: str, name: str) -> Split:
             raise AuditError(path, "is listed in state.json but missing")
         files.append(regular_file_inside(path, folder, "dataset folder"))
     features = None
-    if isinstance(info.get("features"), dict):
+    if isinstance(info.get("features"), dict) and "ClassLabel" in json.dumps(info["features"]):
+        from datasets import Features  # only ClassLabel features change a plan (see _schema_features)
+
         try:
             features = Features.from_dict(info["features"])
         except Exception as exc:  # noqa: BLE001 - a malformed features block

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import AuditError
+from ..errors import AuditError, import_torch
 from ..io.jsonfile import check_inside, read_json_object
 from ..io.safetensors_header import TensorInfo, read_header
 from .embeddings import INPUT_SUFFIXES, OUTPUT_SUFFIXES, has_suffix
@@ -95,8 +95,7 @@ def _indices(path: Path, value: Any) -> tuple[int, ...]:
 def _bin_tensors(path: Path, name: str) -> tuple[dict[str, TensorInfo], tuple[RefusedFile, ...]]:
     import pickle
 
-    import torch
-
+    torch = import_torch(path, "reading a PyTorch .bin adapter")
     try:
         state = torch.load(path, map_location="meta", weights_only=True)
     except pickle.UnpicklingError as exc:

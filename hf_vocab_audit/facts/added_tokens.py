@@ -64,32 +64,36 @@ def added_tokens_decoder(path: Path, config: dict[str, Any]) -> dict[int, tuple[
     return out
 
 
-def added_tokens_section(raw: bytes) -> list[object]:
-    """tokenizer.json's top-level ``added_tokens`` list, decoded alone (the vocabulary is not parsed)."""
+def added_tokens_section(text: str) -> list[object]:
+    """tokenizer.json's top-level ``added_tokens`` list, parsed alone (the vocabulary is not parsed) from the
+    text the library was given: no second decode or copy of a file that is megabytes long."""
 
-    needle = b'"added_tokens"'
+    needle = '"added_tokens"'
     start = 0
-    while (at := raw.find(needle, start)) != -1:
+    while (at := text.find(needle, start)) != -1:
         start = at + len(needle)
-        if raw[at - 1 : at] == b"\\":
+        if text[at - 1 : at] == "\\":
             continue
-        colon = raw.find(b":", start)
-        if colon == -1 or raw[start:colon].strip():
+        colon = text.find(":", start)
+        if colon == -1 or text[start:colon].strip():
             continue
+        value_at = colon + 1
+        while text[value_at : value_at + 1] in (" ", "\t", "\n", "\r"):  # JSON's whitespace
+            value_at += 1
         try:
             with short_integers():
-                value, _ = json.JSONDecoder().raw_decode(raw[colon + 1 :].lstrip().decode("utf-8", "replace"))
+                value, _ = json.JSONDecoder().raw_decode(text, value_at)
         except (ValueError, RecursionError):
             return []
         return value if isinstance(value, list) else []
     return []
 
 
-def tokenizer_json_conflicts(raw: bytes, backend: Any) -> list[AddedTokenConflict]:
+def tokenizer_json_conflicts(text: str, backend: Any) -> list[AddedTokenConflict]:
     """Duplicates inside tokenizer.json's own ``added_tokens`` list (the library keeps only one)."""
     by_id: dict[int, set[str]] = {}
     by_content: dict[str, set[int]] = {}
-    for entry in added_tokens_section(raw):
+    for entry in added_tokens_section(text):
         if isinstance(entry, dict) and isinstance(entry.get("id"), int) and isinstance(entry.get("content"), str):
             by_id.setdefault(entry["id"], set()).add(entry["content"])
             by_content.setdefault(entry["content"], set()).add(entry["id"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import AuditError, first_line
+from ..errors import AuditError, first_line, import_torch
 from ..io.jsonfile import check_inside, read_json_object
 from ..io.safetensors_header import SafetensorsHeader, TensorInfo, read_header
 
@@ -103,7 +103,7 @@ def load_bin(folder: Path) -> CheckpointTensors | None:
         return None
     import pickle
 
-    import torch  # only for .bin checkpoints
+    torch = import_torch(index_path, "reading a PyTorch .bin checkpoint")  # only for .bin checkpoints
 
     tensors: dict[str, TensorInfo] = {}
     refused: list[RefusedFile] = []

@@ -76,7 +76,7 @@ def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFact
         specials = [c for c in dict.fromkeys([*named.values(), *extra]) if c not in added]
         if specials:
             backend.add_tokens([AddedToken(c, special=True, normalized=False) for c in specials])
-        conflicts.extend(tokenizer_json_conflicts(raw, backend))
+        conflicts.extend(tokenizer_json_conflicts(text, backend))
 
     template, template_file = find_chat_template(folder, config)
     tokenizer_class = config.get("tokenizer_class") if isinstance(config.get("tokenizer_class"), str) else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import AuditError
+from ..errors import AuditError, import_torch
 from ..facts import Facts
 from ..facts.tensors import BIN, BIN_INDEX, SAFETENSORS, SAFETENSORS_INDEX
 from .repair import CheckpointRepair
@@ -33,6 +33,7 @@ def model_class(facts: Facts) -> Any:
 
 
 def load_model(folder: Path, facts: Facts, **kwargs: Any) -> Any:
+    import_torch(folder, "loading the checkpoint with transformers (the transformers repair route, --verify-load)")
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()

@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from ..core.findings import AppliedFix, Finding, Severity
-from ..errors import AuditError
+from ..errors import TORCH_EXTRA, AuditError, import_torch
 from ..facts import Facts, gather
 from ..facts.vocab_geometry import as_rows, vocab_axis, vocab_dim
 from ..io.dtypes import FLOAT_DTYPES, to_float32
@@ -164,7 +164,7 @@ def compare_safetensors(src: Facts, out: Facts, plan: CheckpointRepair, output: 
 
 def compare_state_dicts(src: Facts, output: Path, plan: CheckpointRepair) -> dict[str, int]:
     """For the transformers route: old rows and every other parameter equal, through torch."""
-    import torch
+    torch = import_torch(output, "verifying the transformers repair route")
 
     from .transformers_route import load_model
 
@@ -227,6 +227,16 @@ def check_fixed(before: Iterable[Finding], after: Iterable[Finding], applied: It
             _fail(output, f"the fix introduced {f.code}: {f.message}")
 
 
+def _has_torch() -> bool:
+    """Whether torch imports (``--verify-load auto`` skips the load without it; ``always`` asks for it)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except ValueError:  # torch in sys.modules without a spec
+        return True
+
+
 def load_check(output: Path, out_facts: Facts, mode: str) -> str:
     """Load the output with transformers when asked (or small enough); return what happened."""
     tensors = out_facts.tensors
@@ -236,6 +246,8 @@ def load_check(output: Path, out_facts: Facts, mode: str) -> str:
     if mode == "auto" and size > AUTO_LOAD_LIMIT:
         return f"skipped: {size / 2**20:.0f} MiB of weights is over the {AUTO_LOAD_LIMIT >> 20} MiB auto limit " \
                "(pass --verify-load always)"
+    if mode == "auto" and not _has_torch():
+        return f"skipped: PyTorch is not installed ({TORCH_EXTRA} to load the output with transformers)"
     from .transformers_route import load_model
 
     model, info = load_model(output, out_facts, dtype="auto", output_loading_info=True)

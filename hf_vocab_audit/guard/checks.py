@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..errors import import_torch
 from .limits import CLASSES, LM, TOKEN_CLASSES, Limits
 
 CU_SEQ_LENS_KEYS = ("cu_seq_lens_q", "cu_seq_lens_k")
@@ -52,7 +53,7 @@ def check_batch(batch: Mapping[str, Any], limits: Limits, *, host_only: bool = F
 
     ``host_only`` skips tensors that are not on the CPU: reading a device tensor's min/max is a sync.
     """
-    import torch
+    torch = import_torch(None, "checking a batch (the training guard)")
 
     found: list[Violation] = []
     for key, t in batch.items():

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import AuditError
+from ..errors import AuditError, import_torch
 from ..version import __version__
 from .checks import Violation
 from .limits import Limits
@@ -34,7 +34,7 @@ def sidecar_of(batch_file: Path) -> Path:
 def write_evidence(folder: Path, batch: Mapping[str, Any], limits: Limits, violations: list[Violation], *,
                    rank: int, worker: int | None, batch_number: int, config: dict[str, Any] | None) -> Path:
     """Write ``batch`` and its sidecar into ``folder``; returns the ``.safetensors`` path."""
-    import torch
+    torch = import_torch(folder, "saving the guard's evidence")
     from safetensors.torch import save_file
 
     folder.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import MISSING, asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..errors import import_torch
 from ..facts.positions import OFFSET_TWO_TYPES, PADDING_OFFSET_TYPES
 
 if TYPE_CHECKING:
@@ -180,7 +181,7 @@ def _label_kind(out: Any, cls_name: str, config: Any) -> str:
 
 def limits_of(model: torch.nn.Module, tokenizer: Any = None, *, ignore_index: int = -100) -> Limits:
     """Read the limits from the live modules of ``model`` (and cause hints from ``tokenizer``)."""
-    from torch import nn
+    nn = import_torch(None, "the training guard").nn
 
     from ..facts.memory import unwrap
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import AuditError
+from ..errors import AuditError, import_torch
 
 LAYER_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "encoder_layers", "decoder_layers",
               "num_decoder_layers")
@@ -76,8 +76,8 @@ def build_twin(config_dict: dict[str, Any], class_name: str | None, *, input_row
                output_rows: int | None, type_rows: int | None, position_rows: int | None, position_offset: int,
                num_labels: int | None, where: str) -> Any:
     """The twin of ``class_name`` with these row counts (``None`` keeps the config's)."""
-    import torch
-    from torch import nn
+    torch = import_torch(where, "building a shape twin of the model")
+    nn = torch.nn
 
     for what, rows in (("input rows", input_rows), ("output rows", output_rows), ("token-type rows", type_rows),
                        ("position rows", position_rows), ("num_labels", num_labels)):
