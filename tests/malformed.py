@@ -111,12 +111,14 @@ class Case:
     names: str | None = None
     exit_codes: tuple[int, ...] = (2,)
     hub: bool = False  # audited as a Hub id served by tests/hub_server.py (see HUB_REPOS and hub_env)
+    says: str | None = None  # text the error line must also contain (the fix it names)
 
 
 CASES: list[Case] = []
 
 
-def case(group: str, names: str | None = None, exit_codes: tuple[int, ...] = (2,), hub: bool = False):
+def case(group: str, names: str | None = None, exit_codes: tuple[int, ...] = (2,), hub: bool = False,
+         says: str | None = None):
     def register(build: Callable[[Path], list[str] | None]) -> Callable[[Path], list[str] | None]:
         def run(folder: Path) -> list[str]:
             tiny_checkpoint(folder)
@@ -127,7 +129,7 @@ def case(group: str, names: str | None = None, exit_codes: tuple[int, ...] = (2,
                 return [repo]
             return args
 
-        CASES.append(Case(build.__name__, group, run, names, exit_codes, hub))
+        CASES.append(Case(build.__name__, group, run, names, exit_codes, hub, says))
         return build
 
     return register
@@ -1411,6 +1413,65 @@ def _outside(folder: Path, name: str, content: str | bytes) -> None:
         target.write_text(content, encoding="utf-8")
     (folder / name).unlink(missing_ok=True)
     (folder / name).symlink_to(target)
+
+
+# --- issue 24, item 3: stand-ins for weights and tokenizer files ----------------------------------
+
+
+def lfs_pointer(real_size: int = 16_777_216) -> bytes:
+    """What a checkout without Git LFS leaves in place of a stored file (about 130 bytes)."""
+    return (b"version https://git-lfs.github.com/spec/v1\n"
+            b"oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+            + f"size {real_size}\n".encode())
+
+
+@case("stand-ins", "model.safetensors", says="git lfs pull")
+def safetensors_lfs_pointer(folder: Path) -> None:
+    (folder / "model.safetensors").write_bytes(lfs_pointer())
+
+
+@case("stand-ins", "model.safetensors", says="download it again")
+def safetensors_html_error_page(folder: Path) -> None:
+    (folder / "model.safetensors").write_bytes(b"<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title>"
+                                               b"</head><body>Bad Gateway</body></html>\n" * 20)
+
+
+@case("stand-ins", "model.safetensors", says="text file")
+def safetensors_a_text_file(folder: Path) -> None:
+    (folder / "model.safetensors").write_text("this is not a model, see README\n", encoding="utf-8")
+
+
+@case("stand-ins", "model-00002-of-00002.safetensors", says="git lfs pull")
+def shard_lfs_pointer(folder: Path) -> None:
+    header, data = embedding_header()
+    _sharded(folder, {"model.embed_tokens.weight": "model-00001-of-00002.safetensors",
+                      "lm_head.weight": "model-00002-of-00002.safetensors"},
+             {"model-00001-of-00002.safetensors": {"model.embed_tokens.weight": header["model.embed_tokens.weight"]}})
+    (folder / "model-00002-of-00002.safetensors").write_bytes(lfs_pointer())
+
+
+@case("stand-ins", "model.safetensors.index.json", says="git lfs pull")
+def index_lfs_pointer(folder: Path) -> None:
+    (folder / "model.safetensors").unlink()
+    (folder / "model.safetensors.index.json").write_bytes(lfs_pointer(4096))
+
+
+@case("stand-ins", "pytorch_model.bin", says="git lfs pull")
+def bin_lfs_pointer(folder: Path) -> None:
+    (folder / "model.safetensors").unlink()
+    (folder / "pytorch_model.bin").write_bytes(lfs_pointer())
+
+
+@case("stand-ins", "tokenizer.json", says="git lfs pull")
+def tokenizer_json_lfs_pointer(folder: Path) -> None:
+    (folder / "tokenizer.json").write_bytes(lfs_pointer(9_085_657))
+
+
+@case("stand-ins", "tokenizer.model", says="git lfs pull")
+def tokenizer_model_lfs_pointer(folder: Path) -> None:
+    (folder / "tokenizer.json").unlink()
+    write_json(folder / "tokenizer_config.json", {**TOKENIZER_CONFIG, "tokenizer_class": "LlamaTokenizer"})
+    (folder / "tokenizer.model").write_bytes(lfs_pointer(499_723))
 
 
 # --- running the CLI on a case -------------------------------------------------------------------

@@ -78,6 +78,8 @@ def _check(case: Case, outcome: Outcome, before: dict[str, str], after: dict[str
         assert "unexpected" not in lines[0], lines[0]
         if case.names:
             assert case.names in lines[0], lines[0]
+        if case.says:
+            assert case.says in lines[0], lines[0]
         assert outcome.stdout == ""
     else:
         report = json.loads(outcome.stdout, parse_constant=_not_json)  # strict: NaN/Infinity are not JSON

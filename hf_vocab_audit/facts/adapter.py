@@ -17,6 +17,7 @@ from typing import Any
 from ..errors import AuditError
 from ..io.jsonfile import check_inside, read_json_object
 from ..io.safetensors_header import TensorInfo, read_header
+from ..io.stand_in import refuse_stand_in
 from .embeddings import INPUT_SUFFIXES, OUTPUT_SUFFIXES, has_suffix
 from .tensors import RefusedFile
 from .tokenizer import TokenizerFacts
@@ -97,6 +98,7 @@ def _bin_tensors(path: Path, name: str) -> tuple[dict[str, TensorInfo], tuple[Re
 
     import torch
 
+    refuse_stand_in(path, binary=True)  # an LFS pointer is not an "unsafe pickle"
     try:
         state = torch.load(path, map_location="meta", weights_only=True)
     except pickle.UnpicklingError as exc:
