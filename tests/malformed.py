@@ -1474,6 +1474,54 @@ def tokenizer_model_lfs_pointer(folder: Path) -> None:
     (folder / "tokenizer.model").write_bytes(lfs_pointer(499_723))
 
 
+# --- issue 24, class 2: outputs never go through a link, never into an input ---------------------
+
+
+def _victim(folder: Path) -> Path:
+    """A folder next to the checkpoint with a file of its own, which no output may touch."""
+    victim = folder.parent / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("precious", encoding="utf-8")
+    return victim
+
+
+@case("output links (class 2)", "ckpt-fixed")
+def fix_force_planted_fixed_link(folder: Path) -> list[str]:
+    _needs_growth(folder)
+    (folder.parent / "ckpt-fixed").symlink_to(_victim(folder), target_is_directory=True)
+    return [str(folder), "--fix", "--force", "--verify-load", "never"]
+
+
+@case("output links (class 2)", "out")
+def fix_output_a_link_to_a_folder(folder: Path) -> list[str]:
+    _needs_growth(folder)
+    (folder.parent / "out").symlink_to(_victim(folder), target_is_directory=True)
+    return [str(folder), "--fix", "--force", "--output", str(folder.parent / "out"), "--verify-load", "never"]
+
+
+@case("output links (class 2)", "hf-vocab-audit.sarif")
+def output_file_a_link_to_the_config(folder: Path) -> list[str]:
+    (folder.parent / "hf-vocab-audit.sarif").symlink_to(folder / "config.json")
+    return [str(folder), "--format", "sarif", "--output-file", str(folder.parent / "hf-vocab-audit.sarif")]
+
+
+@case("output links (class 2)", "report.md")
+def output_file_a_dangling_link(folder: Path) -> list[str]:
+    (folder.parent / "report.md").symlink_to(folder.parent / "victim" / "new.md")
+    return [str(folder), "--format", "markdown", "--output-file", str(folder.parent / "report.md")]
+
+
+@case("output links (class 2)", "config.json")
+def output_file_inside_the_model(folder: Path) -> list[str]:
+    return [str(folder), "--format", "sarif", "--output-file", str(folder / "config.json")]
+
+
+@case("output links (class 2)", "audit.sarif")
+def output_file_through_a_folder_link_into_the_model(folder: Path) -> list[str]:
+    (folder.parent / "sub").symlink_to(folder, target_is_directory=True)
+    return [str(folder), "--format", "sarif", "--output-file", str(folder.parent / "sub" / "audit.sarif")]
+
+
 # --- running the CLI on a case -------------------------------------------------------------------
 
 MEMORY_LIMIT = 3 * 2**30  # address space (RLIMIT_AS); importing torch alone maps ~1 GiB
