@@ -1522,6 +1522,86 @@ def output_file_through_a_folder_link_into_the_model(folder: Path) -> list[str]:
     return [str(folder), "--format", "sarif", "--output-file", str(folder.parent / "sub" / "audit.sarif")]
 
 
+# --- issue 24, class 1: the slow-tokenizer path, bounded before transformers sees a file ------------
+
+
+def _pb(number: int, payload: bytes | int) -> bytes:
+    """One protobuf field: a varint (int) or length-delimited bytes."""
+    def varint(n: int) -> bytes:
+        out = bytearray()
+        while True:
+            out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+            n >>= 7
+            if not n:
+                return bytes(out)
+    if isinstance(payload, int):
+        return varint(number << 3) + varint(payload)
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def sentencepiece_model(pieces: list[str], charsmap: bytes | None = None) -> bytes:
+    """A SentencePiece ModelProto by hand: pieces (score 0; <unk> UNKNOWN, <s> </s> <pad> CONTROL), an optional
+    normalizer charsmap."""
+    kinds = {"<unk>": 2, "<s>": 3, "</s>": 3, "<pad>": 3}  # UNKNOWN, CONTROL; NORMAL (1) is the default
+    body = b"".join(_pb(1, _pb(1, p.encode()) + b"\x15" + struct.pack("<f", 0.0)
+                        + (_pb(3, kinds[p]) if p in kinds else b"")) for p in pieces)
+    if charsmap is not None:
+        body += _pb(3, _pb(1, b"nmt_nfkc") + _pb(2, charsmap))
+    return body
+
+
+def _slow_only(folder: Path, tokenizer_class: str = "T5Tokenizer") -> None:
+    (folder / "tokenizer.json").unlink()
+    write_json(folder / "tokenizer_config.json", {**TOKENIZER_CONFIG, "tokenizer_class": tokenizer_class})
+
+
+@case("slow tokenizer (class 1)", "spiece.model")
+def spiece_model_charsmap_trie_4gib(folder: Path) -> None:
+    _slow_only(folder)
+    (folder / "spiece.model").write_bytes(sentencepiece_model(VOCAB, struct.pack("<I", 2**32 - 4) + bytes(64)))
+
+
+@case("slow tokenizer (class 1)", "spiece.model")
+def spiece_model_piece_500k_characters(folder: Path) -> None:
+    _slow_only(folder)
+    (folder / "spiece.model").write_bytes(sentencepiece_model([*VOCAB, "x" * 500_000]))
+
+
+@case("slow tokenizer (class 1)", "spiece.model")
+def spiece_model_2gib_sparse(folder: Path) -> None:
+    _slow_only(folder)
+    sparse_file(folder / "spiece.model", 2 * 2**30, sentencepiece_model(VOCAB))
+
+
+@case("slow tokenizer (class 1)", "vocab.txt")
+def vocab_txt_over_a_million_lines(folder: Path) -> None:
+    _slow_only(folder, "BertTokenizer")
+    (folder / "vocab.txt").write_bytes(b"\n".join(t.encode() for t in VOCAB) + b"\nx" * 1_100_000)
+
+
+@case("slow tokenizer (class 1)", "vocab.txt")
+def vocab_txt_1gib_sparse(folder: Path) -> None:
+    _slow_only(folder, "BertTokenizer")
+    sparse_file(folder / "vocab.txt", 2**30, b"\n".join(t.encode() for t in VOCAB) + b"\n")
+
+
+@case("slow tokenizer (class 1)", "tokenizer_config.json")
+def tokenizer_class_a_model_class(folder: Path) -> None:
+    _slow_only(folder, "LlamaForCausalLM")
+    _config(folder, hidden_size=65536, intermediate_size=2**20, num_hidden_layers=1000, num_attention_heads=64)
+    (folder / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+
+
+@case("slow tokenizer (class 1)", "config.json")
+def config_tokenizer_class_a_model_class(folder: Path) -> None:
+    _slow_only(folder, "BertTokenizer")
+    cfg = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    del cfg["tokenizer_class"]
+    write_json(folder / "tokenizer_config.json", cfg)
+    _config(folder, tokenizer_class="LlamaModel", hidden_size=65536, num_hidden_layers=1000)
+    (folder / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+
+
 # --- running the CLI on a case -------------------------------------------------------------------
 
 MEMORY_LIMIT = 3 * 2**30  # address space (RLIMIT_AS); importing torch alone maps ~1 GiB
