@@ -1602,6 +1602,74 @@ def config_tokenizer_class_a_model_class(folder: Path) -> None:
     (folder / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
 
 
+# --- issue 24, class 4: datasets that expand ------------------------------------------------------
+
+
+@case("expanding datasets (class 4)", "train.jsonl.gz")
+def dataset_gzip_member_with_a_300mb_line(folder: Path) -> list[str]:
+    """A 300 KB gzip member that decompresses to one 300 MB line (the plain-.jsonl bound did not cover it)."""
+    import gzip
+
+    data = _data(folder)
+    chunk = b"a" * 2**20
+    with gzip.open(data / "train.jsonl.gz", "wb", compresslevel=1) as fh:
+        fh.write(b'{"text": "')
+        for _ in range(300):
+            fh.write(chunk)
+        fh.write(b'"}\n')
+    return [str(folder), "--dataset", str(data / "train.jsonl.gz")]
+
+
+@case("expanding datasets (class 4)", "train.json")
+def dataset_json_nested_500k_deep(folder: Path) -> list[str]:
+    """A row nested 500,000 deep: pyarrow's JSON reader recursed into it until SIGSEGV."""
+    data = _data(folder)
+    (data / "train.json").write_bytes(b'{"text": "a b"}\n{"text": "c", "x": ' + b"[" * 500_000 + b"]" * 500_000
+                                      + b"}\n")
+    return [str(folder), "--dataset", str(data / "train.json")]
+
+
+@case("expanding datasets (class 4)", "train.jsonl")
+def dataset_jsonl_nested_500k_deep_hidden_by_closers(folder: Path) -> list[str]:
+    """The same depth after a line of 600,000 closing brackets (a net count would call it level 0)."""
+    data = _data(folder)
+    (data / "train.jsonl").write_bytes(b'{"text": "a b"}\n' + b"]" * 600_000 + b"\n"
+                                       + b'{"x": ' + b"[" * 500_000 + b"]" * 500_000 + b"}\n")
+    return [str(folder), "--dataset", str(data / "train.jsonl")]
+
+
+@case("expanding datasets (class 4)", "rows.arrow")
+def dataset_arrow_dictionary_expands(folder: Path) -> list[str]:
+    """An 8 MB Arrow file: one 8 MB dictionary value that 1,000 rows point at (8 GB once decoded)."""
+    import pyarrow as pa
+
+    data = _data(folder)
+    text = pa.DictionaryArray.from_arrays(pa.array([0] * 1000, pa.int32()), pa.array(["a " * 4_000_000]))
+    with pa.OSFile(str(data / "rows.arrow"), "wb") as sink:
+        with pa.ipc.new_stream(sink, pa.schema([("text", text.type)])) as writer:
+            writer.write_batch(pa.record_batch([text], names=["text"]))
+    return [str(folder), "--dataset", str(data / "rows.arrow")]
+
+
+@case("expanding datasets (class 4)", "train.csv")
+def dataset_csv_300k_columns(folder: Path) -> list[str]:
+    data = _data(folder)
+    header = ",".join(["text", *(f"c{i}" for i in range(300_000))])
+    (data / "train.csv").write_text(header + "\n" + "a b" + "," * 300_000 + "\n", encoding="utf-8")
+    return [str(folder), "--dataset", str(data / "train.csv")]
+
+
+@case("expanding datasets (class 4)", exit_codes=(1,))
+def dataset_label_30_million(folder: Path) -> list[str]:
+    """A label of 30,000,000 for a 2-class model: out of range (HVA510), and the holes rule (HVA513) must not
+    allocate by that value."""
+    _config(folder, architectures=["LlamaForSequenceClassification"], num_labels=2,
+            id2label={"0": "neg", "1": "pos"}, label2id={"neg": 0, "pos": 1})
+    data = _data(folder)
+    _jsonl(data / "train.jsonl", [{"text": "a b", "label": 0}, {"text": "c d", "label": 30_000_000}])
+    return [str(folder), "--dataset", str(data / "train.jsonl")]
+
+
 # --- running the CLI on a case -------------------------------------------------------------------
 
 MEMORY_LIMIT = 3 * 2**30  # address space (RLIMIT_AS); importing torch alone maps ~1 GiB
