@@ -137,6 +137,7 @@ def case(group: str, names: str | None = None, exit_codes: tuple[int, ...] = (2,
 
 HUB_REPOS: dict[str, dict[str, bytes]] = {}  # repo id -> files, filled by the hub cases' build()
 HUB_DECLARED: dict[str, dict[str, int]] = {}  # repo id -> sizes its HEAD answers declare (a lying server)
+HUB_IGNORES_RANGE: dict[str, frozenset[str]] = {}  # repo id -> files its GET sends whole, ignoring Range
 HUB_TOKEN = "hf_catalogue_token"
 
 
@@ -153,7 +154,8 @@ def serve_hub_cases() -> Any:
     from hub_server import HubServer, Repo
 
     return HubServer({rid: Repo(files, hashlib.sha1(repr(sorted(files)).encode()).hexdigest(),
-                                declared=HUB_DECLARED.get(rid, {}))
+                                declared=HUB_DECLARED.get(rid, {}),
+                                ignores_range=HUB_IGNORES_RANGE.get(rid, frozenset()))
                       for rid, files in HUB_REPOS.items()})
 
 
@@ -1668,6 +1670,27 @@ def dataset_label_30_million(folder: Path) -> list[str]:
     data = _data(folder)
     _jsonl(data / "train.jsonl", [{"text": "a b", "label": 0}, {"text": "c d", "label": 30_000_000}])
     return [str(folder), "--dataset", str(data / "train.jsonl")]
+
+
+# --- issue 24, class 5: unbounded reads elsewhere -------------------------------------------------
+
+
+@case("unbounded reads (class 5)", "hf-vocab-audit.toml")
+def settings_file_4gib_sparse(folder: Path) -> None:
+    sparse_file(folder / "hf-vocab-audit.toml", 4 * 2**30, b'fail-on = "warning"\n')
+
+
+@case("unbounded reads (class 5)", exit_codes=(0, 1), hub=True)
+def hub_server_ignores_range(folder: Path) -> None:
+    """The Hub answers the header's Range request with the whole 64 MiB file (200): read up to the header."""
+    header, data = embedding_header()
+    (folder / "model.safetensors").write_bytes(safetensors_bytes(header, data) + bytes(64 * 2**20))
+    HUB_IGNORES_RANGE["org/hub_server_ignores_range"] = frozenset({"model.safetensors"})
+
+
+@case("unbounded reads (class 5)", "processor_config.json")
+def processor_config_lone_surrogate(folder: Path) -> None:
+    (folder / "processor_config.json").write_text('{"image_token": "\\ud800"}', encoding="utf-8")
 
 
 # --- running the CLI on a case -------------------------------------------------------------------
