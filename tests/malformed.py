@@ -1693,6 +1693,62 @@ def processor_config_lone_surrogate(folder: Path) -> None:
     (folder / "processor_config.json").write_text('{"image_token": "\\ud800"}', encoding="utf-8")
 
 
+# --- issue 24, class 3: repro's evidence is untrusted input ----------------------------------------
+
+
+def _evidence(folder: Path, length: int = 4) -> Path:
+    """A batch the guard would save (batch-*.safetensors of input_ids) and its sidecar, next to the checkpoint."""
+    evidence = folder.parent / "evidence"
+    evidence.mkdir()
+    batch = evidence / "batch-rank0-workermain-000001-HVA901.safetensors"
+    ids = struct.pack(f"<{length}q", *([4, 5, 6, 7] * (length // 4 + 1))[:length])
+    batch.write_bytes(safetensors_bytes({"__metadata__": {"format": "pt"},
+                                         "input_ids": {"dtype": "I64", "shape": [1, length],
+                                                       "data_offsets": [0, len(ids)]}}, ids))
+    write_json(batch.with_suffix(".json"), {"format": "hf-vocab-audit-batch", "version": 1, "config": CONFIG})
+    return batch
+
+
+@case("repro evidence (class 3)", "batch-rank0-workermain-000001-HVA901.json")
+def repro_sidecar_links_outside(folder: Path) -> list[str]:
+    batch = _evidence(folder)
+    secret = folder.parent / "secret.json"
+    write_json(secret, {"format": "hf-vocab-audit-batch", "config": {"token": "hf_secret"}})
+    batch.with_suffix(".json").unlink()
+    batch.with_suffix(".json").symlink_to(secret)
+    return ["repro", str(batch), str(folder)]
+
+
+@case("repro evidence (class 3)", "batch-rank0-workermain-000001-HVA901.json")
+def repro_sidecar_4gib_sparse(folder: Path) -> list[str]:
+    batch = _evidence(folder)
+    sparse_file(batch.with_suffix(".json"), 4 * 2**30, b'{"format": "hf-vocab-audit-batch", "x": "')
+    return ["repro", str(batch), str(folder)]
+
+
+@case("repro evidence (class 3)", "batch-rank0-workermain-000001-HVA901.safetensors")
+def repro_batch_links_outside(folder: Path) -> list[str]:
+    batch = _evidence(folder)
+    outside = folder.parent / "outside.safetensors"
+    batch.rename(outside)
+    batch.symlink_to(outside)
+    return ["repro", str(batch), str(folder)]
+
+
+@case("repro evidence (class 3)", "config.json")
+def repro_model_config_1gib_sparse(folder: Path) -> list[str]:
+    batch = _evidence(folder)
+    sparse_file(folder / "config.json", 2**30, b'{"model_type": "llama", "x": "')
+    return ["repro", str(batch), str(folder)]
+
+
+@case("repro evidence (class 3)", exit_codes=(0, 1))
+def repro_batch_400k_tokens(folder: Path) -> list[str]:
+    """400,000 positions for a 64-position model: checked whole, replayed on its first 65 positions."""
+    _config(folder, num_attention_heads=2, num_key_value_heads=2, num_hidden_layers=1, intermediate_size=8)
+    return ["repro", str(_evidence(folder, 400_000)), str(folder)]
+
+
 # --- running the CLI on a case -------------------------------------------------------------------
 
 MEMORY_LIMIT = 3 * 2**30  # address space (RLIMIT_AS); importing torch alone maps ~1 GiB
@@ -1727,7 +1783,7 @@ def run_cli(args: list[str], *, env: dict[str, str] | None = None, timeout: floa
     child_env.setdefault("HF_HUB_OFFLINE", "1")
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hf_vocab_audit", "check", *args],
+        [sys.executable, "-m", "hf_vocab_audit", *command(args)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env, cwd=cwd, preexec_fn=limit,
     )
     chunks: dict[str, bytes] = {}
@@ -1754,6 +1810,11 @@ def run_cli(args: list[str], *, env: dict[str, str] | None = None, timeout: floa
         time.perf_counter() - start,
         usage.ru_maxrss / 1024,
     )
+
+
+def command(args: list[str]) -> list[str]:
+    """The CLI's arguments for a case: ``check ARGS``, or ARGS as they are when they name ``repro``."""
+    return args if args[:1] == ["repro"] else ["check", *args]
 
 
 class _CaseTimeout(BaseException):
@@ -1807,7 +1868,7 @@ def _batch_child(timeout: float) -> None:
         start = time.perf_counter()
         signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
-            result = CliRunner().invoke(app, ["check", *args])
+            result = CliRunner().invoke(app, command(args))
             code, out, err = result.exit_code, result.stdout, result.stderr
             if result.exception is not None and not isinstance(result.exception, SystemExit):
                 code = 99
