@@ -1682,9 +1682,9 @@ def settings_file_4gib_sparse(folder: Path) -> None:
 
 @case("unbounded reads (class 5)", exit_codes=(0, 1), hub=True)
 def hub_server_ignores_range(folder: Path) -> None:
-    """The Hub answers the header's Range request with the whole 64 MiB file (200): read up to the header."""
+    """The Hub answers the header's Range request with the whole 16 MiB file (200): read up to the header."""
     header, data = embedding_header()
-    (folder / "model.safetensors").write_bytes(safetensors_bytes(header, data) + bytes(64 * 2**20))
+    (folder / "model.safetensors").write_bytes(safetensors_bytes(header, data) + bytes(16 * 2**20))
     HUB_IGNORES_RANGE["org/hub_server_ignores_range"] = frozenset({"model.safetensors"})
 
 

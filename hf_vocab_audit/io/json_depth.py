@@ -68,8 +68,11 @@ def _most_openers_in_a_line(lines: bytes) -> int:
     import numpy as np
 
     a = np.frombuffer(lines, dtype=np.uint8)
-    counted = np.cumsum((a == 0x5B) | (a == 0x7B), dtype=np.int32)[a == 0x0A]
-    return int(np.diff(counted, prepend=0).max()) if counted.size else 0
+    openers = np.flatnonzero((a == 0x5B) | (a == 0x7B))
+    ends = np.flatnonzero(a == 0x0A)
+    if not ends.size:
+        return 0
+    return int(np.diff(np.searchsorted(openers, ends), prepend=0).max())  # openers before each line end
 
 
 class LineDepth:
