@@ -131,6 +131,11 @@ def sentencepiece_pieces(raw: bytes, path: Path) -> list[bytes]:
         if number == 1:  # repeated SentencePiece { string piece = 1; float score = 2; Type type = 3; }
             if len(pieces) >= MAX_PIECES:
                 raise AuditError(path, f"holds more than {MAX_PIECES} pieces")
+            if start < end and raw[start] == 0x0A:  # the piece is the first field, as the library writes it
+                length, at = _varint(raw, start + 1, path)
+                if at + length <= end:
+                    pieces.append(raw[at : at + length])
+                    continue
             sub = raw[start:end]
             pieces.append(next((sub[s:e] for n, w, s, e in _fields(sub, path) if n == 1 and w == 2), b""))
         elif number in (3, 5):  # normalizer_spec, denormalizer_spec { ...; bytes precompiled_charsmap = 2; }
