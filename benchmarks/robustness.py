@@ -26,6 +26,7 @@ def handled(case, outcome) -> str:
     if outcome.exit_code == 2:
         one_line = len(lines) == 1 and "unexpected" not in lines[0]
         named = case.names is None or (bool(lines) and case.names in lines[0])
+        named = named and (case.says is None or (bool(lines) and case.says in lines[0]))  # the fix it names
         return "refused" if one_line and named else "unhandled"
     return "audited"
 

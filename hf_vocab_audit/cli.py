@@ -200,6 +200,7 @@ def check(
     """
     from .formats.outputs import pair_outputs, write_outputs
     from .gate import run_gate
+    from .io.output_path import check_output_file
     from .rules.registry import parse_selectors
 
     if not debug:  # a library's warning (torch.load's TorchScript notice) must not add lines to stderr
@@ -210,6 +211,10 @@ def check(
         _fail(str(exc), False)
     try:
         pairs = pair_outputs([f.value for f in fmt or []], list(output_file or []))
+        inputs = [target, tokenizer, base, *(dataset or [])]
+        for _, out_path in pairs:  # a planted link or a path into the checkpoint: refused before the audit
+            if out_path is not None:
+                check_output_file(out_path, inputs)
         outcome = run_gate(
             target, tokenizer=tokenizer, config=config, select=select, ignore=ignore,
             fail_on=fail_on.value if fail_on else None, exit_zero=exit_zero, allow_partial=allow_partial,
@@ -228,6 +233,9 @@ def check(
         )
         for entry in outcome.unused_allow:
             typer.echo(f"hf-vocab-audit: warning: {entry.where} ({entry.code}) matched no finding", err=True)
+        for _, out_path in pairs:  # again: the audit took a while
+            if out_path is not None:
+                check_output_file(out_path, inputs)
         write_outputs(outcome.report, pairs)
     except AuditError as exc:
         _fail(str(exc), debug)

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .errors import AuditError, import_torch
+from .facts.tree import check_tree
+from .io.jsonfile import read_json_object
 
 COMPARED = (("input_rows", "input-embedding rows"), ("decoder_input_rows", "decoder input-embedding rows"),
             ("output_rows", "output-projection rows"), ("num_labels", "classifier rows (num_labels)"),
@@ -52,8 +54,6 @@ def replay(model: Any, batch: dict[str, Any]) -> Outcome:
 
 def run_repro(batch_file: Path, model_dir: Path | None, *, weights: bool, out: TextIO) -> int:
     """The ``repro`` command; returns the exit code (raises AuditError when it cannot run)."""
-    import json
-
     import_torch(batch_file, "replaying a batch (repro)")
 
     from .guard.checks import check_batch
@@ -73,12 +73,8 @@ def run_repro(batch_file: Path, model_dir: Path | None, *, weights: bool, out: T
         config_path = model_dir / "config.json"
         if not config_path.is_file():
             raise AuditError(config_path, "missing: MODEL_DIR must be a checkpoint folder with config.json")
-        try:
-            config_dict = json.loads(config_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise AuditError(config_path, f"not readable JSON: {exc}") from None
-        if not isinstance(config_dict, dict):
-            raise AuditError(config_path, "must hold a JSON object")
+        check_tree(model_dir)  # the checks `check` makes before reading a file of the folder
+        config_dict = read_json_object(config_path)
     elif sidecar and isinstance(sidecar.get("config"), dict):
         config_dict = sidecar["config"]
     else:
@@ -117,8 +113,15 @@ def run_repro(batch_file: Path, model_dir: Path | None, *, weights: bool, out: T
             out.write(f"  {v.code} {v.message}\n    likely cause: {v.cause}\n    fix: {v.fix}\n")
     else:
         out.write(f"checked against {source}: every key in range\n")
+    positions = limits.usable_positions
+    declared = config_dict.get("max_position_embeddings")
+    if positions is None and isinstance(declared, int) and not isinstance(declared, bool) and declared > 0:
+        positions = declared  # rotary models: no table, but the length the model was built for
+    replayed, note = bounded_replay(tensors, positions)
+    if note:
+        out.write(note + "\n")
     out.write(f"replaying the forward on CPU with {kind}\n")
-    outcome = replay(model, dict(tensors))
+    outcome = replay(model, replayed)
     if outcome.dropped:
         out.write(f"not passed to {type(model).__name__}.forward (it does not take them): {', '.join(outcome.dropped)}\n")
     if outcome.exc_type is None:
@@ -126,6 +129,29 @@ def run_repro(batch_file: Path, model_dir: Path | None, *, weights: bool, out: T
         return 0
     out.write(f"reproduced: {outcome.exc_type}: {outcome.message}\n\n{outcome.traceback}")
     return 1
+
+
+MAX_REPLAY_POSITIONS = 8192  # when the model has no position limit (rotary): a forward of this is seconds
+
+
+def bounded_replay(tensors: dict[str, Any], positions: int | None) -> tuple[dict[str, Any], str | None]:
+    """The batch cut to ``positions + 1`` positions (one past the model's: an overflow still reproduces),
+    else to MAX_REPLAY_POSITIONS, and a line saying so; a 400,000-token batch replayed for minutes.
+
+    Every tensor whose last dimension is the sequence length (``input_ids``' or the first 2-D tensor's) is cut
+    along it; the check above has already seen the whole batch."""
+    cap = positions + 1 if positions is not None else MAX_REPLAY_POSITIONS
+    cap = min(cap, MAX_REPLAY_POSITIONS)
+    lead = tensors.get("input_ids")
+    if lead is None:
+        lead = next((t for t in tensors.values() if getattr(t, "ndim", 0) == 2), None)
+    length = int(lead.shape[-1]) if lead is not None and lead.ndim >= 1 else 0
+    if length <= cap:
+        return dict(tensors), None
+    cut = {k: (v[..., :cap] if v.ndim >= 1 and int(v.shape[-1]) == length else v) for k, v in tensors.items()}
+    limit = f"the model's {positions} positions" if positions is not None else "the replay limit"
+    return cut, (f"replaying the first {cap} of {length} positions ({limit} + 1: enough to reproduce an "
+                 "overflow, not minutes of attention over the whole batch)")
 
 
 def _rows(model_dir: Path | None, live: Any) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from .core.outcome import FAIL_ON
 from .core.report import Report
 from .errors import AuditError
 from .facts.tree import regular_file_inside
+from .io.jsonfile import read_bytes
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -65,12 +66,20 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
+MAX_SETTINGS_BYTES = 1024 * 1024  # a settings file is a few lines; an allowlist of thousands still fits
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
+    """The TOML file at ``path``, read only up to MAX_SETTINGS_BYTES (a 4 GiB sparse file was read whole)."""
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
+        text = read_bytes(path, MAX_SETTINGS_BYTES).decode("utf-8")
+        return tomllib.loads(text)
+    except UnicodeDecodeError as exc:
+        raise AuditError(path, f"is not valid UTF-8 (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise AuditError(path, f"is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise AuditError(path, "is not valid TOML: nested too deeply") from None
     except OSError as exc:
         raise AuditError(path, f"cannot be read: {exc.strerror or exc}") from None
 

@@ -26,6 +26,7 @@ class Repo:
     commit: str
     token: str | None = None  # private when set
     declared: dict[str, int] = field(default_factory=dict)  # a lying server: HEAD's size for these files
+    ignores_range: frozenset[str] = frozenset()  # files sent whole (200) whatever Range asks
 
     @classmethod
     def from_folder(cls, folder: Path, token: str | None = None) -> Repo:
@@ -122,7 +123,7 @@ class HubServer:
         headers = {"X-Repo-Commit": repo.commit, "ETag": f'"{hashlib.sha256(data).hexdigest()}"',
                    "Accept-Ranges": "bytes", "Content-Type": "application/octet-stream"}
         rng = re.match(r"bytes=(\d+)-(\d*)$", h.headers.get("Range", "") or "")
-        if rng and not head:
+        if rng and not head and m[3] not in repo.ignores_range:
             start, end = int(rng[1]), int(rng[2]) if rng[2] else len(data) - 1
             end = min(end, len(data) - 1)
             chunk = data[start : end + 1]

@@ -111,12 +111,14 @@ class Case:
     names: str | None = None
     exit_codes: tuple[int, ...] = (2,)
     hub: bool = False  # audited as a Hub id served by tests/hub_server.py (see HUB_REPOS and hub_env)
+    says: str | None = None  # text the error line must also contain (the fix it names)
 
 
 CASES: list[Case] = []
 
 
-def case(group: str, names: str | None = None, exit_codes: tuple[int, ...] = (2,), hub: bool = False):
+def case(group: str, names: str | None = None, exit_codes: tuple[int, ...] = (2,), hub: bool = False,
+         says: str | None = None):
     def register(build: Callable[[Path], list[str] | None]) -> Callable[[Path], list[str] | None]:
         def run(folder: Path) -> list[str]:
             tiny_checkpoint(folder)
@@ -127,7 +129,7 @@ def case(group: str, names: str | None = None, exit_codes: tuple[int, ...] = (2,
                 return [repo]
             return args
 
-        CASES.append(Case(build.__name__, group, run, names, exit_codes, hub))
+        CASES.append(Case(build.__name__, group, run, names, exit_codes, hub, says))
         return build
 
     return register
@@ -135,6 +137,7 @@ def case(group: str, names: str | None = None, exit_codes: tuple[int, ...] = (2,
 
 HUB_REPOS: dict[str, dict[str, bytes]] = {}  # repo id -> files, filled by the hub cases' build()
 HUB_DECLARED: dict[str, dict[str, int]] = {}  # repo id -> sizes its HEAD answers declare (a lying server)
+HUB_IGNORES_RANGE: dict[str, frozenset[str]] = {}  # repo id -> files its GET sends whole, ignoring Range
 HUB_TOKEN = "hf_catalogue_token"
 
 
@@ -151,7 +154,8 @@ def serve_hub_cases() -> Any:
     from hub_server import HubServer, Repo
 
     return HubServer({rid: Repo(files, hashlib.sha1(repr(sorted(files)).encode()).hexdigest(),
-                                declared=HUB_DECLARED.get(rid, {}))
+                                declared=HUB_DECLARED.get(rid, {}),
+                                ignores_range=HUB_IGNORES_RANGE.get(rid, frozenset()))
                       for rid, files in HUB_REPOS.items()})
 
 
@@ -1413,6 +1417,338 @@ def _outside(folder: Path, name: str, content: str | bytes) -> None:
     (folder / name).symlink_to(target)
 
 
+# --- issue 24, item 3: stand-ins for weights and tokenizer files ----------------------------------
+
+
+def lfs_pointer(real_size: int = 16_777_216) -> bytes:
+    """What a checkout without Git LFS leaves in place of a stored file (about 130 bytes)."""
+    return (b"version https://git-lfs.github.com/spec/v1\n"
+            b"oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+            + f"size {real_size}\n".encode())
+
+
+@case("stand-ins", "model.safetensors", says="git lfs pull")
+def safetensors_lfs_pointer(folder: Path) -> None:
+    (folder / "model.safetensors").write_bytes(lfs_pointer())
+
+
+@case("stand-ins", "model.safetensors", says="download it again")
+def safetensors_html_error_page(folder: Path) -> None:
+    (folder / "model.safetensors").write_bytes(b"<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title>"
+                                               b"</head><body>Bad Gateway</body></html>\n" * 20)
+
+
+@case("stand-ins", "model.safetensors", says="text file")
+def safetensors_a_text_file(folder: Path) -> None:
+    (folder / "model.safetensors").write_text("this is not a model, see README\n", encoding="utf-8")
+
+
+@case("stand-ins", "model-00002-of-00002.safetensors", says="git lfs pull")
+def shard_lfs_pointer(folder: Path) -> None:
+    header, data = embedding_header()
+    _sharded(folder, {"model.embed_tokens.weight": "model-00001-of-00002.safetensors",
+                      "lm_head.weight": "model-00002-of-00002.safetensors"},
+             {"model-00001-of-00002.safetensors": {"model.embed_tokens.weight": header["model.embed_tokens.weight"]}})
+    (folder / "model-00002-of-00002.safetensors").write_bytes(lfs_pointer())
+
+
+@case("stand-ins", "model.safetensors.index.json", says="git lfs pull")
+def index_lfs_pointer(folder: Path) -> None:
+    (folder / "model.safetensors").unlink()
+    (folder / "model.safetensors.index.json").write_bytes(lfs_pointer(4096))
+
+
+@case("stand-ins", "pytorch_model.bin", says="git lfs pull")
+def bin_lfs_pointer(folder: Path) -> None:
+    (folder / "model.safetensors").unlink()
+    (folder / "pytorch_model.bin").write_bytes(lfs_pointer())
+
+
+@case("stand-ins", "tokenizer.json", says="git lfs pull")
+def tokenizer_json_lfs_pointer(folder: Path) -> None:
+    (folder / "tokenizer.json").write_bytes(lfs_pointer(9_085_657))
+
+
+@case("stand-ins", "tokenizer.model", says="git lfs pull")
+def tokenizer_model_lfs_pointer(folder: Path) -> None:
+    (folder / "tokenizer.json").unlink()
+    write_json(folder / "tokenizer_config.json", {**TOKENIZER_CONFIG, "tokenizer_class": "LlamaTokenizer"})
+    (folder / "tokenizer.model").write_bytes(lfs_pointer(499_723))
+
+
+# --- issue 24, class 2: outputs never go through a link, never into an input ---------------------
+
+
+def _victim(folder: Path) -> Path:
+    """A folder next to the checkpoint with a file of its own, which no output may touch."""
+    victim = folder.parent / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("precious", encoding="utf-8")
+    return victim
+
+
+@case("output links (class 2)", "ckpt-fixed")
+def fix_force_planted_fixed_link(folder: Path) -> list[str]:
+    _needs_growth(folder)
+    (folder.parent / "ckpt-fixed").symlink_to(_victim(folder), target_is_directory=True)
+    return [str(folder), "--fix", "--force", "--verify-load", "never"]
+
+
+@case("output links (class 2)", "out")
+def fix_output_a_link_to_a_folder(folder: Path) -> list[str]:
+    _needs_growth(folder)
+    (folder.parent / "out").symlink_to(_victim(folder), target_is_directory=True)
+    return [str(folder), "--fix", "--force", "--output", str(folder.parent / "out"), "--verify-load", "never"]
+
+
+@case("output links (class 2)", "hf-vocab-audit.sarif")
+def output_file_a_link_to_the_config(folder: Path) -> list[str]:
+    (folder.parent / "hf-vocab-audit.sarif").symlink_to(folder / "config.json")
+    return [str(folder), "--format", "sarif", "--output-file", str(folder.parent / "hf-vocab-audit.sarif")]
+
+
+@case("output links (class 2)", "report.md")
+def output_file_a_dangling_link(folder: Path) -> list[str]:
+    (folder.parent / "report.md").symlink_to(folder.parent / "victim" / "new.md")
+    return [str(folder), "--format", "markdown", "--output-file", str(folder.parent / "report.md")]
+
+
+@case("output links (class 2)", "config.json")
+def output_file_inside_the_model(folder: Path) -> list[str]:
+    return [str(folder), "--format", "sarif", "--output-file", str(folder / "config.json")]
+
+
+@case("output links (class 2)", "audit.sarif")
+def output_file_through_a_folder_link_into_the_model(folder: Path) -> list[str]:
+    (folder.parent / "sub").symlink_to(folder, target_is_directory=True)
+    return [str(folder), "--format", "sarif", "--output-file", str(folder.parent / "sub" / "audit.sarif")]
+
+
+# --- issue 24, class 1: the slow-tokenizer path, bounded before transformers sees a file ------------
+
+
+def _pb(number: int, payload: bytes | int) -> bytes:
+    """One protobuf field: a varint (int) or length-delimited bytes."""
+    def varint(n: int) -> bytes:
+        out = bytearray()
+        while True:
+            out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+            n >>= 7
+            if not n:
+                return bytes(out)
+    if isinstance(payload, int):
+        return varint(number << 3) + varint(payload)
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def sentencepiece_model(pieces: list[str], charsmap: bytes | None = None) -> bytes:
+    """A SentencePiece ModelProto by hand: pieces (score 0; <unk> UNKNOWN, <s> </s> <pad> CONTROL), an optional
+    normalizer charsmap."""
+    kinds = {"<unk>": 2, "<s>": 3, "</s>": 3, "<pad>": 3}  # UNKNOWN, CONTROL; NORMAL (1) is the default
+    body = b"".join(_pb(1, _pb(1, p.encode()) + b"\x15" + struct.pack("<f", 0.0)
+                        + (_pb(3, kinds[p]) if p in kinds else b"")) for p in pieces)
+    if charsmap is not None:
+        body += _pb(3, _pb(1, b"nmt_nfkc") + _pb(2, charsmap))
+    return body
+
+
+def _slow_only(folder: Path, tokenizer_class: str = "T5Tokenizer") -> None:
+    (folder / "tokenizer.json").unlink()
+    write_json(folder / "tokenizer_config.json", {**TOKENIZER_CONFIG, "tokenizer_class": tokenizer_class})
+
+
+@case("slow tokenizer (class 1)", "spiece.model")
+def spiece_model_charsmap_trie_4gib(folder: Path) -> None:
+    _slow_only(folder)
+    (folder / "spiece.model").write_bytes(sentencepiece_model(VOCAB, struct.pack("<I", 2**32 - 4) + bytes(64)))
+
+
+@case("slow tokenizer (class 1)", "spiece.model")
+def spiece_model_piece_500k_characters(folder: Path) -> None:
+    _slow_only(folder)
+    (folder / "spiece.model").write_bytes(sentencepiece_model([*VOCAB, "x" * 500_000]))
+
+
+@case("slow tokenizer (class 1)", "spiece.model")
+def spiece_model_2gib_sparse(folder: Path) -> None:
+    _slow_only(folder)
+    sparse_file(folder / "spiece.model", 2 * 2**30, sentencepiece_model(VOCAB))
+
+
+@case("slow tokenizer (class 1)", "vocab.txt")
+def vocab_txt_over_a_million_lines(folder: Path) -> None:
+    _slow_only(folder, "BertTokenizer")
+    (folder / "vocab.txt").write_bytes(b"\n".join(t.encode() for t in VOCAB) + b"\nx" * 1_100_000)
+
+
+@case("slow tokenizer (class 1)", "vocab.txt")
+def vocab_txt_1gib_sparse(folder: Path) -> None:
+    _slow_only(folder, "BertTokenizer")
+    sparse_file(folder / "vocab.txt", 2**30, b"\n".join(t.encode() for t in VOCAB) + b"\n")
+
+
+@case("slow tokenizer (class 1)", "tokenizer_config.json")
+def tokenizer_class_a_model_class(folder: Path) -> None:
+    _slow_only(folder, "LlamaForCausalLM")
+    _config(folder, hidden_size=65536, intermediate_size=2**20, num_hidden_layers=1000, num_attention_heads=64)
+    (folder / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+
+
+@case("slow tokenizer (class 1)", "config.json")
+def config_tokenizer_class_a_model_class(folder: Path) -> None:
+    _slow_only(folder, "BertTokenizer")
+    cfg = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    del cfg["tokenizer_class"]
+    write_json(folder / "tokenizer_config.json", cfg)
+    _config(folder, tokenizer_class="LlamaModel", hidden_size=65536, num_hidden_layers=1000)
+    (folder / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+
+
+# --- issue 24, class 4: datasets that expand ------------------------------------------------------
+
+
+@case("expanding datasets (class 4)", "train.jsonl.gz")
+def dataset_gzip_member_with_a_300mb_line(folder: Path) -> list[str]:
+    """A 300 KB gzip member that decompresses to one 300 MB line (the plain-.jsonl bound did not cover it)."""
+    import gzip
+
+    data = _data(folder)
+    chunk = b"a" * 2**20
+    with gzip.open(data / "train.jsonl.gz", "wb", compresslevel=1) as fh:
+        fh.write(b'{"text": "')
+        for _ in range(300):
+            fh.write(chunk)
+        fh.write(b'"}\n')
+    return [str(folder), "--dataset", str(data / "train.jsonl.gz")]
+
+
+@case("expanding datasets (class 4)", "train.json")
+def dataset_json_nested_500k_deep(folder: Path) -> list[str]:
+    """A row nested 500,000 deep: pyarrow's JSON reader recursed into it until SIGSEGV."""
+    data = _data(folder)
+    (data / "train.json").write_bytes(b'{"text": "a b"}\n{"text": "c", "x": ' + b"[" * 500_000 + b"]" * 500_000
+                                      + b"}\n")
+    return [str(folder), "--dataset", str(data / "train.json")]
+
+
+@case("expanding datasets (class 4)", "train.jsonl")
+def dataset_jsonl_nested_500k_deep_hidden_by_closers(folder: Path) -> list[str]:
+    """The same depth after a line of 600,000 closing brackets (a net count would call it level 0)."""
+    data = _data(folder)
+    (data / "train.jsonl").write_bytes(b'{"text": "a b"}\n' + b"]" * 600_000 + b"\n"
+                                       + b'{"x": ' + b"[" * 500_000 + b"]" * 500_000 + b"}\n")
+    return [str(folder), "--dataset", str(data / "train.jsonl")]
+
+
+@case("expanding datasets (class 4)", "rows.arrow")
+def dataset_arrow_dictionary_expands(folder: Path) -> list[str]:
+    """An 8 MB Arrow file: one 8 MB dictionary value that 1,000 rows point at (8 GB once decoded)."""
+    import pyarrow as pa
+
+    data = _data(folder)
+    text = pa.DictionaryArray.from_arrays(pa.array([0] * 1000, pa.int32()), pa.array(["a " * 4_000_000]))
+    with pa.OSFile(str(data / "rows.arrow"), "wb") as sink:
+        with pa.ipc.new_stream(sink, pa.schema([("text", text.type)])) as writer:
+            writer.write_batch(pa.record_batch([text], names=["text"]))
+    return [str(folder), "--dataset", str(data / "rows.arrow")]
+
+
+@case("expanding datasets (class 4)", "train.csv")
+def dataset_csv_300k_columns(folder: Path) -> list[str]:
+    data = _data(folder)
+    header = ",".join(["text", *(f"c{i}" for i in range(300_000))])
+    (data / "train.csv").write_text(header + "\n" + "a b" + "," * 300_000 + "\n", encoding="utf-8")
+    return [str(folder), "--dataset", str(data / "train.csv")]
+
+
+@case("expanding datasets (class 4)", exit_codes=(1,))
+def dataset_label_30_million(folder: Path) -> list[str]:
+    """A label of 30,000,000 for a 2-class model: out of range (HVA510), and the holes rule (HVA513) must not
+    allocate by that value."""
+    _config(folder, architectures=["LlamaForSequenceClassification"], num_labels=2,
+            id2label={"0": "neg", "1": "pos"}, label2id={"neg": 0, "pos": 1})
+    data = _data(folder)
+    _jsonl(data / "train.jsonl", [{"text": "a b", "label": 0}, {"text": "c d", "label": 30_000_000}])
+    return [str(folder), "--dataset", str(data / "train.jsonl")]
+
+
+# --- issue 24, class 5: unbounded reads elsewhere -------------------------------------------------
+
+
+@case("unbounded reads (class 5)", "hf-vocab-audit.toml")
+def settings_file_4gib_sparse(folder: Path) -> None:
+    sparse_file(folder / "hf-vocab-audit.toml", 4 * 2**30, b'fail-on = "warning"\n')
+
+
+@case("unbounded reads (class 5)", exit_codes=(0, 1), hub=True)
+def hub_server_ignores_range(folder: Path) -> None:
+    """The Hub answers the header's Range request with the whole 16 MiB file (200): read up to the header."""
+    header, data = embedding_header()
+    (folder / "model.safetensors").write_bytes(safetensors_bytes(header, data) + bytes(16 * 2**20))
+    HUB_IGNORES_RANGE["org/hub_server_ignores_range"] = frozenset({"model.safetensors"})
+
+
+@case("unbounded reads (class 5)", "processor_config.json")
+def processor_config_lone_surrogate(folder: Path) -> None:
+    (folder / "processor_config.json").write_text('{"image_token": "\\ud800"}', encoding="utf-8")
+
+
+# --- issue 24, class 3: repro's evidence is untrusted input ----------------------------------------
+
+
+def _evidence(folder: Path, length: int = 4) -> Path:
+    """A batch the guard would save (batch-*.safetensors of input_ids) and its sidecar, next to the checkpoint."""
+    evidence = folder.parent / "evidence"
+    evidence.mkdir()
+    batch = evidence / "batch-rank0-workermain-000001-HVA901.safetensors"
+    ids = struct.pack(f"<{length}q", *([4, 5, 6, 7] * (length // 4 + 1))[:length])
+    batch.write_bytes(safetensors_bytes({"__metadata__": {"format": "pt"},
+                                         "input_ids": {"dtype": "I64", "shape": [1, length],
+                                                       "data_offsets": [0, len(ids)]}}, ids))
+    write_json(batch.with_suffix(".json"), {"format": "hf-vocab-audit-batch", "version": 1, "config": CONFIG})
+    return batch
+
+
+@case("repro evidence (class 3)", "batch-rank0-workermain-000001-HVA901.json")
+def repro_sidecar_links_outside(folder: Path) -> list[str]:
+    batch = _evidence(folder)
+    secret = folder.parent / "secret.json"
+    write_json(secret, {"format": "hf-vocab-audit-batch", "config": {"token": "hf_secret"}})
+    batch.with_suffix(".json").unlink()
+    batch.with_suffix(".json").symlink_to(secret)
+    return ["repro", str(batch), str(folder)]
+
+
+@case("repro evidence (class 3)", "batch-rank0-workermain-000001-HVA901.json")
+def repro_sidecar_4gib_sparse(folder: Path) -> list[str]:
+    batch = _evidence(folder)
+    sparse_file(batch.with_suffix(".json"), 4 * 2**30, b'{"format": "hf-vocab-audit-batch", "x": "')
+    return ["repro", str(batch), str(folder)]
+
+
+@case("repro evidence (class 3)", "batch-rank0-workermain-000001-HVA901.safetensors")
+def repro_batch_links_outside(folder: Path) -> list[str]:
+    batch = _evidence(folder)
+    outside = folder.parent / "outside.safetensors"
+    batch.rename(outside)
+    batch.symlink_to(outside)
+    return ["repro", str(batch), str(folder)]
+
+
+@case("repro evidence (class 3)", "config.json")
+def repro_model_config_1gib_sparse(folder: Path) -> list[str]:
+    batch = _evidence(folder)
+    sparse_file(folder / "config.json", 2**30, b'{"model_type": "llama", "x": "')
+    return ["repro", str(batch), str(folder)]
+
+
+@case("repro evidence (class 3)", exit_codes=(0, 1))
+def repro_batch_400k_tokens(folder: Path) -> list[str]:
+    """400,000 positions for a 64-position model: checked whole, replayed on its first 65 positions."""
+    _config(folder, num_attention_heads=2, num_key_value_heads=2, num_hidden_layers=1, intermediate_size=8)
+    return ["repro", str(_evidence(folder, 400_000)), str(folder)]
+
+
 # --- running the CLI on a case -------------------------------------------------------------------
 
 MEMORY_LIMIT = 3 * 2**30  # address space (RLIMIT_AS); importing torch alone maps ~1 GiB
@@ -1447,7 +1783,7 @@ def run_cli(args: list[str], *, env: dict[str, str] | None = None, timeout: floa
     child_env.setdefault("HF_HUB_OFFLINE", "1")
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hf_vocab_audit", "check", *args],
+        [sys.executable, "-m", "hf_vocab_audit", *command(args)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env, cwd=cwd, preexec_fn=limit,
     )
     chunks: dict[str, bytes] = {}
@@ -1474,6 +1810,11 @@ def run_cli(args: list[str], *, env: dict[str, str] | None = None, timeout: floa
         time.perf_counter() - start,
         usage.ru_maxrss / 1024,
     )
+
+
+def command(args: list[str]) -> list[str]:
+    """The CLI's arguments for a case: ``check ARGS``, or ARGS as they are when they name ``repro``."""
+    return args if args[:1] == ["repro"] else ["check", *args]
 
 
 class _CaseTimeout(BaseException):
@@ -1527,7 +1868,7 @@ def _batch_child(timeout: float) -> None:
         start = time.perf_counter()
         signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
-            result = CliRunner().invoke(app, ["check", *args])
+            result = CliRunner().invoke(app, command(args))
             code, out, err = result.exit_code, result.stdout, result.stderr
             if result.exception is not None and not isinstance(result.exception, SystemExit):
                 code = 99

@@ -37,7 +37,7 @@ def outcomes(tmp_path_factory) -> dict[str, tuple[Outcome, dict[str, str], dict[
         root.mkdir()
         args = c.build(root / "ckpt")
         before[c.name] = tree_state(root)
-        (hub_items if c.hub else items).append((c.name, [*args, "--format", "json"]))
+        (hub_items if c.hub else items).append((c.name, _with_json(args)))
     results = run_batch(items)
     with serve_hub_cases() as server:  # the Hub cases: one more child, against a loopback Hub
         results.update(run_batch(hub_items, env=hub_env(server.url, base / "hf-home")))
@@ -58,7 +58,7 @@ def test_hostile_input_in_its_own_process(name: str, tmp_path):
     case = next(c for c in CASES if c.name == name)
     args = case.build(tmp_path / "ckpt")
     before = tree_state(tmp_path)
-    outcome = run_cli([*args, "--format", "json"], cwd=tmp_path)
+    outcome = run_cli(_with_json(args), cwd=tmp_path)
     _check(case, outcome, before, tree_state(tmp_path))
 
 
@@ -87,6 +87,10 @@ def _check(case: Case, outcome: Outcome, before: dict[str, str], after: dict[str
         assert "unexpected" not in lines[0], lines[0]
         if case.names:
             assert case.names in lines[0], lines[0]
+        if case.says:
+            assert case.says in lines[0], lines[0]
+    elif case.name.startswith("repro_"):  # repro prints its replay as text
+        assert outcome.stdout.startswith("batch "), outcome.stdout[:300]
     elif outcome.exit_code != 2:
         report = json.loads(outcome.stdout, parse_constant=_not_json)  # strict: NaN/Infinity are not JSON
         assert report["exit_code"] == outcome.exit_code
@@ -94,6 +98,11 @@ def _check(case: Case, outcome: Outcome, before: dict[str, str], after: dict[str
     assert outcome.max_rss_mb < MAX_RSS_MB, f"{outcome.max_rss_mb:.0f} MB (address space capped at {MEMORY_LIMIT})"
     assert before == after, "the audit changed its input or wrote next to it"
     assert "PWNED" not in after and not any(k.endswith("PWNED") for k in after), "checkpoint code ran"
+
+
+def _with_json(args: list[str]) -> list[str]:
+    """The case's arguments with ``--format json`` (``check`` only: ``repro`` prints text)."""
+    return args if args[:1] == ["repro"] else [*args, "--format", "json"]
 
 
 def _not_json(constant: str) -> None:
@@ -121,6 +130,18 @@ def test_catalogue_has_a_group_per_class_of_issue_11():
     for group in ("tokenizer library", "unbounded work", "links at depth", "dataset folder",
                   "writes and downloads", "hub", "report injection"):
         assert groups.get(group, 0) >= 2, group
+
+
+def test_catalogue_has_a_group_per_class_of_issue_24():
+    """Issue 24: the stand-ins for weights (item 3) and the five classes of the third round each have a group,
+    and every stand-in case's line names the fix."""
+    groups: dict[str, list[Case]] = {}
+    for c in CASES:
+        groups.setdefault(c.group, []).append(c)
+    for group in ("stand-ins", "slow tokenizer (class 1)", "output links (class 2)", "repro evidence (class 3)",
+                  "expanding datasets (class 4)", "unbounded reads (class 5)"):
+        assert len(groups.get(group, [])) >= 3, group
+    assert sum(c.says == "git lfs pull" for c in groups["stand-ins"]) >= 5
 
 
 def test_debug_shows_the_traceback(tmp_path):

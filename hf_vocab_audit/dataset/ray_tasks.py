@@ -21,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..io.jsonlines import NotPlain, jsonl_batches, text_batches
+from .expansion import check_batch
 from .kernel import summarize
 from .summary import ScanContext, Summary, merge
 
@@ -120,6 +121,7 @@ def scan_unit(unit: Unit, ctx: ScanContext, tokenizer: list[Any], batch_size: in
     try:
         for batch in _batches(unit, batch_size, schema):
             batch.validate(full=True)  # as the local engine: a bad offset must not read foreign memory
+            check_batch(batch, unit.path, "", total)  # as the local engine: columns and dictionaries bounded
             total += batch.num_rows
             take = batch.num_rows if limit is None else min(batch.num_rows, limit - done)
             if take > 0:

@@ -14,6 +14,7 @@ import pyarrow as pa
 from ..errors import AuditError, first_line
 from ..facts import Facts
 from ..facts.positions import usable_positions
+from .expansion import check_batch
 from .kernel import summarize
 from .progress import ProgressBar
 from .roles import SplitColumns, Unchecked, head_kind, plan_columns
@@ -146,6 +147,7 @@ def _guard(split: Split, batches: Iterator[pa.Table], start: int) -> Iterator[pa
         try:
             batch = next(batches)
             batch.validate(full=True)
+            check_batch(batch, split.source, split.name, row)  # columns, and dictionaries decoded, bounded
         except StopIteration:
             return
         except AuditError:

@@ -22,6 +22,7 @@ from ..errors import AuditError, first_line
 from ..facts.tree import check_tree, regular_file_inside
 from ..io.jsonfile import MAX_CONFIG_BYTES, read_bytes
 from ..io.jsonlines import NotPlain, jsonl_batches
+from .expansion import check_folder, check_text_file
 from .folder_guard import GLOB_CHARS, check_readme_configs, expand_glob, regular_data_file
 
 BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet",
@@ -281,6 +282,8 @@ def open_spec(spec: str, config: str | None = None) -> list[Split]:
         files = expand_glob(os.path.expanduser(spec))  # never through a link: three self-links are 3^depth paths
         if not files:
             raise AuditError(spec, "matches no file")
+        for file in files:
+            check_text_file(file)  # decompressed lines, JSON depth, CSV columns: before any parser
         if builder == "parquet" and not spec.lower().endswith(".gz"):
             return _parquet(files, spec)
         return _load(spec, builder, data_files={"train": [str(f) for f in files]}, streaming=True)
@@ -289,11 +292,13 @@ def open_spec(spec: str, config: str | None = None) -> list[Split]:
         if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
             return _saved(path, spec)
         check_readme_configs(path)  # data_files that are URLs or leave the folder
+        check_folder(path)
         return _load(spec, str(path), config, streaming=True)
     if path.exists():
         regular_data_file(path)
         if not os.access(path, os.R_OK):
             raise AuditError(path, "is not readable")
+        check_text_file(path)
         if _builder_for(spec) == "parquet" and path.suffix.lower() == ".parquet":
             return _parquet([path], spec)
         if path.suffix.lower() == ".jsonl":

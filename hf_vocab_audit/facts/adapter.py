@@ -17,6 +17,7 @@ from typing import Any
 from ..errors import AuditError, import_torch
 from ..io.jsonfile import check_inside, read_json_object
 from ..io.safetensors_header import TensorInfo, read_header
+from ..io.stand_in import refuse_stand_in
 from .embeddings import INPUT_SUFFIXES, OUTPUT_SUFFIXES, has_suffix
 from .tensors import RefusedFile
 from .tokenizer import TokenizerFacts
@@ -95,6 +96,7 @@ def _indices(path: Path, value: Any) -> tuple[int, ...]:
 def _bin_tensors(path: Path, name: str) -> tuple[dict[str, TensorInfo], tuple[RefusedFile, ...]]:
     import pickle
 
+    refuse_stand_in(path, binary=True)  # an LFS pointer is not an "unsafe pickle"
     torch = import_torch(path, "reading a PyTorch .bin adapter")
     try:
         state = torch.load(path, map_location="meta", weights_only=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from typing import Any
 
 from ..errors import AuditError, first_line
 from ..io.jsonfile import MAX_CONFIG_BYTES, MAX_TOKENIZER_BYTES, read_bytes
-from ..io.safetensors_header import TensorInfo, _tensor
+from ..io.safetensors_header import MAX_HEADER_BYTES, TensorInfo, _tensor
 from .tensors import SAFETENSORS, SAFETENSORS_INDEX, CheckpointTensors, check_shard_names
 
 HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[^\s@]+))?$")
@@ -169,6 +170,54 @@ def _download(ref: HubRef, name: str, revision: str | None) -> Path:
     return path
 
 
+FIRST_RANGE = 100_000  # bytes asked for first, as huggingface_hub asks: most headers fit
+
+
+def _ranged(url: str, headers: dict[str, str], start: int, end: int, where: str) -> bytes:
+    """Bytes [start, end] of ``url``, never more than that read off the socket (plus one chunk): a server
+    that ignores ``Range`` and answers 200 with the whole file is read only as far as ``end`` and hung up
+    on (``HfApi.parse_safetensors_file_metadata`` buffered the whole body: 16.8 GB)."""
+    from huggingface_hub.utils import get_session, hf_raise_for_status
+
+    want = end + 1
+    parts: list[bytes] = []
+    got = 0
+    with get_session().stream("GET", url, headers={**headers, "range": f"bytes={start}-{end}"},
+                              timeout=10) as response:
+        if response.status_code >= 400:
+            response.read()  # an error page: hf_raise_for_status reads its message
+            hf_raise_for_status(response)
+        whole = response.status_code != 206  # Range ignored: the body starts at byte 0
+        limit = want if whole else want - start
+        for chunk in response.iter_bytes():
+            parts.append(chunk)
+            got += len(chunk)
+            if got >= limit:
+                break
+    data = b"".join(parts)[:limit]
+    return data[start:] if whole else data
+
+
+def _remote_header(api: Any, ref: HubRef, shard: str, commit: str) -> Any:
+    """A shard's safetensors header from two range requests at most, each read with a cap."""
+    from huggingface_hub import hf_hub_url
+    from huggingface_hub.hf_api import _parse_safetensors_header
+
+    where = f"{ref}/{shard}"
+    url = hf_hub_url(ref.repo_id, shard, revision=commit, endpoint=api.endpoint)
+    headers = api._build_hf_headers()
+    first = _ranged(url, headers, 0, FIRST_RANGE, where)
+    if len(first) < 8:
+        raise AuditError(where, f"truncated safetensors file: {len(first)} bytes, no 8-byte header length")
+    (n,) = struct.unpack("<Q", first[:8])
+    if n > MAX_HEADER_BYTES:
+        raise AuditError(where, f"safetensors header length {n} exceeds the {MAX_HEADER_BYTES}-byte limit")
+    raw = first[8 : 8 + n] if n <= len(first) - 8 else _ranged(url, headers, 8, n + 7, where)
+    if len(raw) != n:
+        raise AuditError(where, "truncated safetensors header")
+    return _parse_safetensors_header(raw, shard, f"repo '{ref.repo_id}', revision '{commit}'")
+
+
 def _fetch_online(ref: HubRef, dest: Path) -> tuple[str, list[str], dict[str, Any] | None, str | None]:
     """Download the small files; returns (commit, files, headers or None, why no tensors)."""
     from huggingface_hub import HfApi
@@ -209,7 +258,7 @@ def _fetch_online(ref: HubRef, dest: Path) -> tuple[str, list[str], dict[str, An
         return commit, files, None, why
     headers: dict[str, Any] = {}
     for shard in shards:
-        meta = api.parse_safetensors_file_metadata(ref.repo_id, shard, revision=commit)
+        meta = _remote_header(api, ref, shard, commit)
         headers[shard] = {
             name: {"dtype": t.dtype, "shape": list(t.shape), "data_offsets": list(t.data_offsets)}
             for name, t in meta.tensors.items()

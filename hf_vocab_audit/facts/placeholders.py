@@ -86,6 +86,10 @@ def _section(path: Path, raw: dict[str, Any], file: str, prefix: str = "") -> tu
             if isinstance(value, dict):
                 value = value.get("content")
             if isinstance(value, str) and value:
+                try:  # a lone surrogate ("\ud800") is valid JSON; the tokenizer library cannot take it
+                    value.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    raise AuditError(path, f'"{prefix}{key}" is not valid Unicode ({exc.object[exc.start]!r})') from None
                 tokens.append(PlaceholderToken(kind, file, key, value))
     return ids, tokens
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from ..errors import AuditError, first_line, import_torch
 from ..io.jsonfile import check_inside, read_json_object
 from ..io.safetensors_header import SafetensorsHeader, TensorInfo, read_header
+from ..io.stand_in import refuse_stand_in
 
 SAFETENSORS = "model.safetensors"
 SAFETENSORS_INDEX = "model.safetensors.index.json"
@@ -114,6 +115,7 @@ def load_bin(folder: Path) -> CheckpointTensors | None:
         check_inside(path, folder)
         if not path.is_file():  # a FIFO would block torch.load forever
             raise AuditError(path, "is not a regular file")
+        refuse_stand_in(path, binary=True)  # an LFS pointer is not an "unsafe pickle"
         try:
             try:
                 state = torch.load(path, map_location="meta", mmap=True, weights_only=True)

@@ -11,7 +11,9 @@ from typing import Any
 
 from ..errors import AuditError
 from ..io.jsonfile import MAX_TOKENIZER_BYTES, check_inside, read_bytes
+from ..io.stand_in import refuse_stand_in
 from .added_tokens import AddedTokenConflict, added_contents, added_tokens_decoder, tokenizer_json_conflicts
+from .slow_files import check_slow_folder
 from .tokenizer import ROLES, VERY_LARGE, TokenizerFacts, facts_of_backend, parse_max_length
 from .tokenizer_config import find_chat_template, read_config, special_strings
 from .tokenizer_guard import check_precompiled_charsmaps, library_call, unbounded_options_off
@@ -34,6 +36,7 @@ def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFact
     check_inside(path, folder)
     from tokenizers import AddedToken, Tokenizer
 
+    refuse_stand_in(path, binary=False)  # tokenizer.json is often stored in Git LFS too
     raw = read_bytes(path, MAX_TOKENIZER_BYTES)
     try:
         text = raw.decode("utf-8")
@@ -105,6 +108,7 @@ def load_tokenizer_via_transformers(folder: Path, model_type: str | None = None)
     if not any((folder / n).exists() for n in SLOW_FILES + ("tokenizer.json",)):
         raise AuditError(folder, "has no tokenizer files (tokenizer.json, vocab.txt, tokenizer.model, ...)")
     check_tree(folder, "tokenizer folder")  # transformers opens files by names we do not control
+    check_slow_folder(folder)  # stand-ins, sizes, piece counts and lengths, charsmaps, tokenizer_class
     with library_call(folder, "the tokenizer cannot be loaded by transformers"):  # a panic included
         from transformers import AutoTokenizer
         from transformers.utils import logging as hf_logging

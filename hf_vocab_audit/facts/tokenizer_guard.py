@@ -109,8 +109,13 @@ def check_precompiled_charsmaps(raw: bytes, path: Path) -> None:
             blob = base64.b64decode(value, validate=True)
         except (ValueError, binascii.Error):
             raise AuditError(path, "precompiled_charsmap is not valid base64") from None
-        if len(blob) < 4:
-            raise AuditError(path, f"precompiled_charsmap holds {len(blob)} bytes, too few for its trie size")
-        (trie_size,) = struct.unpack("<I", blob[:4])
-        if trie_size % 4 or 4 + trie_size > len(blob):
-            raise AuditError(path, f"precompiled_charsmap declares a {trie_size}-byte trie in {len(blob)} bytes")
+        check_charsmap_blob(blob, path)
+
+
+def check_charsmap_blob(blob: bytes, path: Path) -> None:
+    """The library allocates the trie size in the first 4 bytes before checking it against the blob."""
+    if len(blob) < 4:
+        raise AuditError(path, f"precompiled_charsmap holds {len(blob)} bytes, too few for its trie size")
+    (trie_size,) = struct.unpack("<I", blob[:4])
+    if trie_size % 4 or 4 + trie_size > len(blob):
+        raise AuditError(path, f"precompiled_charsmap declares a {trie_size}-byte trie in {len(blob)} bytes")

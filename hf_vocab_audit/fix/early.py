@@ -26,6 +26,7 @@ from ..facts.embeddings import find_embeddings
 from ..facts.tensors import CheckpointTensors, load_tensors
 from ..facts.tree import check_tree, regular_file_inside
 from ..facts.vocab_geometry import vocab_tensors
+from ..io.output_path import landing
 from . import surgical
 from .writer import TMP_TAG, _datasync, check_output
 
@@ -84,7 +85,7 @@ def start(src: Path, output: Path, force: bool, tokenizer: Path | None) -> Early
     files = [f for f in tensors.files if f not in vocab]
     if not files:
         return None
-    out = output.resolve()
+    out = landing(output)
     folder = out.with_name(f".{out.name}{TMP_TAG}{os.getpid()}-early-{secrets.token_hex(4)}")
     try:
         folder.mkdir()

@@ -15,6 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from ..errors import AuditError
+from ..io.output_path import landing, refuse_link
 
 TMP_TAG = ".hva-tmp-"
 
@@ -25,7 +26,8 @@ def default_output(model_dir: Path) -> Path:
 
 
 def check_output(model_dir: Path, output: Path, force: bool, tokenizer: Path | None = None) -> None:
-    out = output.resolve()
+    refuse_link(output, "fixed checkpoint")  # a planted MODEL_DIR-fixed link: --force would empty its target
+    out = landing(output)
     for src, what in ((model_dir.resolve(), "model"), (tokenizer.resolve() if tokenizer else None, "tokenizer")):
         if src is not None and (out == src or src in out.parents or out in src.parents):
             raise AuditError(output, f"the output folder must not be the {what} folder, inside it, or around it")
@@ -51,14 +53,15 @@ def clean_stale(output: Path) -> None:
     """Remove temporary folders of earlier runs whose process is gone."""
     for path in output.parent.glob(f".{output.name}{TMP_TAG}*"):
         pid = path.name.rsplit(TMP_TAG, 1)[-1].split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not _alive(int(pid)) and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)
 
 
 @contextlib.contextmanager
 def atomic_folder(output: Path, force: bool = False) -> Iterator[Path]:
     """Yield an empty temporary folder next to ``output``; on success it becomes ``output``."""
-    output = output.resolve()
+    refuse_link(output, "fixed checkpoint")
+    output = landing(output)  # the parent resolved; the folder itself is never reached through a link
     clean_stale(output)
     tmp = output.with_name(f".{output.name}{TMP_TAG}{os.getpid()}-{secrets.token_hex(4)}")
     tmp.mkdir()
@@ -71,6 +74,7 @@ def atomic_folder(output: Path, force: bool = False) -> Iterator[Path]:
 
 
 def _replace(tmp: Path, output: Path, force: bool) -> None:
+    refuse_link(output, "fixed checkpoint")  # planted while the copy was written
     if output.exists():
         if any(output.iterdir()) and not force:
             raise AuditError(output, "appeared while writing and is not empty (pass --force to replace it)")

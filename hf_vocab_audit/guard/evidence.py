@@ -15,11 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AuditError, import_torch
+from ..facts.tree import regular_file_inside
+from ..io.jsonfile import MAX_CONFIG_BYTES, read_json_object
+from ..io.safetensors_header import read_header
 from ..version import __version__
 from .checks import Violation
 from .limits import Limits
 
 FORMAT = "hf-vocab-audit-batch"
+MAX_BATCH_BYTES = 1024 * 1024 * 1024  # a saved batch: token ids and masks, pixel values at most
 DEFAULT_DIR_ENV = "HF_VOCAB_AUDIT_EVIDENCE"
 
 
@@ -76,19 +80,29 @@ def read_evidence(batch_file: Path) -> tuple[dict[str, Any], dict[str, Any] | No
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    if not batch_file.is_file():
+    if not batch_file.is_file() and not batch_file.is_symlink():
         raise AuditError(batch_file, "no such batch file (the guard writes batch-*.safetensors)")
+    # Evidence is shared in bug reports: as untrusted as a checkpoint. Both files must be regular files in
+    # the batch's folder (a sidecar linked to ~/.ssh/... was read and printed), within a size limit (a 4 GiB
+    # sparse sidecar was read whole), and the batch's header is validated before the library maps it.
+    folder = batch_file.parent
+    regular_file_inside(batch_file, folder, "evidence folder")
+    size = batch_file.stat().st_size
+    if size > MAX_BATCH_BYTES:
+        raise AuditError(batch_file, f"is {size} bytes, over the {MAX_BATCH_BYTES}-byte limit for a saved batch")
+    read_header(batch_file, batch_file.name)
     try:
         tensors = load_file(str(batch_file))
     except (SafetensorError, OSError, ValueError) as exc:
         raise AuditError(batch_file, f"not a readable safetensors file: {exc}") from None
     side = sidecar_of(batch_file)
-    if not side.is_file():
+    if not side.is_file() and not side.is_symlink():
         return tensors, None
+    regular_file_inside(side, folder, "evidence folder")
     try:
-        data = json.loads(side.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise AuditError(side, f"not a readable JSON sidecar: {exc}") from None
+        data = read_json_object(side, MAX_CONFIG_BYTES)
+    except AuditError as exc:
+        raise AuditError(side, f"not a readable JSON sidecar: {exc.problem}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise AuditError(side, f"not an {FORMAT} sidecar")
     return tensors, data

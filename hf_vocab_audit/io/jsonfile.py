@@ -94,6 +94,10 @@ def read_json_object(path: Path, max_bytes: int = MAX_CONFIG_BYTES) -> dict[str,
     try:
         data = loads(text)
     except json.JSONDecodeError as exc:
+        from .stand_in import LFS_PREFIX, describe
+
+        if raw.startswith(LFS_PREFIX):  # an index or config stored in Git LFS, checked out without it
+            raise AuditError(path, str(describe(raw[:1024], len(raw), binary=False))) from None
         raise AuditError(path, f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise AuditError(path, "is not valid JSON: nested too deeply") from None

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import AuditError
 from .jsonfile import loads
+from .stand_in import refuse_stand_in
 
 # Bits per element of every dtype safetensors knows.
 DTYPE_BITS = {
@@ -65,6 +66,7 @@ def read_header(path: Path, rel: str) -> SafetensorsHeader:
     """Parse and validate one safetensors file's header."""
     if not path.is_file():  # a FIFO or device would block or never end
         raise AuditError(path, "is not a regular file")
+    refuse_stand_in(path, binary=True)  # an LFS pointer's first 8 bytes are a "header length" of 2^61
     try:
         size = path.stat().st_size
         with open(path, "rb") as fh:
