@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..io.jsonlines import NotPlain, jsonl_batches, text_batches
-from .kernel import summarize
+from .chat import summarize
 from .summary import ScanContext, Summary, merge
 
 MIN_UNIT_BYTES = 1 << 20
