@@ -118,10 +118,9 @@ def audit(
         if weight_facts is not None:
             extra["weights"] = weight_facts.summary()
     if datasets:
+        from .dataset.live import spec_names
         from .dataset.report import dataset_section
         from .dataset.scan import Options, scan
-
-        from .dataset.live import spec_names
 
         specs, live = spec_names(datasets)
         chat_flags = (("max_length", max_length), ("assistant_only_loss", assistant_only_loss),

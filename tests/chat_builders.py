@@ -36,9 +36,8 @@ def chat_checkpoint(folder: Path, template: str, *, resized: bool) -> Path:
                       chat_template=template)
 
 
-@pytest.fixture(scope="session")
-def chat_models(tmp_path_factory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("chat_models")
+def chat_models(root: Path) -> dict[str, Path]:
+    """Healthy (resized) and broken checkpoints, and templates without a generation block or ending it early."""
     return {
         "good": chat_checkpoint(root / "good", CHATML_GEN, resized=True),
         "bad": chat_checkpoint(root / "bad", CHATML_GEN, resized=False),

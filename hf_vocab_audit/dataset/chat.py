@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from .arrays import row_violation, violation
-from .chat_render import Renderer, RenderedRow, Sequence, prepare, render_text
+from .chat_render import RenderedRow, Renderer, Sequence, prepare, render_text
 from .checks import (
     CHAT_EOS_NOT_LEARNED,
     CHAT_MASK_EMPTY,

@@ -84,12 +84,13 @@ def render_text(r: Renderer, conversation: list[Any], tools: Any, kwargs: dict[s
 
     if not conversation:
         raise ValueError("Cannot apply chat template to an empty conversation. Provide at least one message.")
-    texts, indices = render_jinja_template(
+    rendered: Any = render_jinja_template(  # typed "-> str", it returns (texts, generation spans)
         conversations=[_normalize(conversation)], tools=tools, documents=None, chat_template=r.template,
         return_assistant_tokens_mask=mask, continue_final_message=False, add_generation_prompt=generation_prompt,
         **{**r.special, **kwargs},
     )
-    return texts[0], (indices[0] if indices else [])
+    texts, indices = rendered
+    return texts[0], (list(indices[0]) if indices else [])
 
 
 def _mask_from_spans(offsets: list[tuple[int, int]], spans: list[tuple[int, int]]) -> list[bool]:

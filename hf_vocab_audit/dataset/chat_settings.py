@@ -31,7 +31,7 @@ def read_config(path: Path) -> dict[str, Any]:
         if path.suffix.lower() == ".json":
             data = json.loads(text)
         else:
-            import yaml
+            import yaml  # type: ignore[import-untyped]  # PyYAML ships no type stubs
 
             data = yaml.safe_load(text)
     except (OSError, ValueError) as exc:

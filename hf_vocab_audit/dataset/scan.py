@@ -15,10 +15,10 @@ from ..errors import AuditError, first_line
 from ..facts import Facts
 from ..facts.positions import usable_positions
 from .chat import summarize
+from .checks import CHAT
 from .progress import ProgressBar
 from .roles import SplitColumns, Unchecked, head_kind, plan_columns
 from .spec import Split, open_spec
-from .checks import CHAT
 from .summary import ColumnRole, Limits, ScanContext, Summary, merge
 
 DEFAULT_BATCH_SIZE = 1000

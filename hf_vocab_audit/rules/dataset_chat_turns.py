@@ -29,4 +29,5 @@ def chat_id_hit(df: DatasetFacts, source: str, split: str, column: str, v: Viola
     first = v.locations[0]
     return dataset_hit(source, split, column, v, what, describe=describe, token=token(first[2]),
                        embedding_rows=rows, tokenized=True, format=fmt,
-                       turns=[df.summary.notes.get((source, split, column, r, p)) for r, p, _ in v.locations])
+                       turns=[df.summary.notes.get((source, split, column, r, p)) if p is not None else None
+                              for r, p, _ in v.locations])

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
+import chat_builders
 import pytest
-from chat_builders import chat_models, trl_outcome  # noqa: F401 - chat_models is a fixture
+from chat_builders import trl_outcome
 from dataset_builders import write_jsonl
 
 from hf_vocab_audit import audit
@@ -16,6 +17,11 @@ from hf_vocab_audit.dataset.chat_settings import renderer_for
 from hf_vocab_audit.facts import gather
 
 pytest.importorskip("trl")
+
+
+@pytest.fixture(scope="module")
+def chat_models(tmp_path_factory):
+    return chat_builders.chat_models(tmp_path_factory.mktemp("chat_models"))
 
 
 def U(text):  # noqa: N802 - a turn
