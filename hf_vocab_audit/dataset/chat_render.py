@@ -77,13 +77,38 @@ def _normalize(conversation: list[Any]) -> list[Any]:
     return normalize(conversation) if normalize is not None else conversation
 
 
+def _fast_path() -> tuple[Any, Any] | None:
+    """transformers' template compiler (cached per template) and its reasoning-field aliasing, when the
+    installed version has them: for JSON data (what Arrow rows are) ``render_jinja_template`` reduces to
+    them, without the per-row conversions of arbitrary Python objects."""
+    from transformers.utils import chat_template_utils as ctu
+
+    compile_template = getattr(ctu, "_compile_jinja_template", None)
+    alias = getattr(ctu, "_alias_reasoning_fields", None)
+    normalize = getattr(ctu, "_normalize_chat_messages", None)
+    if compile_template is None or alias is None or normalize is None:
+        return None
+    return compile_template, alias
+
+
 def render_text(r: Renderer, conversation: list[Any], tools: Any, kwargs: dict[str, Any], *,
                 generation_prompt: bool = False, mask: bool = False) -> tuple[str, list[tuple[int, int]]]:
-    """The template's text for one conversation (and the character spans of ``{% generation %}``)."""
-    from transformers.utils.chat_template_utils import render_jinja_template
+    """The template's text for one conversation (and the character spans of ``{% generation %}``).
 
+    The rows are Arrow's Python values (dicts, lists, strings, numbers, None): without a mask the render
+    is the compiled template called as ``render_jinja_template`` calls it, after the same None-dropping and
+    reasoning-field aliasing; with a mask, ``render_jinja_template`` itself."""
     if not conversation:
         raise ValueError("Cannot apply chat template to an empty conversation. Provide at least one message.")
+    fast = None if mask else _fast_path()
+    if fast is not None and all(type(m) is dict for m in conversation):
+        compile_template, alias = fast
+        chat = alias([{k: v for k, v in m.items() if v is not None} for m in conversation])
+        text = compile_template(r.template).render(messages=chat, tools=tools, documents=None,
+                                                   add_generation_prompt=generation_prompt, **{**r.special, **kwargs})
+        return text, []
+    from transformers.utils.chat_template_utils import render_jinja_template
+
     rendered: Any = render_jinja_template(  # typed "-> str", it returns (texts, generation spans)
         conversations=[_normalize(conversation)], tools=tools, documents=None, chat_template=r.template,
         return_assistant_tokens_mask=mask, continue_final_message=False, add_generation_prompt=generation_prompt,
