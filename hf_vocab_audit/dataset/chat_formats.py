@@ -57,11 +57,19 @@ def is_string(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t)
 
 
+def is_json(t: pa.DataType) -> bool:
+    """``datasets``' Json feature (``extension<arrow.json>``): what its JSON builder makes of turns whose
+    fields vary in shape (tool calls with arguments); each item is a JSON text, decoded for the trainer."""
+    return str(t).startswith("extension<arrow.json")
+
+
 def is_turns(t: pa.DataType) -> bool:
-    """A list of structs with ``role`` and ``content`` fields: one conversation per row."""
+    """A list of structs with ``role`` and ``content`` fields (or of JSON values): one conversation per row."""
     if not (pa.types.is_list(t) or pa.types.is_large_list(t)):
         return False
     item = t.value_type
+    if is_json(item):
+        return True
     if not pa.types.is_struct(item):
         return False
     names = {item.field(i).name for i in range(item.num_fields)}

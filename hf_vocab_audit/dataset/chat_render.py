@@ -211,7 +211,15 @@ def _string_jobs(r: Renderer, i: int, row: dict[str, Any]) -> list[_Job]:
 
 
 def _tools(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
+    return json.loads(value) if isinstance(value, str) else _decoded(value)
+
+
+def _decoded(value: Any) -> Any:
+    """A list whose items are JSON texts (``datasets``' Json feature in Arrow) as the decoded values the
+    trainer gets from the dataset."""
+    if isinstance(value, list) and any(isinstance(v, str) for v in value):
+        return [json.loads(v) if isinstance(v, str) else v for v in value]
+    return value
 
 
 def prepare(r: Renderer, rows: list[dict[str, Any]], tokenizer: Any,
@@ -221,8 +229,12 @@ def prepare(r: Renderer, rows: list[dict[str, Any]], tokenizer: Any,
     fmt, s = r.fmt, r.settings
     out: list[RenderedRow] = []
     jobs: list[_Job] = []
+    turn_columns = [c for c in fmt.columns if c not in ("label", fmt.tools, fmt.template_kwargs)]
     for i, row in enumerate(rows):
         try:
+            if fmt.conversational:
+                for c in turn_columns:
+                    row[c] = _decoded(row.get(c))
             if any(row.get(c) is None for c in fmt.columns if c not in (fmt.tools, fmt.template_kwargs)):
                 raise ValueError("a column of the row is null")
             if fmt.conversational:

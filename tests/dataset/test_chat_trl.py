@@ -223,3 +223,22 @@ def test_live_datasets_objects_give_the_findings_of_the_same_data_on_disk(kind, 
                        f.message.split(": ", 1)[1]) for f in report.findings)
 
     assert key(live) == key(on_disk) and {f.code for f in live.findings} == {"HVA501", "HVA550"}
+
+
+def test_tool_calls_that_datasets_reads_as_json_values(chat_models, tmp_path):
+    """Turns whose fields vary in shape (tool calls with arguments) become ``datasets``' Json feature when
+    the JSON builder reads them: the scan decodes them as the trainer gets them."""
+    import datasets
+
+    call = {"type": "function", "function": {"name": "w42", "arguments": {"x": 1}}}
+    rows = [{"messages": [U("w1"), {"role": "assistant", "content": "w7", "tool_calls": [call]}], "tools": TOOLS},
+            {"messages": [U("w2"), A("w9")], "tools": TOOLS}]
+    data = write_jsonl(tmp_path / "data" / "train.jsonl", rows)
+    loaded = datasets.load_dataset("json", data_files={"train": str(data)})["train"]
+    assert "Json" in str(loaded.features["messages"])
+    good = trl_outcome(chat_models["good"], list(loaded), "sft", tmp_path / "out")
+    bad = trl_outcome(chat_models["bad"], list(loaded), "sft", tmp_path / "out")
+    assert good["stage"] == "ok" and bad["stage"] == "forward"
+    assert _codes(audit(chat_models["good"], datasets=[data], select=["HVA5"])) == []
+    report = audit(chat_models["bad"], datasets=[data], select=["HVA5"])
+    assert _codes(report) == ["HVA501"] and report.extra["dataset"]["splits"][0]["rows"] == 2
