@@ -104,7 +104,7 @@ def _sequence_checks(r: Renderer, name: str, seqs: list[Sequence | None], row_of
             continue
         lengths[i] = len(seq.ids)
         if r.settings.assistant_only_loss and r.fmt.kind in ("language-modeling", "prompt-completion") \
-                and seq.truncated_from == 0 and not any(seq.labels_mask):
+                and seq.truncated_from == 0 and not seq.any_loss():
             empty_mask[i] = True
             continue
         if seq.dropped:
@@ -127,18 +127,25 @@ def _sequence_checks(r: Renderer, name: str, seqs: list[Sequence | None], row_of
 def _last_span_has_stop(seq: Sequence, stop_ids: frozenset[int]) -> int | None:
     """None when the last run of tokens that get a loss holds an end-of-turn token (eos or a template
     control token); else the last token with a loss (the model is never trained to stop there)."""
-    mask = seq.labels_mask
+    if not stop_ids:
+        return None
+    ids = seq.ids
+    if seq.mask is None:  # every token from loss_start on: one run to the end
+        if seq.loss_start >= len(ids) or not stop_ids.isdisjoint(ids[seq.loss_start:]):
+            return None
+        return ids[-1]
+    mask = seq.mask
     end = len(mask)
-    while end and not mask[end - 1]:
+    while end > seq.loss_start and not mask[end - 1]:
         end -= 1
-    if end == 0 or not stop_ids:
+    if end <= seq.loss_start:
         return None
     start = end
-    while start and mask[start - 1]:
+    while start > seq.loss_start and mask[start - 1]:
         start -= 1
-    if any(t in stop_ids for t in seq.ids[start:end]):
+    if not stop_ids.isdisjoint(ids[start:end]):
         return None
-    return seq.ids[end - 1]
+    return ids[end - 1]
 
 
 def _turn_notes(r: Renderer, rendered: list[RenderedRow], violations: dict, row_offset: int,

@@ -53,7 +53,8 @@ class Sequence:
     """One training sequence of a row as TRL builds it (a preference row has two)."""
 
     ids: list[int]
-    labels_mask: list[bool]  # True where the token gets a loss after TRL's masks
+    mask: list[bool] | None  # the assistant mask (None: every token), before ``loss_start`` applies
+    loss_start: int  # tokens before it get no loss (the prompt under completion-only loss)
     prompt_len: int  # tokens of the prompt part (the common prefix; 0 without a prompt)
     prompt_ids_len: int  # tokens of the prompt rendered alone (> prompt_len: the prefix does not hold)
     turns: list[dict[str, Any]] | None  # the conversation rendered (to name turns), None for strings
@@ -62,6 +63,18 @@ class Sequence:
     truncated_from: int = 0  # the length before truncation (0: not truncated)
     tools: Any = None  # what the template saw besides the turns (to render them again turn by turn)
     kwargs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def labels_mask(self) -> list[bool]:
+        """True where the token gets a loss after TRL's masks (built only when asked: the checks use the
+        compact form)."""
+        mask = self.mask if self.mask is not None else [True] * len(self.ids)
+        return [False] * min(self.loss_start, len(mask)) + mask[self.loss_start:]
+
+    def any_loss(self) -> bool:
+        if self.mask is None:
+            return self.loss_start < len(self.ids)
+        return any(self.mask[self.loss_start:])
 
 
 @dataclass
@@ -118,7 +131,7 @@ def render_text(r: Renderer, conversation: list[Any], tools: Any, kwargs: dict[s
     return texts[0], (list(indices[0]) if indices else [])
 
 
-def _mask_from_spans(offsets: list[tuple[int, int]], spans: list[tuple[int, int]]) -> list[bool]:
+def _mask_from_spans(offsets: Any, spans: list[tuple[int, int]]) -> list[bool]:
     """transformers' assistant mask: a token is in when its characters overlap a generation span."""
     out = [False] * len(offsets)
     k = 0
@@ -258,16 +271,13 @@ def prepare(r: Renderer, rows: list[dict[str, Any]], tokenizer: Any,
     prompt_enc = iter(encode([j.prompt_text for j in prompts], add_special_tokens=special)) if prompts else iter(())
     completion_loss = s.completion_only_loss is not False  # TRL: None means True for prompt-completion
     for job, enc in zip(jobs, full):
-        ids = list(enc.ids)
-        prompt_ids = list(next(prompt_enc).ids) if job.prompt_text is not None else []
+        ids = enc.ids
+        prompt_ids = next(prompt_enc).ids if job.prompt_text is not None else []
         prompt_len = _common_prefix(prompt_ids, ids) if job.prompt_text is not None else 0
-        mask = [True] * len(ids)
-        if job.spans is not None:
-            mask = _mask_from_spans(list(enc.offsets), job.spans)
-        if job.prompt_text is not None and (completion_loss or fmt.kind in (PREFERENCE, UNPAIRED)):
-            mask = [m and k >= prompt_len for k, m in enumerate(mask)]
-        seq = Sequence(ids, mask, prompt_len, len(prompt_ids), job.turns, job.prompt_turns, tools=job.tools,
-                       kwargs=job.kwargs)
+        mask = _mask_from_spans(enc.offsets, job.spans) if job.spans is not None else None
+        masked_prompt = job.prompt_text is not None and (completion_loss or fmt.kind in (PREFERENCE, UNPAIRED))
+        seq = Sequence(ids, mask, prompt_len if masked_prompt else 0, prompt_len, len(prompt_ids), job.turns,
+                       job.prompt_turns, tools=job.tools, kwargs=job.kwargs)
         _truncate(seq, r)
         out[job.row].sequences[job.name] = seq
     return out
@@ -282,7 +292,13 @@ def _truncate(seq: Sequence, r: Renderer) -> None:
     seq.truncated_from = len(seq.ids)
     if r.fmt.kind == PREFERENCE:  # DPOTrainer drops a row whose prompt alone fills max_length (keep_start)
         seq.dropped = s.truncation_mode == "keep_start" and seq.prompt_len >= n
-    cut = slice(None, n) if s.truncation_mode == "keep_start" else slice(-n, None)
-    seq.ids, seq.labels_mask = seq.ids[cut], seq.labels_mask[cut]
+    if s.truncation_mode == "keep_start":
+        seq.ids = seq.ids[:n]
+        seq.mask = seq.mask[:n] if seq.mask is not None else None
+    else:
+        gone = len(seq.ids) - n
+        seq.ids = seq.ids[gone:]
+        seq.mask = seq.mask[gone:] if seq.mask is not None else None
+        seq.loss_start = max(0, seq.loss_start - gone)
     if r.fmt.kind != PREFERENCE:
-        seq.dropped = not any(seq.labels_mask)
+        seq.dropped = not seq.any_loss()
