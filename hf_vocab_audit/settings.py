@@ -26,7 +26,7 @@ else:  # pragma: no cover - Python 3.10
 
 MODEL_FILE = "hf-vocab-audit.toml"
 TOOL_TABLE = "hf-vocab-audit"
-KEYS = ("select", "ignore", "fail-on", "exit-zero")
+KEYS = ("select", "ignore", "fail-on", "exit-zero", "chat-format", "messages-column")
 MATCH_KEYS = ("file", "key", "tensor", "token", "token_id", "split", "column")
 
 
@@ -53,6 +53,8 @@ class Settings:
     exit_zero: bool = False
     allow: tuple[AllowEntry, ...] = ()
     sources: tuple[str, ...] = ()  # files read, lowest precedence first
+    chat_format: str | None = None  # --chat-format for --dataset (TRL's format of the splits)
+    messages_column: str | None = None  # --messages-column
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -101,6 +103,10 @@ def _options(path: Path, table: dict[str, Any], where: str) -> dict[str, Any]:
             if not isinstance(value, bool):
                 raise AuditError(path, f"{where}exit-zero: must be true or false, not {value!r}")
             out["exit_zero"] = value
+        elif key in ("chat-format", "messages-column"):  # dataset settings: --chat-format, --messages-column
+            if not isinstance(value, str) or not value:
+                raise AuditError(path, f"{where}{key}: must be a string, not {value!r}"[:200])
+            out[key.replace("-", "_")] = value
         elif key == "allow" and where:
             raise AuditError(path, f"{where}allow: the allowlist is per model: put it in {MODEL_FILE} next to the model")
         elif key != "allow":

@@ -92,3 +92,16 @@ def test_chat_flags_as_one_line_errors(tmp_path, run_cli):
     bad.write_text('{"max_length": "long"}')
     code, _, err = run_cli("check", model, "--dataset", data, "--trl-config", bad)
     assert code == 2 and '"max_length" must be a positive integer' in err
+
+
+def test_chat_format_from_the_settings_file(tmp_path, run_cli):
+    """hf-vocab-audit.toml next to the model names the format; a flag wins over it."""
+    model = chat_checkpoint(tmp_path / "model", CHATML, resized=False)
+    data = write_jsonl(tmp_path / "c.jsonl", [{"messages": _turns(("user", "w1"), ("assistant", "w2"))}])
+    (model / "hf-vocab-audit.toml").write_text('chat-format = "off"\n')
+    code, out, _ = run_cli("check", model, "--dataset", data, "--select", "HVA5")
+    assert code == 0 and "no role for a column" in out  # read column by column, as before
+    assert run_cli("check", model, "--dataset", data, "--select", "HVA5", "--chat-format", "language-modeling")[0] == 1
+    (model / "hf-vocab-audit.toml").write_text("chat-format = 3\n")
+    code, _, err = run_cli("check", model, "--dataset", data)
+    assert code == 2 and "chat-format: must be a string" in err
