@@ -3,8 +3,9 @@
 This is the parser ``datasets``' JSON builder runs on a ``.jsonl`` file, without the builder around it
 (``load_dataset`` imports torch and starts a streaming pipeline: seconds of fixed cost for a local file).
 It takes only files whose every block parses to the first block's schema of plain columns; anything
-else (a parse error, a new column, a type that changes) raises :class:`NotPlain`, and the caller reads the file with ``datasets`` instead, so both readers
-give the same rows and the same types.
+else (a parse error, a new column, a type that changes) raises :class:`NotPlain`, and the caller reads
+the file with ``datasets`` instead, so both readers give the same rows and the same types (records: see
+``_plain``).
 """
 
 from __future__ import annotations
