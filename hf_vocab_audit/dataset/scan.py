@@ -240,7 +240,11 @@ def _plan_chat(o: _Opened, schema: pa.Schema, opts: Options, facts: Facts) -> No
     from .chat import sequence_columns
 
     columns = tuple(p for p in plan.columns if p.name not in used)
-    if not problems:
+    if not any(check == CHAT_NO_TEMPLATE for check, _ in problems):
+        if problems:  # no {% generation %} block: the ids are still checked, the empty masks reported once
+            from dataclasses import replace
+
+            renderer = replace(renderer, settings=replace(settings, assistant_only_loss=False))
         columns += tuple(ColumnRole(name, CHAT) for name in sequence_columns(renderer))
         o.chat = renderer
     o.plan = SplitColumns(columns, tuple(u for u in plan.unchecked if u.column not in used),

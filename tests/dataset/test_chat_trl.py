@@ -147,6 +147,7 @@ def test_assistant_only_loss_without_a_generation_block(chat_models, tmp_path):
     report = _scan(chat_models["plain"], rows, tmp_path, assistant_only_loss=True)
     assert _codes(report) == ["HVA551"]
     assert "{% generation %}" in report.findings[0].message
+    assert report.extra["dataset"]["splits"][0]["columns"]["messages"]["tokens"] > 0  # the ids are still checked
     assert trl_outcome(chat_models["good"], rows, "sft", tmp_path / "out", assistant_only_loss=True)["stage"] == "ok"
     assert _codes(_scan(chat_models["good"], rows, tmp_path, assistant_only_loss=True)) == []
 
