@@ -27,6 +27,7 @@ from .checks import (
     CHAT_TRUNCATED,
     ID_TOO_LARGE,
     INPUT_IDS,
+    TEXT_TOO_LONG,
 )
 from .kernel import summarize as kernel_summarize
 from .summary import ColumnRole, ScanContext, Summary, merge
@@ -50,7 +51,7 @@ def summarize(batch: pa.Table | pa.RecordBatch, row_offset: int, ctx: ScanContex
     if renderer is None:
         return kernel_summarize(batch, row_offset, ctx)
     rows = batch.select([c for c in renderer.fmt.columns if c in batch.column_names]).to_pylist()
-    rendered = prepare(renderer, rows, ctx.tokenizer)
+    rendered = prepare(renderer, rows, ctx.tokenizer, ctx.tokenizer_file or ctx.source)
     plain = kernel_summarize(batch, row_offset, ctx) if ctx.columns else Summary(
         {(ctx.source, ctx.split): batch.num_rows})
     return merge(plain, _chat_summary(renderer, rendered, row_offset, ctx))
@@ -77,6 +78,9 @@ def _chat_summary(r: Renderer, rendered: list[RenderedRow], row_offset: int, ctx
         if v is not None:
             violations[(ctx.source, ctx.split, column, check)] = v
 
+    too_long = np.array([row.too_long for row in rendered], dtype=np.int64)
+    if too_long.any():
+        add(names[0], TEXT_TOO_LONG, row_violation(too_long > 0, too_long, row_offset, n))
     errors = np.array([row.error is not None for row in rendered], dtype=bool)
     if errors.any():
         messages = np.array([row.error or "" for row in rendered], dtype=object)

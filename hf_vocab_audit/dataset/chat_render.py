@@ -13,11 +13,11 @@ with the ids next (the completion mask from the common prefix, assistant masks, 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import first_line
+from ..facts.tokenizer_guard import library_call
 from .chat_formats import LM, PREFERENCE, UNPAIRED, ChatFormat
 
 IGNORE = -100
@@ -81,6 +81,7 @@ class Sequence:
 class RenderedRow:
     sequences: dict[str, Sequence]  # sequence name ("messages", "chosen", ...) -> sequence
     error: str | None = None  # the template's (or TRL's) refusal, in one line
+    too_long: int = 0  # characters of a rendered text over MAX_TEXT_CHARS: not tokenized (HVA532)
 
 
 def _normalize(conversation: list[Any]) -> list[Any]:
@@ -235,8 +236,7 @@ def _decoded(value: Any) -> Any:
     return value
 
 
-def prepare(r: Renderer, rows: list[dict[str, Any]], tokenizer: Any,
-            on_error: Callable[[int, str], None] | None = None) -> list[RenderedRow]:
+def prepare(r: Renderer, rows: list[dict[str, Any]], tokenizer: Any, tokenizer_file: str = "") -> list[RenderedRow]:
     """Each row as TRL's preparation leaves it: ids, which tokens get a loss, the prompt boundary; a row the
     template refuses carries the template's message instead (and no sequence)."""
     fmt, s = r.fmt, r.settings
@@ -262,13 +262,24 @@ def prepare(r: Renderer, rows: list[dict[str, Any]], tokenizer: Any,
             out.append(RenderedRow({}))
         except Exception as exc:  # noqa: BLE001 - a template raises whatever its author wrote (TemplateError mostly)
             out.append(RenderedRow({}, f"{exc.__class__.__name__}: {first_line(exc)}"[:300]))
+    from ..facts.tokenizer_guard import MAX_TEXT_CHARS
+
+    kept = []
+    for job in jobs:  # never hand the library unbounded work (one 32 MB word aborts it), as for text columns
+        chars = max(len(job.full_text), len(job.prompt_text or ""))
+        if chars > MAX_TEXT_CHARS:
+            out[job.row].too_long = max(out[job.row].too_long, chars)
+        else:
+            kept.append(job)
+    jobs = [j for j in kept if not out[j.row].too_long]
     special = not fmt.conversational  # tokenizer(text) adds bos/eos; apply_chat_template does not
     fast = getattr(tokenizer, "encode_batch_fast", None)
     need_offsets = any(j.spans is not None for j in jobs)
     encode = tokenizer.encode_batch if need_offsets or fast is None else fast
-    full = encode([j.full_text for j in jobs], add_special_tokens=special) if jobs else []
     prompts = [j for j in jobs if j.prompt_text is not None]
-    prompt_enc = iter(encode([j.prompt_text for j in prompts], add_special_tokens=special)) if prompts else iter(())
+    with library_call(tokenizer_file or "the tokenizer", "the tokenizers library failed on a rendered row"):
+        full = encode([j.full_text for j in jobs], add_special_tokens=special) if jobs else []
+        prompt_enc = iter(encode([j.prompt_text for j in prompts], add_special_tokens=special) if prompts else ())
     completion_loss = s.completion_only_loss is not False  # TRL: None means True for prompt-completion
     for job, enc in zip(jobs, full):
         ids = enc.ids

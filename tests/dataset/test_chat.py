@@ -105,3 +105,16 @@ def test_chat_format_from_the_settings_file(tmp_path, run_cli):
     (model / "hf-vocab-audit.toml").write_text("chat-format = 3\n")
     code, _, err = run_cli("check", model, "--dataset", data)
     assert code == 2 and "chat-format: must be a string" in err
+
+
+def test_a_rendered_row_too_long_to_tokenize_is_skipped_and_said(tmp_path):
+    """One multi-megabyte turn is not handed to the tokenizers library (it can abort the process): HVA532."""
+    from hf_vocab_audit.facts.tokenizer_guard import MAX_TEXT_CHARS
+
+    model = chat_checkpoint(tmp_path / "model", CHATML, resized=False)
+    rows = [{"messages": _turns(("user", "w1"), ("assistant", "x" * (MAX_TEXT_CHARS + 10)))},
+            {"messages": _turns(("user", "w1"), ("assistant", "w2"))}]
+    report = audit(model, datasets=[write_jsonl(tmp_path / "c.jsonl", rows)], select=["HVA5"])
+    long = next(f for f in report.findings if f.code == "HVA532")
+    assert long.location.row == 0 and long.location.column == "messages"
+    assert {f.location.row for f in report.findings if f.code == "HVA501"} == {1}
