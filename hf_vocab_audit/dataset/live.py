@@ -29,6 +29,8 @@ def spec_names(datasets: Iterable[Any]) -> tuple[tuple[str, ...], dict[str, Any]
     live objects by name."""
     names: list[str] = []
     live: dict[str, Any] = {}
+    if isinstance(datasets, (str, Path)) or is_live(datasets):  # one dataset rather than a list of them
+        datasets = [datasets]
     for i, d in enumerate(datasets):
         if isinstance(d, (str, Path)):
             names.append(str(d))

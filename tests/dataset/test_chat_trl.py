@@ -224,6 +224,8 @@ def test_live_datasets_objects_give_the_findings_of_the_same_data_on_disk(kind, 
                        f.message.split(": ", 1)[1]) for f in report.findings)
 
     assert key(live) == key(on_disk) and {f.code for f in live.findings} == {"HVA501", "HVA550"}
+    if kind == "Dataset":  # one object rather than a list
+        assert key(audit(chat_models["bad"], datasets=ds, select=["HVA5"], batch_size=8)) == key(on_disk)
 
 
 def test_tool_calls_that_datasets_reads_as_json_values(chat_models, tmp_path):
@@ -243,3 +245,18 @@ def test_tool_calls_that_datasets_reads_as_json_values(chat_models, tmp_path):
     assert _codes(audit(chat_models["good"], datasets=[data], select=["HVA5"])) == []
     report = audit(chat_models["bad"], datasets=[data], select=["HVA5"])
     assert _codes(report) == ["HVA501"] and report.extra["dataset"]["splits"][0]["rows"] == 2
+
+
+def test_a_streaming_dataset_is_consumed_once_batch_by_batch(chat_models):
+    from datasets import IterableDataset
+
+    calls = []
+
+    def rows():
+        calls.append(1)
+        for i in range(25):
+            yield {"messages": [U(f"w{i}"), A("w7")]}
+
+    report = audit(chat_models["bad"], datasets=[IterableDataset.from_generator(rows)], select=["HVA5"], batch_size=4)
+    assert len(calls) == 1
+    assert report.extra["dataset"]["splits"][0]["rows"] == 25 and _codes(report) == ["HVA501"]
