@@ -46,6 +46,7 @@ class Renderer:
     eos_id: int | None
     stop_ids: frozenset[int]  # eos and the template's single-token control strings: what ends a turn
     settings: ChatSettings = field(default_factory=ChatSettings)
+    tool_template: str | None = None  # the named "tool_use" template, which transformers picks when tools are given
 
 
 @dataclass
@@ -114,17 +115,18 @@ def render_text(r: Renderer, conversation: list[Any], tools: Any, kwargs: dict[s
     reasoning-field aliasing; with a mask, ``render_jinja_template`` itself."""
     if not conversation:
         raise ValueError("Cannot apply chat template to an empty conversation. Provide at least one message.")
+    template = r.tool_template if tools is not None and r.tool_template else r.template
     fast = None if mask else _fast_path()
     if fast is not None and all(type(m) is dict for m in conversation):
         compile_template, alias = fast
         chat = alias([{k: v for k, v in m.items() if v is not None} for m in conversation])
-        text = compile_template(r.template).render(messages=chat, tools=tools, documents=None,
+        text = compile_template(template).render(messages=chat, tools=tools, documents=None,
                                                    add_generation_prompt=generation_prompt, **{**r.special, **kwargs})
         return text, []
     from transformers.utils.chat_template_utils import render_jinja_template
 
     rendered: Any = render_jinja_template(  # typed "-> str", it returns (texts, generation spans)
-        conversations=[_normalize(conversation)], tools=tools, documents=None, chat_template=r.template,
+        conversations=[_normalize(conversation)], tools=tools, documents=None, chat_template=template,
         return_assistant_tokens_mask=mask, continue_final_message=False, add_generation_prompt=generation_prompt,
         **{**r.special, **kwargs},
     )

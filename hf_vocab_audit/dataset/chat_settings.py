@@ -91,6 +91,37 @@ def renderer_for(fmt: ChatFormat, facts: Any, settings: ChatSettings) -> Rendere
     special = {f"{role}_token": content for role, (content, _) in tok.special_tokens.items() if content}
     eos_token, eos_id = tok.special_tokens.get("eos", (None, None))
     stops = {ids[0] for _, ids in tok.template_markers if len(ids) == 1} if tok.chat_template else set()
+    tool_template = tool_use_template(tok.folder) if fmt.tools else None
+    if tool_template:
+        from ..facts.chat_template import control_strings
+
+        stops.update(ids[0] for ids in tok.encode_many(control_strings(tool_template)) if len(ids) == 1)
     if eos_id is not None:
         stops.add(eos_id)
-    return Renderer(fmt, tok.chat_template, special, eos_token, eos_id, frozenset(stops), settings)
+    return Renderer(fmt, tok.chat_template, special, eos_token, eos_id, frozenset(stops), settings,
+                    tool_template=tool_template)
+
+
+def tool_use_template(folder: Path) -> str | None:
+    """The named ``tool_use`` template (``additional_chat_templates/tool_use.jinja``, or a named entry of
+    ``tokenizer_config.json``'s list): ``apply_chat_template`` renders with it when tools are given."""
+    from ..facts.tree import regular_file_inside
+
+    path = folder / "additional_chat_templates" / "tool_use.jinja"
+    if path.is_file():
+        try:
+            return read_bytes(regular_file_inside(path, folder, "tokenizer folder"), 16 * 1024 * 1024).decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AuditError(path, f"cannot read the tool_use template: {first_line(exc)}") from None
+    config = folder / "tokenizer_config.json"
+    if config.is_file():
+        try:
+            data = json.loads(read_bytes(config, MAX_CONFIG_BYTES).decode("utf-8"))
+        except (OSError, ValueError):
+            return None  # the tokenizer facts already refused a bad file
+        named = data.get("chat_template") if isinstance(data, dict) else None
+        if isinstance(named, list):
+            for entry in named:
+                if isinstance(entry, dict) and entry.get("name") == "tool_use" and isinstance(entry.get("template"), str):
+                    return str(entry["template"])
+    return None

@@ -260,3 +260,23 @@ def test_a_streaming_dataset_is_consumed_once_batch_by_batch(chat_models):
     report = audit(chat_models["bad"], datasets=[IterableDataset.from_generator(rows)], select=["HVA5"], batch_size=4)
     assert len(calls) == 1
     assert report.extra["dataset"]["splits"][0]["rows"] == 25 and _codes(report) == ["HVA501"]
+
+
+def test_rows_with_tools_use_the_named_tool_use_template(tmp_path):
+    """A tokenizer with named templates: transformers (and so TRL) renders rows that have tools with
+    ``tool_use``; here only that template writes the markers, so only rows with tools reach ids 104/105."""
+    from builders import make_model, new_tokenizer
+    from chat_builders import CHATML_GEN, MARKERS
+
+    plain = "{% for m in messages %}{{ m['role'] }} {{ m['content'] }}{{ eos_token }}{% endfor %}"
+    folder = tmp_path / "named"
+    make_model(folder, "llama", 104)
+    tok = new_tokenizer(104, added_special=MARKERS)
+    tok.chat_template = {"default": plain, "tool_use": CHATML_GEN}
+    tok.save_pretrained(folder)
+    with_tools = [{"messages": [U("w1"), A("w7")], "tools": TOOLS}] * 2
+    without = [{"messages": [U("w1"), A("w7")]}] * 2
+    assert trl_outcome(folder, with_tools, "sft", tmp_path / "out")["stage"] == "forward"
+    assert trl_outcome(folder, without, "sft", tmp_path / "out")["stage"] == "ok"
+    assert _codes(_scan(folder, with_tools, tmp_path)) == ["HVA501"]
+    assert _codes(_scan(folder, without, tmp_path)) == []
