@@ -65,7 +65,7 @@ def audit(
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
     weights: bool = False,
-    datasets: Iterable[str] | None = None,
+    datasets: Iterable[Any] | None = None,
     dataset_config: str | None = None,
     splits: Iterable[str] | None = None,
     text_columns: Iterable[str] | None = None,
@@ -78,6 +78,13 @@ def audit(
     ray_address: str | None = None,
     dataset_histograms: bool = False,
     base: str | Path | None = None,
+    chat_format: str | None = None,
+    messages_column: str | None = None,
+    max_length: int | None = None,
+    assistant_only_loss: bool | None = None,
+    completion_only_loss: bool | None = None,
+    packing: bool | None = None,
+    trl_config: str | Path | None = None,
 ) -> Report:
     """Audit a local checkpoint folder from its files alone (no weights are loaded), or live objects.
 
@@ -90,6 +97,13 @@ def audit(
     selected split is also streamed against the model (HVA5xx); ``Report.extra["dataset"]`` holds
     per-column stats (``dataset_histograms=True`` adds the id and length histograms the HTML report plots);
     ``engine="ray"`` scans on Ray Data (at ``ray_address`` or on a local instance).
+    Splits in one of TRL's formats (``messages``; ``prompt``/``completion``; ``prompt``/``chosen``/``rejected``;
+    ``completion`` with a boolean ``label``) are rendered through the chat template as TRL renders them
+    (``chat_format`` settles an ambiguous split, ``"off"`` disables it; ``messages_column`` names the turns
+    column); ``max_length``, ``assistant_only_loss``, ``completion_only_loss`` and ``packing`` are the
+    trainer's settings (else read from ``trl_config`` or a ``sft_config.json``/``.yaml`` beside the data).
+    ``datasets`` may also hold live ``datasets.Dataset``/``DatasetDict``/``IterableDataset``/
+    ``IterableDatasetDict`` objects, read batch by batch (a streaming one is consumed once).
     A PEFT adapter folder (``adapter_config.json``, no ``config.json``) is audited against its base
     (``base``, else its ``base_model_name_or_path``: a local folder or a Hub id) with the HVA8xx rules.
     The report's ``coverage`` says what was examined; anything the selected rules needed that was not
@@ -115,13 +129,18 @@ def audit(
         if weight_facts is not None:
             extra["weights"] = weight_facts.summary()
     if datasets:
+        from .dataset.live import spec_names
         from .dataset.report import dataset_section
         from .dataset.scan import Options, scan
 
-        specs = tuple(str(d) for d in datasets)
+        specs, live = spec_names(datasets)
+        chat_flags = (("max_length", max_length), ("assistant_only_loss", assistant_only_loss),
+                      ("completion_only_loss", completion_only_loss), ("packing", packing))
         df = scan(facts, Options(specs, dataset_config, tuple(splits or ()), tuple(text_columns or ()),
                                  tuple(label_columns or ()), max_rows, batch_size, num_proc, progress,
-                                 engine=engine, ray_address=ray_address, histograms=dataset_histograms))
+                                 engine=engine, ray_address=ray_address, histograms=dataset_histograms,
+                                 chat_format=chat_format, messages_column=messages_column, chat_flags=chat_flags,
+                                 trl_config=str(trl_config) if trl_config is not None else None, live=live))
         run += run_dataset(df, rules)
         extra["dataset"] = dataset_section(df, specs)
     if facts.adapter is not None:

@@ -189,6 +189,38 @@ def check(
         Optional[str], typer.Option("--ray-address", help="Ray cluster to run on (default: RAY_ADDRESS, "
                                     "else a local instance).", rich_help_panel="Dataset audit")
     ] = None,
+    chat_format: Annotated[
+        Optional[str], typer.Option("--chat-format", help="Read the splits as this TRL format: language-modeling, "
+                                    "prompt-completion, preference, unpaired-preference, or off (default: "
+                                    "recognised from the columns).", rich_help_panel="Chat and instruction data")
+    ] = None,
+    messages_column: Annotated[
+        Optional[str], typer.Option("--messages-column", help="The column of role/content turns (default "
+                                    "messages).", rich_help_panel="Chat and instruction data")
+    ] = None,
+    max_length: Annotated[
+        Optional[int], typer.Option("--max-length", min=1, help="The trainer's max_length: rows are truncated "
+                                    "as TRL truncates them (default: a TRL config beside the data, else none).",
+                                    rich_help_panel="Chat and instruction data")
+    ] = None,
+    assistant_only_loss: Annotated[
+        Optional[bool], typer.Option("--assistant-only-loss/--no-assistant-only-loss", help="Loss on assistant "
+                                     "turns only ({% generation %} masks).", rich_help_panel="Chat and instruction data")
+    ] = None,
+    completion_only_loss: Annotated[
+        Optional[bool], typer.Option("--completion-only-loss/--no-completion-only-loss", help="Loss on the "
+                                     "completion only (TRL's default for prompt-completion data).",
+                                     rich_help_panel="Chat and instruction data")
+    ] = None,
+    packing: Annotated[
+        Optional[bool], typer.Option("--packing/--no-packing", help="The trainer packs rows (no truncation).",
+                                     rich_help_panel="Chat and instruction data")
+    ] = None,
+    trl_config: Annotated[
+        Optional[Path], typer.Option("--trl-config", help="A saved TRL SFTConfig/DPOConfig/KTOConfig (JSON or "
+                                     "YAML) to read max_length and the loss settings from.",
+                                     rich_help_panel="Chat and instruction data")
+    ] = None,
 ) -> None:
     """Audit TARGET from its files alone: no weights are loaded, no code is executed.
 
@@ -222,6 +254,9 @@ def check(
                 weights=weights, base=base, datasets=dataset, dataset_config=dataset_config, splits=split,
                 text_columns=text_column, label_columns=label_column, max_rows=max_rows, batch_size=batch_size,
                 num_proc=num_proc, engine=engine.value, ray_address=ray_address,
+                chat_format=chat_format, messages_column=messages_column, max_length=max_length,
+                assistant_only_loss=assistant_only_loss, completion_only_loss=completion_only_loss, packing=packing,
+                trl_config=trl_config,
                 dataset_histograms=any(f.value == "html" for f in fmt or []),
                 progress=all(f is Format.text for f in fmt or []) and not output_file and sys.stderr.isatty(),
             ),

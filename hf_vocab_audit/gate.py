@@ -111,7 +111,7 @@ def run_gate(
                                     accept=_acceptor(settings.allow), **fix_options)
         else:
             report = audit(folder, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore,
-                           **(audit_options or {}))
+                           **_chat_options(audit_options, settings))
     else:
         if fix_options is not None:
             raise AuditError(target, "--fix needs a local checkpoint folder, not a Hub id")
@@ -131,6 +131,16 @@ def run_gate(
     report, unused = apply_allowlist(report, settings.allow)
     return GateOutcome(report.judged(settings.fail_on, settings.exit_zero, settings.allow_partial), settings,
                        tuple(unused))
+
+
+def _chat_options(audit_options: dict[str, Any] | None, settings: Settings) -> dict[str, Any]:
+    """``audit_options`` with the settings files' chat-format / messages-column where no flag gave them."""
+    out = dict(audit_options or {})
+    if out.get("datasets"):
+        for key in ("chat_format", "messages_column"):
+            if out.get(key) is None and getattr(settings, key) is not None:
+                out[key] = getattr(settings, key)
+    return out
 
 
 __all__ = ["AuditError", "GateOutcome", "audit_hub_checkout", "run_gate"]

@@ -27,7 +27,7 @@ else:  # pragma: no cover - Python 3.10
 
 MODEL_FILE = "hf-vocab-audit.toml"
 TOOL_TABLE = "hf-vocab-audit"
-KEYS = ("select", "ignore", "fail-on", "exit-zero", "allow-partial")
+KEYS = ("select", "ignore", "fail-on", "exit-zero", "allow-partial", "chat-format", "messages-column")
 MATCH_KEYS = ("file", "key", "tensor", "token", "token_id", "split", "column")
 
 
@@ -55,6 +55,8 @@ class Settings:
     allow_partial: bool = False  # a report with gaps says PARTIAL (exit 0) instead of failing closed (exit 2)
     allow: tuple[AllowEntry, ...] = ()
     sources: tuple[str, ...] = ()  # files read, lowest precedence first
+    chat_format: str | None = None  # --chat-format for --dataset (TRL's format of the splits)
+    messages_column: str | None = None  # --messages-column
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -115,6 +117,10 @@ def _options(path: Path, table: dict[str, Any], where: str) -> dict[str, Any]:
             if not isinstance(value, bool):
                 raise AuditError(path, f"{where}allow-partial: must be true or false, not {value!r}")
             out["allow_partial"] = value
+        elif key in ("chat-format", "messages-column"):  # dataset settings: --chat-format, --messages-column
+            if not isinstance(value, str) or not value:
+                raise AuditError(path, f"{where}{key}: must be a string, not {value!r}"[:200])
+            out[key.replace("-", "_")] = value
         elif key == "allow" and where:
             raise AuditError(path, f"{where}allow: the allowlist is per model: put it in {MODEL_FILE} next to the model")
         elif key != "allow":

@@ -5,6 +5,7 @@ IGNORE_INDEX = -100  # the label value cross entropy skips
 # Column roles (see roles.py).
 INPUT_IDS, TOKEN_TYPE_IDS, ATTENTION_MASK, POSITION_IDS = "input_ids", "token_type_ids", "attention_mask", "position_ids"
 TEXT, CLASS_LABEL, LM_LABELS = "text", "class_label", "lm_labels"
+CHAT = "chat"  # a sequence rendered from a chat/instruction format (chat_formats.py)
 ID_ROLES = (INPUT_IDS, TOKEN_TYPE_IDS, ATTENTION_MASK, POSITION_IDS)
 
 # Check names (the keys of Summary.violations; rules in rules/dataset.py read them).
@@ -22,3 +23,11 @@ EOS_MASKED = "eos-masked"  # eos in input_ids whose label is -100 (or masked by 
 NULL = "null"  # a missing value in a checked column
 TEXT_TOO_LONG = "text-too-long"  # a text row over MAX_TEXT_CHARS characters: not tokenized, not checked
 LENGTH_MISMATCH = "length-mismatch"  # per-token labels whose length differs from the row's input_ids
+
+# Chat and instruction splits (chat.py; rules in rules/dataset_chat.py).
+CHAT_REFUSED = "chat-refused"  # the template (or TRL's preparation) raises on the row; value = its message
+CHAT_MASK_EMPTY = "chat-mask-empty"  # assistant-only loss and no token of the row in the assistant mask
+CHAT_TRUNCATED = "chat-truncated"  # max_length truncation leaves no token with a loss: TRL drops the row
+CHAT_NOT_PREFIX = "chat-not-prefix"  # the prompt's tokens are not a prefix of prompt+completion's
+CHAT_EOS_NOT_LEARNED = "chat-eos-not-learned"  # the last span with a loss holds no eos / end-of-turn token
+CHAT_NO_TEMPLATE = "chat-no-template"  # conversational rows and a tokenizer without a chat template

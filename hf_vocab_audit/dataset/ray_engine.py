@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import AuditError, first_line
-from .kernel import summarize
+from .chat import summarize
 from .summary import ScanContext, Summary, merge
 
 INSTALL = 'pip install "hf-vocab-audit[ray]"'
@@ -113,7 +113,8 @@ def shift(summary: Summary, offset: int) -> Summary:
             value: (count, row + offset, pos) for value, (count, row, pos) in s.uniques.items()})
         for k, s in summary.stats.items()
     }
-    return Summary(dict(summary.rows), stats, violations)
+    notes = {(src, split, col, row + offset, pos): note for (src, split, col, row, pos), note in summary.notes.items()}
+    return Summary(dict(summary.rows), stats, violations, notes)
 
 
 def _runs(index: np.ndarray) -> list[tuple[int, int]]:

@@ -21,8 +21,8 @@ from typing import Any
 import pyarrow as pa
 
 from ..io.jsonlines import NotPlain, jsonl_batches, text_batches
+from .chat import summarize
 from .expansion import check_batch
-from .kernel import summarize
 from .summary import ScanContext, Summary, merge
 
 MIN_UNIT_BYTES = 1 << 20

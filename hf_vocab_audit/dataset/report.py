@@ -7,7 +7,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ..core.findings import Skipped
-from .checks import CLASS_LABEL, TEXT
+from .checks import CHAT, CLASS_LABEL, TEXT
 from .scan import DatasetFacts
 from .summary import HIST_BINS
 
@@ -42,6 +42,8 @@ def _column(stats: Any, role: str, limits: Any) -> dict[str, Any]:
         out["max_length"] = stats.max_length
     if role == TEXT:
         out["tokens"] = stats.tokens
+    if role == CHAT:
+        out["tokens"] = stats.values
     for key, hist, limit in (("id_histogram", stats.id_hist, limits.input_rows),
                              ("length_histogram", stats.length_hist,
                               limits.positions if limits.positions is not None else limits.rotary_positions)):
@@ -75,6 +77,9 @@ def dataset_section(df: DatasetFacts, specs: Iterable[str]) -> dict[str, Any]:
             "unchecked": [{"column": u.column, "role": u.role, "reason": u.reason} for u in s.unchecked],
             "skipped_columns": [{"column": c, "reason": r} for c, r in s.skipped],
         })
+        if s.format is not None:  # a chat/instruction split: what was read, and with which trainer settings
+            splits[-1]["format"] = s.format
+            splits[-1]["chat_settings"] = s.chat_settings
     return {
         "specs": list(specs),
         "rows_scanned": sum(s.rows for s in df.splits),

@@ -14,8 +14,9 @@ import pyarrow as pa
 from ..errors import AuditError, first_line
 from ..facts import Facts
 from ..facts.positions import usable_positions
+from .chat import summarize
+from .checks import CHAT
 from .expansion import check_batch
-from .kernel import summarize
 from .progress import ProgressBar
 from .roles import SplitColumns, Unchecked, head_kind, plan_columns
 from .spec import Split, open_spec
@@ -38,6 +39,11 @@ class Options:
     engine: str = "local"  # "local" or "ray" (ray_engine.py)
     ray_address: str | None = None
     histograms: bool = False  # id/length histograms for the HTML report's plots (an extra pass over the ids)
+    chat_format: str | None = None  # --chat-format: one of chat_formats.FORMATS, "off", or None (recognised)
+    messages_column: str | None = None  # --messages-column
+    chat_flags: tuple[tuple[str, Any], ...] = ()  # --max-length, --assistant-only-loss, ... (chat_settings.KEYS)
+    trl_config: str | None = None  # --trl-config: a saved SFTConfig/DPOConfig/KTOConfig
+    live: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # SPEC name -> datasets object
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,9 @@ class SplitScan:
     unchecked: tuple[Unchecked, ...]
     skipped: tuple[tuple[str, str], ...]
     truncated: bool  # stopped at --max-rows
+    format: str | None = None  # the chat/instruction format read (chat_formats.ChatFormat.describe())
+    chat_settings: str | None = None  # where the trainer settings came from, and what they are
+    chat_problems: tuple[tuple[str, str], ...] = ()  # (check, message): split-wide chat findings
 
 
 @dataclass(frozen=True)
@@ -131,6 +140,9 @@ class _Opened:
     first: pa.Table | None
     rest: Iterator[pa.Table]
     plan: SplitColumns | None = None
+    chat: Any = None  # chat_render.Renderer when the split holds one of TRL's formats
+    chat_problems: tuple[tuple[str, str], ...] = ()
+    chat_format: Any = None  # chat_formats.ChatFormat
 
 
 def _peek(split: Split, batch_size: int) -> _Opened:
@@ -175,7 +187,12 @@ def _check_flags(opened: list[_Opened], opts: Options) -> None:
 def _open_all(opts: Options, facts: Facts) -> list[_Opened]:
     splits: list[Split] = []
     for spec in opts.specs:
-        splits.extend(open_spec(spec, opts.config))
+        if spec in opts.live:
+            from .live import live_splits
+
+            splits.extend(live_splits(spec, opts.live[spec]))
+        else:
+            splits.extend(open_spec(spec, opts.config))
     if opts.splits:
         names = {s.name for s in splits}
         unknown = [s for s in opts.splits if s not in names]
@@ -189,7 +206,52 @@ def _open_all(opts: Options, facts: Facts) -> list[_Opened]:
         schema = o.first.schema if o.first is not None else pa.schema([])
         o.plan = plan_columns(schema, o.split.features, facts.config.architectures,
                               text_columns=opts.text_columns, label_columns=opts.label_columns)
+        _plan_chat(o, schema, opts, facts)
     return opened
+
+
+def _plan_chat(o: _Opened, schema: pa.Schema, opts: Options, facts: Facts) -> None:
+    """Recognise TRL's formats: their columns are rendered (chat.py) instead of planned one by one."""
+    from .chat_formats import detect
+
+    try:
+        fmt = detect(schema, opts.chat_format, opts.messages_column)
+    except AuditError as exc:
+        raise AuditError(o.split.source, f"split {o.split.name!r}: {exc.problem}") from None
+    if fmt is None:
+        return
+    o.chat_format = fmt
+    from .chat_render import Renderer
+    from .chat_settings import has_generation_block, renderer_for, settings_for
+    from .checks import CHAT, CHAT_MASK_EMPTY, CHAT_NO_TEMPLATE
+
+    if facts.tokenizer is None:
+        raise AuditError(facts.model_dir, f"split {o.split.name!r} holds {fmt.kind} rows: rendering them needs a "
+                                          "tokenizer (pass --tokenizer DIR)")
+    settings = settings_for(fmt, o.split.source, dict(opts.chat_flags), opts.trl_config)
+    renderer: Renderer = renderer_for(fmt, facts, settings)
+    plan = _plan(o)
+    used = set(fmt.columns)
+    problems: list[tuple[str, str]] = []
+    if fmt.conversational and not renderer.template:
+        problems.append((CHAT_NO_TEMPLATE, "the tokenizer has no chat template: apply_chat_template (and TRL) "
+                                           "refuse every row"))
+    elif settings.assistant_only_loss and not has_generation_block(renderer.template):
+        problems.append((CHAT_MASK_EMPTY, "assistant-only loss is on but the chat template has no "
+                                          "{% generation %} block: every assistant mask is empty"))
+    from .chat import sequence_columns
+
+    columns = tuple(p for p in plan.columns if p.name not in used)
+    if not any(check == CHAT_NO_TEMPLATE for check, _ in problems):
+        if problems:  # no {% generation %} block: the ids are still checked, the empty masks reported once
+            from dataclasses import replace
+
+            renderer = replace(renderer, settings=replace(settings, assistant_only_loss=False))
+        columns += tuple(ColumnRole(name, CHAT) for name in sequence_columns(renderer))
+        o.chat = renderer
+    o.plan = SplitColumns(columns, tuple(u for u in plan.unchecked if u.column not in used),
+                          tuple(sk for sk in plan.skipped if sk[0] not in used))
+    o.chat_problems = tuple(problems)
 
 
 def _plan(o: _Opened) -> SplitColumns:
@@ -239,6 +301,9 @@ def scan(facts: Facts, opts: Options) -> DatasetFacts:
         raise AuditError(None, f"--max-rows must be >= 1, not {opts.max_rows}")
     if opts.engine not in ("local", "ray"):
         raise AuditError(None, f"unknown engine {opts.engine!r} (local or ray)")
+    if opts.engine == "ray" and opts.live:
+        raise AuditError(", ".join(opts.live), "--engine ray reads data files and Hub datasets: scan live "
+                                               "datasets objects with the local engine (or save_to_disk them)")
     if opts.engine == "ray":
         from .ray_engine import require_ray
 
@@ -250,15 +315,16 @@ def scan(facts: Facts, opts: Options) -> DatasetFacts:
         raise AuditError(facts.model_dir, "text columns need a tokenizer: pass --tokenizer DIR")
     tok = facts.tokenizer
     tokenizer_file = str(tok.folder / (tok.files[0] if tok.files else "")) if tok is not None else ""
-    contexts = [ScanContext(o.split.source, o.split.name, _plan(o).columns, limits, tokenizer,
-                            causal_lm=_causal(facts), histograms=opts.histograms, tokenizer_file=tokenizer_file)
+    contexts = [ScanContext(o.split.source, o.split.name, tuple(p for p in _plan(o).columns if p.role != CHAT),
+                            limits, tokenizer, causal_lm=_causal(facts), histograms=opts.histograms,
+                            tokenizer_file=tokenizer_file, chat=o.chat)
                 for o in opened]
     results: list[tuple[Summary, int, bool]]
     if opts.engine == "ray":
         from .ray_engine import scan_with_ray
 
         results = scan_with_ray(opened, contexts, opts)
-    elif opts.num_proc > 1 and len(opened) > 1:
+    elif opts.num_proc > 1 and len(opened) > 1 and not opts.live:  # a live object cannot be reopened elsewhere
         import multiprocessing
 
         spawn = multiprocessing.get_context("spawn")  # no fork after the tokenizer's threads started
@@ -280,9 +346,23 @@ def scan(facts: Facts, opts: Options) -> DatasetFacts:
         summary = merge(summary, s)
         plan = _plan(o)
         splits.append(SplitScan(o.split.source, o.split.name, rows, plan.columns, plan.unchecked, plan.skipped,
-                                truncated))
+                                truncated, **_chat_fields(o)))
     return DatasetFacts(facts, limits, head, num_labels_source, tuple(splits), summary,
                         time.perf_counter() - start, missing)
+
+
+def _chat_fields(o: _Opened) -> dict[str, Any]:
+    if o.chat_format is None:
+        return {}
+    out: dict[str, Any] = {"chat_problems": o.chat_problems}
+    if o.chat_format is not None:
+        out["format"] = o.chat_format.describe()
+    if o.chat is not None:
+        s = o.chat.settings
+        out["chat_settings"] = (f"max_length {s.max_length}, truncation {s.truncation_mode}, assistant-only loss "
+                                f"{s.assistant_only_loss}, completion-only loss {s.completion_only_loss}, packing "
+                                f"{s.packing} (from {s.source})")
+    return out
 
 
 def scan_specs(facts: Facts, specs: Sequence[str], **kwargs: Any) -> DatasetFacts:

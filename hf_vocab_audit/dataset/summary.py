@@ -13,6 +13,7 @@ HIST_BINS = 32  # histogram bins from 0 up to a limit (embedding rows, usable po
 HIST_OVER = 8  # ... and past it; the last bin is open-ended
 UNIQUE_CAP = 10_000  # distinct label values tracked before a column counts as "too many to list"
 TOP_CAP = 100_000  # distinct offending values counted before the counter is dropped
+MAX_NOTES = 64  # turn notes kept per column (the first located values need a handful)
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class ScanContext:
     causal_lm: bool = False
     max_locations: int = MAX_LOCATIONS
     histograms: bool = False  # only the HTML report plots them
+    chat: Any = field(default=None, repr=False, compare=False)  # chat_render.Renderer of a chat split
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,8 @@ class Summary:
     rows: dict[tuple[str, str], int] = field(default_factory=dict)  # (source, split) -> rows seen
     stats: dict[Key, ColumnStats] = field(default_factory=dict)
     violations: dict[tuple[str, str, str, str], Violation] = field(default_factory=dict)  # Key + (check,)
+    # (source, split, column, row, position) -> where a located value sits in a rendered chat row ("turn 1 (user)")
+    notes: dict[tuple[str, str, str, int, int], str] = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------------------- merge
@@ -184,4 +188,15 @@ def merge(a: Summary, b: Summary) -> Summary:
     violations = dict(a.violations)
     for check, found in b.violations.items():
         violations[check] = merge_violation(violations[check], found) if check in violations else found
-    return Summary(rows, stats, violations)
+    notes = a.notes
+    if b.notes:
+        notes = dict(a.notes) | b.notes
+        if len(notes) > MAX_NOTES:  # per column, the smallest (row, position) keys: those the locations keep
+            kept: dict[tuple[str, str, str], int] = {}
+            pruned = {}
+            for key, note in sorted(notes.items()):
+                if kept.get(key[:3], 0) < MAX_NOTES:
+                    kept[key[:3]] = kept.get(key[:3], 0) + 1
+                    pruned[key] = note
+            notes = pruned
+    return Summary(rows, stats, violations, notes)

@@ -3,9 +3,9 @@
 This is the parser ``datasets``' JSON builder runs on a ``.jsonl`` file, without the builder around it
 (``load_dataset`` imports torch and starts a streaming pipeline: seconds of fixed cost for a local file).
 It takes only files whose every block parses to the first block's schema of plain columns; anything
-else (a parse error, a new column, a type that changes, nested structs the builder would re-encode)
-raises :class:`NotPlain`, and the caller reads the file with ``datasets`` instead, so both readers
-give the same rows and the same types.
+else (a parse error, a new column, a type that changes) raises :class:`NotPlain`, and the caller reads
+the file with ``datasets`` instead, so both readers give the same rows and the same types (records: see
+``_plain``).
 """
 
 from __future__ import annotations
@@ -32,9 +32,14 @@ class NotPlain(Exception):
 
 
 def _plain(t: pa.DataType) -> bool:
-    """Types the builder passes through unchanged: scalars and (nested) lists of them, no structs."""
+    """Types the builder passes through unchanged: scalars and (nested) lists of them; and structs of those
+    (chat turns: ``messages`` as role/content records). Where the builder would store a struct as its Json
+    feature instead (records whose fields differ from row to row), the values are the same JSON: the chat
+    scan decodes both to the same turns (``dataset.chat_render``)."""
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         return _plain(t.value_type)
+    if pa.types.is_struct(t):
+        return t.num_fields > 0 and all(_plain(t.field(i).type) for i in range(t.num_fields))
     return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
             or pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_timestamp(t))
 

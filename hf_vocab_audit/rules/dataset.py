@@ -31,7 +31,13 @@ def dataset_token_id_out_of_range(df: DatasetFacts):
     """
     rows = df.limits.input_rows
     for source, split, column, v in each_violation(df, k.ID_TOO_LARGE):
-        text = column_role(df, source, split, column) == k.TEXT
+        role = column_role(df, source, split, column)
+        text = role in (k.TEXT, k.CHAT)
+        if role == k.CHAT:
+            from .dataset_chat_turns import chat_id_hit
+
+            yield chat_id_hit(df, source, split, column, v, rows)
+            continue
         what = (f"tokenized to ids >= the {rows} rows of {embedding_name(df)}" if text
                 else f">= the {rows} rows of {embedding_name(df)}")
         yield dataset_hit(source, split, column, v, what, embedding_rows=rows, tokenized=text)

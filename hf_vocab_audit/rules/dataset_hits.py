@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..core.findings import Location
@@ -25,11 +25,12 @@ def top_values(v: Violation) -> list[tuple[Any, int]]:
     return sorted(v.top.items(), key=lambda kv: (-kv[1], str(kv[0])))[:TOP]
 
 
-def first_locations(v: Violation) -> str:
+def first_locations(v: Violation, describe: Callable[[int, int | None, Any], str] | None = None) -> str:
     parts = []
     for row, pos, value in v.locations:
         at = f"row {row}" + (f" position {pos}" if pos is not None else "")
-        parts.append(at + (f" (value {value})" if value is not None else ""))
+        parts.append(at + (describe(row, pos, value) if describe is not None
+                           else f" (value {value})" if value is not None else ""))
     return "; ".join(parts)
 
 
@@ -45,15 +46,20 @@ def violation_details(v: Violation, **extra: Any) -> dict[str, Any]:
 
 
 def dataset_hit(source: str, split: str, column: str, v: Violation, what: str, hint: str | None = None,
-         **extra: Any) -> Hit:
-    """One finding: counts, the first exact locations, and the top offending values."""
+                describe: Callable[[int, int | None, Any], str] | None = None, token: str | None = None,
+                **extra: Any) -> Hit:
+    """One finding: counts, the first exact locations, and the top offending values.
+
+    ``describe`` words a location's value (a rendered chat row names its turn and token); ``token`` names
+    the first location's token in the Location."""
     top = top_values(v)
     tops = ", ".join(f"{val} (x{c})" for val, c in top)
-    row, pos, _ = v.locations[0]
-    message = (f"{where(split, column)}: {v.values} value(s) in {v.rows} row(s) {what}; first at {first_locations(v)}"
-               + (f"; top values: {tops}" if tops else ""))
-    return Hit(message, Location(file=source, split=split, column=column, row=row, position=pos), hint=hint,
-               details=violation_details(v, **extra))
+    row, pos, first = v.locations[0]
+    message = (f"{where(split, column)}: {v.values} value(s) in {v.rows} row(s) {what}; first at "
+               f"{first_locations(v, describe)}" + (f"; top values: {tops}" if tops else ""))
+    return Hit(message, Location(file=source, split=split, column=column, row=row, position=pos, token=token,
+                                 token_id=first if token is not None and isinstance(first, int) else None),
+               hint=hint, details=violation_details(v, **extra))
 
 
 def each_violation(df: DatasetFacts, check: str) -> Iterator[tuple[str, str, str, Violation]]:

@@ -202,7 +202,7 @@ def test_json_lines_that_need_the_json_builder_go_through_ray_data(ray_local, be
         return through(*args, **kwargs)
 
     monkeypatch.setattr(ray_engine, "_scan_ray_data", spy)
-    data = write_jsonl(tmp_path / "nested.jsonl", [{"text": "w1 w2", "label": i % 4, "meta": {"k": i}}
+    data = write_jsonl(tmp_path / "nested.jsonl", [{"text": "w1 w2", "label": i % 4, "meta": {}}
                                                    for i in range(30)])
     local = audit(bert_cls, datasets=[data])
     ray = audit(bert_cls, datasets=[data], engine="ray", progress=True)  # the progress line starts over

@@ -1,0 +1,127 @@
+"""The trainer settings a chat scan renders with: flags first, then a TRL config saved beside the data.
+
+TRL's ``SFTConfig`` / ``DPOConfig`` / ``KTOConfig`` saved as JSON (``args.to_json_string()``) or YAML (a TRL
+CLI recipe) under the name ``sft_config.json`` (``.yaml``, ``.yml``; ``dpo_config``, ``kto_config`` for those
+trainers) next to a data file, or in a data folder, or named by ``--trl-config``. Only the keys that change
+what reaches the model are read: ``max_length``, ``truncation_mode``, ``assistant_only_loss``,
+``completion_only_loss``, ``packing``. Without a file or flag nothing is truncated (TRL's own default is
+1024 tokens: the scan does not guess which trainer version runs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import AuditError, first_line
+from ..io.jsonfile import MAX_CONFIG_BYTES, read_bytes
+from .chat_formats import TRAINERS, ChatFormat
+from .chat_render import ChatSettings, Renderer
+
+KEYS = ("max_length", "truncation_mode", "assistant_only_loss", "completion_only_loss", "packing")
+SUFFIXES = (".json", ".yaml", ".yml")
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The relevant keys of one saved TRL config (bounded read; a bad file is one line, exit 2)."""
+    try:
+        text = read_bytes(path, MAX_CONFIG_BYTES).decode("utf-8")
+        if path.suffix.lower() == ".json":
+            data = json.loads(text)
+        else:
+            import yaml  # type: ignore[import-untyped]  # PyYAML ships no type stubs
+
+            data = yaml.safe_load(text)
+    except (OSError, ValueError) as exc:
+        raise AuditError(path, f"cannot read the TRL config: {first_line(exc)}") from None
+    except Exception as exc:  # noqa: BLE001 - yaml's errors
+        raise AuditError(path, f"cannot read the TRL config: {exc.__class__.__name__}: {first_line(exc)}") from None
+    if not isinstance(data, dict):
+        raise AuditError(path, "a TRL config must be a mapping of settings")
+    out: dict[str, Any] = {}
+    for key in KEYS:
+        value = data.get(key)
+        if value is None:
+            continue
+        if key == "max_length" and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise AuditError(path, f'"max_length" must be a positive integer, not {value!r}'[:200])
+        if key == "truncation_mode" and value not in ("keep_start", "keep_end"):
+            raise AuditError(path, f'"truncation_mode" must be keep_start or keep_end, not {value!r}'[:200])
+        if key in ("assistant_only_loss", "completion_only_loss", "packing") and not isinstance(value, bool):
+            raise AuditError(path, f'"{key}" must be true or false, not {value!r}'[:200])
+        out[key] = value
+    return out
+
+
+def config_beside(spec: str, trainer: str) -> Path | None:
+    """``<trainer>_config.{json,yaml,yml}`` in the data folder, or beside a data file; None if none."""
+    path = Path(os.path.expanduser(spec))
+    if not path.exists():
+        return None
+    folder = path if path.is_dir() else path.parent
+    for suffix in SUFFIXES:
+        candidate = folder / f"{trainer}_config{suffix}"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def settings_for(fmt: ChatFormat, spec: str, flags: dict[str, Any], trl_config: str | None) -> ChatSettings:
+    """Flags win over the config file; the file is ``--trl-config`` or the trainer's file beside the data."""
+    path = Path(trl_config) if trl_config else config_beside(spec, TRAINERS[fmt.kind])
+    values: dict[str, Any] = read_config(path) if path is not None else {}
+    given = {k: v for k, v in flags.items() if v is not None}
+    values.update(given)
+    sources = [str(path)] if path is not None else []
+    sources += ["flags"] if given else []
+    return ChatSettings(**values, source=", ".join(sources) or "defaults")
+
+
+def has_generation_block(template: str | None) -> bool:
+    import re
+
+    return bool(template and re.search(r"\{%-?\s*generation\s*-?%\}", template))
+
+
+def renderer_for(fmt: ChatFormat, facts: Any, settings: ChatSettings) -> Renderer:
+    """The split's renderer from the tokenizer's facts (template, special-token strings, stop ids)."""
+    tok = facts.tokenizer
+    special = {f"{role}_token": content for role, (content, _) in tok.special_tokens.items() if content}
+    eos_token, eos_id = tok.special_tokens.get("eos", (None, None))
+    stops = {ids[0] for _, ids in tok.template_markers if len(ids) == 1} if tok.chat_template else set()
+    tool_template = tool_use_template(tok.folder) if fmt.tools else None
+    if tool_template:
+        from ..facts.chat_template import control_strings
+
+        stops.update(ids[0] for ids in tok.encode_many(control_strings(tool_template)) if len(ids) == 1)
+    if eos_id is not None:
+        stops.add(eos_id)
+    return Renderer(fmt, tok.chat_template, special, eos_token, eos_id, frozenset(stops), settings,
+                    tool_template=tool_template)
+
+
+def tool_use_template(folder: Path) -> str | None:
+    """The named ``tool_use`` template (``additional_chat_templates/tool_use.jinja``, or a named entry of
+    ``tokenizer_config.json``'s list): ``apply_chat_template`` renders with it when tools are given."""
+    from ..facts.tree import regular_file_inside
+
+    path = folder / "additional_chat_templates" / "tool_use.jinja"
+    if path.is_file():
+        try:
+            return read_bytes(regular_file_inside(path, folder, "tokenizer folder"), 16 * 1024 * 1024).decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AuditError(path, f"cannot read the tool_use template: {first_line(exc)}") from None
+    config = folder / "tokenizer_config.json"
+    if config.is_file():
+        try:
+            data = json.loads(read_bytes(config, MAX_CONFIG_BYTES).decode("utf-8"))
+        except (OSError, ValueError):
+            return None  # the tokenizer facts already refused a bad file
+        named = data.get("chat_template") if isinstance(data, dict) else None
+        if isinstance(named, list):
+            for entry in named:
+                if isinstance(entry, dict) and entry.get("name") == "tool_use" and isinstance(entry.get("template"), str):
+                    return str(entry["template"])
+    return None
