@@ -11,6 +11,10 @@ import shutil
 import pytest
 from builders import checkpoint
 
+# A ChatML-style template over plain words: every id it renders is one the 104-row model has.
+CHATML_PLAIN = ("{% for m in messages %}w1 {{ m['content'] }} w2\n{% endfor %}"
+                "{% if add_generation_prompt %}w1 {% endif %}")
+
 import hf_vocab_audit as hva
 
 
@@ -130,8 +134,15 @@ def test_a_chat_column_is_never_passed_unread(tmp_path, run_cli):
                             for _ in range(5)))
     code, out, _ = run_cli("check", model, "--dataset", data, "--select", "HVA5", "--format", "json")
     report = _json(out)
-    read = any(c["name"] == "messages" for s in report["coverage"]["datasets"] for c in s["columns"])
-    assert read or (code == 2 and report["verdict"] == "ERROR")
+    assert code != 0 and report["verdict"] in ("FAIL", "ERROR")  # no chat template here: nothing renders
+    assert report["coverage"]["not_examined"] or report["summary"]["error"]
+    # Once the template is there, the rows are read: rendered, tokenized and checked against the rows.
+    model_chat = checkpoint(tmp_path / "mc", "llama", 104, chat_template=CHATML_PLAIN)
+    code, out, _ = run_cli("check", model_chat, "--dataset", data, "--select", "HVA5", "--format", "json")
+    report = _json(out)
+    split = report["coverage"]["datasets"][0]
+    assert code == 0 and report["verdict"] == "PASS" and split["tokens"] > 0
+    assert [c["name"] for c in split["columns"]] == ["messages"]
 
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "github", "sarif", "junit", "html"])

@@ -108,7 +108,7 @@ class SplitCoverage:
 
     @property
     def tokens(self) -> int:
-        return sum(c.values for c in self.columns if c.role in ("text", "input_ids"))
+        return sum(c.values for c in self.columns if c.role in ("text", "input_ids", "chat"))
 
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "split": self.split, "rows": self.rows, "truncated": self.truncated,

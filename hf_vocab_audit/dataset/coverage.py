@@ -23,9 +23,14 @@ def _split_gaps(df: DatasetFacts, s: SplitScan) -> list[Gap]:
     read = [(c, r) for c, r in s.skipped if _reads(c) and r not in NO_RANGE_REASONS]
     gaps = [Gap(f"{where} column {c!r}", r) for c, r in read]
     if not s.columns and s.rows and not read:
-        left = ", ".join(repr(c) for c, _ in s.skipped) or "none"
-        gaps.append(Gap(f"{where}: no column", f"no column could be checked (columns without a role: {left})",
-                        hint="name the columns with --text-column / --label-column"))
+        problems = getattr(s, "chat_problems", ())
+        if problems:  # a chat split whose rows could not be rendered (no template): the finding says why
+            gaps.append(Gap(f"{where}: no column", f"the {s.format or 'chat'} rows could not be rendered: "
+                            f"{problems[0][1]}"))
+        else:
+            left = ", ".join(repr(c) for c, _ in s.skipped) or "none"
+            gaps.append(Gap(f"{where}: no column", f"no column could be checked (columns without a role: {left})",
+                            hint="name the columns with --text-column / --label-column"))
     elif df.head == "classification" and not any(p.role == CLASS_LABEL for p in s.columns):
         candidates = [c for c, _ in s.skipped if (c, _) not in read]
         if candidates:

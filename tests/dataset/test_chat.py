@@ -100,7 +100,8 @@ def test_chat_format_from_the_settings_file(tmp_path, run_cli):
     data = write_jsonl(tmp_path / "c.jsonl", [{"messages": _turns(("user", "w1"), ("assistant", "w2"))}])
     (model / "hf-vocab-audit.toml").write_text('chat-format = "off"\n')
     code, out, _ = run_cli("check", model, "--dataset", data, "--select", "HVA5")
-    assert code == 0 and "no role for a column" in out  # read column by column, as before
+    assert code == 2 and "no role for a column" in out  # read column by column: messages is not examined
+    assert run_cli("check", model, "--dataset", data, "--select", "HVA5", "--allow-partial")[0] == 0
     assert run_cli("check", model, "--dataset", data, "--select", "HVA5", "--chat-format", "language-modeling")[0] == 1
     (model / "hf-vocab-audit.toml").write_text("chat-format = 3\n")
     code, _, err = run_cli("check", model, "--dataset", data)
