@@ -183,7 +183,7 @@ def check(
     ] = 1,
     engine: Annotated[
         Engine, typer.Option("--engine", help="Scan here (local) or on Ray (ray; pip install "
-                             "'hf-vocab-audit[ray]').", rich_help_panel="Dataset audit")
+                             "'hf-vocab-audit\\[ray]').", rich_help_panel="Dataset audit")  # \\[: not rich markup
     ] = Engine.local,
     ray_address: Annotated[
         Optional[str], typer.Option("--ray-address", help="Ray cluster to run on (default: RAY_ADDRESS, "
