@@ -11,11 +11,11 @@ import shutil
 import pytest
 from builders import checkpoint
 
+import hf_vocab_audit as hva
+
 # A ChatML-style template over plain words: every id it renders is one the 104-row model has.
 CHATML_PLAIN = ("{% for m in messages %}w1 {{ m['content'] }} w2\n{% endfor %}"
                 "{% if add_generation_prompt %}w1 {% endif %}")
-
-import hf_vocab_audit as hva
 
 
 def _json(out: str) -> dict:
