@@ -187,7 +187,7 @@ def make_report(target: str, facts: Facts, run: RuleRun, start: float, extra: di
         fixes=fixes,
         fix=fix,
         rules_run=run.ran,
-        duration_s=time.perf_counter() - start,
+        duration_s=round(time.perf_counter() - start, 3),  # as the JSON states it: reports round-trip
         extra=extra or {},
         source=source,
         coverage=coverage_of(facts, run, rules_selected, dataset),

@@ -32,6 +32,7 @@ def comparable(report: Any) -> dict[str, Any]:
     for f in report.findings:
         d = f.to_dict()
         d["location"].pop("file", None)
+        d["location"].pop("line", None)  # a line in a file: objects in memory have none
         findings.append(d)
     facts = {k: v for k, v in report.facts.items() if k not in FILE_KEYS}
     for side in ("input_embedding", "output_embedding"):

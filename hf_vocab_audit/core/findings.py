@@ -51,11 +51,16 @@ class Location:
     row: int | None = None
     position: int | None = None
     # 1-based line of ``key`` (or ``token``) in a JSON ``file``, recorded by the audit for SARIF/GitHub;
-    # not part of the finding's identity nor of its JSON form.
+    # not part of the finding's identity (two audits find the same finding), but in its JSON form, so a
+    # report read back from JSON renders the same regions.
     line: int | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None and k != "line"}
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Location:
+        return cls(**{k: d[k] for k in (*LOCATION_KEYS, "line") if k in d})
 
     def __str__(self) -> str:
         parts = []
@@ -68,6 +73,9 @@ class Location:
         if self.token is not None or self.token_id is not None:
             parts.append(f"token={self.token!r}" + (f" (id {self.token_id})" if self.token_id is not None else ""))
         return " ".join(parts)
+
+
+LOCATION_KEYS = ("file", "key", "tensor", "token", "token_id", "split", "column", "row", "position")
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,10 @@ class FixPlan:
             "applicability": self.applicability.value,
             "params": self.params,
         }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> FixPlan:
+        return cls(d["action"], d["description"], Applicability(d["applicability"]), dict(d.get("params") or {}))
 
 
 @dataclass(frozen=True)
@@ -120,6 +132,13 @@ class Finding:
             out["cause"] = self.cause
         return out
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Finding:
+        fix = d.get("fix")
+        return cls(d["code"], d["name"], Severity(d["severity"]), d["message"], Location.from_dict(d.get("location") or {}),
+                   d.get("hint"), FixPlan.from_dict(fix) if fix else None, dict(d.get("details") or {}),
+                   d.get("allowed"), d.get("cause"))
+
 
 @dataclass(frozen=True)
 class Skipped:
@@ -139,6 +158,10 @@ class Skipped:
             out["rule"] = self.rule
         return out
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Skipped:
+        return cls(d["what"], d["reason"], d.get("rule"))
+
 
 @dataclass(frozen=True)
 class AppliedFix:
@@ -157,6 +180,10 @@ class AppliedFix:
             "applicability": self.applicability.value,
         }
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> AppliedFix:
+        return cls(d["code"], d["action"], d["description"], Applicability(d["applicability"]))
+
 
 @dataclass(frozen=True)
 class Unfixed:
@@ -168,6 +195,10 @@ class Unfixed:
 
     def to_dict(self) -> dict[str, str]:
         return {"code": self.code, "message": self.message, "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Unfixed:
+        return cls(d["code"], d["message"], d["reason"])
 
 
 @dataclass(frozen=True)
@@ -199,3 +230,11 @@ class FixResult:
         if self.reinit:
             out["reinit"] = {name: list(ids) for name, ids in self.reinit.items()}
         return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> FixResult:
+        reinit = d.get("reinit")
+        return cls(d["input"], d["output"], d["method"], d.get("rows_before"), d.get("rows_after"),
+                   tuple(Unfixed.from_dict(u) for u in d.get("unfixed", ())), tuple(d.get("notes", ())),
+                   dict(d.get("verification") or {}),
+                   {name: tuple(ids) for name, ids in reinit.items()} if reinit else None)

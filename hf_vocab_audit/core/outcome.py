@@ -111,6 +111,12 @@ class Outcome:
                 "exit_zero": self.exit_zero, "failing": self.failing, "not_examined": self.not_examined,
                 "allow_partial": self.allow_partial}
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], counts: dict[str, int]) -> Outcome:
+        """The outcome a report's JSON states (its verdict fields and ``summary`` counts)."""
+        return cls(fail_on_value(d["fail_on"]), bool(d["exit_zero"]), int(d["failing"]), int(d["exit_code"]),
+                   dict(counts), int(d.get("not_examined", 0)), bool(d.get("allow_partial", False)))
+
 
 def decide(findings: Sequence[Finding], fail_on: str | FailOn = FailOn.ERROR, exit_zero: bool = False,
            errors: Sequence[str] = (), not_examined: int = 0, allow_partial: bool = False) -> Outcome:

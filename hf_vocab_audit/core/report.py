@@ -18,6 +18,10 @@ from .outcome import EXIT_FINDINGS, FAIL_ON, FailOn, Outcome, count, decide, fai
 # may be ``PARTIAL``; ``causes``, and a finding's optional ``cause``.
 SCHEMA_VERSION = "1.2"
 __all__ = ["FAIL_ON", "SCHEMA_VERSION", "Report", "sort_findings"]
+# The JSON keys of the report itself; any other top-level key is an extension section (Report.extra).
+CORE_KEYS = frozenset({"schema_version", "tool", "target", "summary", "facts", "findings", "fixes", "skipped",
+                       "errors", "rules_run", "duration_s", "coverage", "causes", "source", "fix",
+                       "exit_code", "verdict", "fail_on", "exit_zero", "failing", "not_examined", "allow_partial"})
 
 
 # How a report shows itself (``str(report)``, a notebook cell): filled by the renderers' package when it is
@@ -117,12 +121,33 @@ class Report:
             "duration_s": round(self.duration_s, 3),
             "coverage": self.coverage.to_dict(),
             "causes": [c.to_dict() for c in self.causes],
+            "source": self.source.value,
         }
         if self.fix is not None:
             out["fix"] = self.fix.to_dict()
         out.update(self.extra)
         out.update(self.verdict().to_dict())
         return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Report:
+        """The report a JSON form describes: ``Report.from_dict(report.to_dict()) == report`` for a judged
+        report (an unjudged one comes back with the default verdict it stated), so every renderer can work
+        from the JSON alone."""
+        fix = d.get("fix")
+        extra = {k: v for k, v in d.items() if k not in CORE_KEYS}
+        return cls(
+            target=d["target"], tool_version=d["tool"]["version"],
+            findings=tuple(Finding.from_dict(f) for f in d.get("findings", ())),
+            skipped=tuple(Skipped.from_dict(s) for s in d.get("skipped", ())),
+            errors=tuple(d.get("errors", ())), facts=dict(d.get("facts") or {}),
+            fixes=tuple(AppliedFix.from_dict(f) for f in d.get("fixes", ())),
+            rules_run=tuple(d.get("rules_run", ())), duration_s=float(d.get("duration_s", 0.0)), extra=extra,
+            fix=FixResult.from_dict(fix) if fix else None, source=Source(d.get("source", Source.FOLDER.value)),
+            outcome=Outcome.from_dict(d, d["summary"]),
+            coverage=Coverage.from_dict(d["coverage"]) if "coverage" in d else Coverage(),
+            causes=tuple(Cause.from_dict(c) for c in d.get("causes", ())),
+        )
 
 
 def sort_findings(findings: list[Finding]) -> tuple[Finding, ...]:
