@@ -141,3 +141,22 @@ def make_report(target: str, facts: Facts, run: RuleRun, start: float, extra: di
         extra=extra or {},
         source=source,
     )
+
+
+def audit_gguf(path: str | Path, *, select: Iterable[str] | None = None,
+               ignore: Iterable[str] | None = None) -> Report:
+    """Audit a GGUF file (or a folder holding one, or the first part of a sharded one) from its metadata and
+    tensor infos: the checkpoint rules that mean the same on a GGUF, located in it (file + metadata key),
+    and the GGUF rules (HVA90x). Raises :class:`AuditError` for a file that cannot be read safely."""
+    from .facts.gguf import gather_gguf, relocate_gguf_findings
+    from .facts.requirements import missing_fact
+    from .rules.gguf import NOT_FOR_GGUF
+
+    start = time.perf_counter()
+    rules = selected(select, ignore)
+    facts = gather_gguf(path)
+    assert facts.gguf is not None
+    run = run_scope(rules, Scope.STATIC, facts, lambda r: NOT_FOR_GGUF.get(r.code) or missing_fact(facts, r.requires))
+    run += run_scope(rules, Scope.GGUF, facts)
+    run = replace(run, findings=tuple(relocate_gguf_findings(list(run.findings), facts.gguf)))
+    return make_report(str(path), facts, run, start)

@@ -89,7 +89,16 @@ def run_gate(
         settings = load_settings(folder if folder.is_dir() else None, cwd=cwd, config=config, overrides=overrides)
         from .facts.adapter import is_adapter
 
-        if fix_options is not None and is_adapter(folder):  # refused, with the reasons
+        from .facts.gguf import is_gguf_target
+
+        if is_gguf_target(folder):  # llama.cpp's format: metadata and tensor infos (audit_gguf)
+            from .audit import audit_gguf
+
+            if fix_options is not None or any((audit_options or {}).get(k) for k in ("weights", "datasets", "base")):
+                raise AuditError(target, "a GGUF is checked from its metadata only: --fix, --weights, --dataset "
+                                 "and --base apply to a transformers checkpoint folder")
+            report = audit_gguf(folder, select=settings.select, ignore=settings.ignore)
+        elif fix_options is not None and is_adapter(folder):  # refused, with the reasons
             from .fix.adapter_refusal import refuse_adapter_fix
 
             report = refuse_adapter_fix(folder, base=(audit_options or {}).get("base"), tokenizer=tokenizer,

@@ -23,7 +23,7 @@ NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 # Modules that register rules; each extension (dataset, weights) adds its own module here.
 RULE_MODULES = ("safety", "vocab", "vocab_biases", "special_tokens", "generation", "positions", "classification",
                 "dataset", "dataset_labels", "dataset_lm_labels", "dataset_alignment", "multimodal", "adapters",
-                "weights", "batch")
+                "weights", "batch", "gguf")
 
 
 class Scope(str, enum.Enum):
@@ -34,6 +34,7 @@ class Scope(str, enum.Enum):
     DATASET = "dataset"
     WEIGHTS = "weights"
     BATCH = "batch"  # checked by the runtime guard on live batches, never by an audit
+    GGUF = "gguf"  # facts only a GGUF file has (llama.cpp's format): run by `check model.gguf`
 
     def __str__(self) -> str:
         return self.value
