@@ -111,7 +111,8 @@ class _Cursor:
         return bytes(raw).decode("utf-8", errors="replace")
 
     def skip_string(self, what: str) -> None:
-        self.pos += self.string_length(what)
+        n = self.string_length(what)
+        self.pos += n
 
 
 def _count(cur: _Cursor, what: str, min_bytes: int, ceiling: int) -> int:
