@@ -15,17 +15,19 @@ type, uint64 offset), then the data section aligned to ``general.alignment`` (32
 
 from __future__ import annotations
 
-import mmap
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from ..errors import AuditError
 from .safetensors_header import TensorInfo
 
 MAGIC = b"GGUF"
 MAX_STRING_BYTES = 16 * 1024 * 1024  # one key, token or chat template; llama.cpp's own tokens are short
-MAX_ARRAY_ITEMS = 16 * 1024 * 1024  # the largest real vocabularies and merge lists are ~10**6
+MAX_ARRAY_ITEMS = 8 * 1024 * 1024  # the largest real vocabularies and merge lists are ~10**6
+MAX_KEPT_BYTES = 128 * 1024 * 1024  # all string values kept (tokens, chat templates, an embedded tokenizer.json)
+CHUNK = 1 << 20
 MAX_COUNT = 1 << 20  # key/value pairs and tensors in one file
 MAX_DIMS = 4  # GGML_MAX_DIMS
 
@@ -72,10 +74,14 @@ class GGUFHeader:
 
 
 class _Cursor:
-    """Bounded reads from a memory map: every read checks the bytes left first."""
+    """Bounded reads from the file through a window of at most a few MiB: every read checks the bytes left
+    first, so memory follows what is kept, never the file size or a declared length (no memory map either:
+    mapping a 40 GB GGUF fails under an address-space limit)."""
 
-    def __init__(self, path: Path, buf: mmap.mmap | bytes) -> None:
-        self.path, self.buf, self.pos, self.size = path, buf, 0, len(buf)
+    def __init__(self, path: Path, fh: BinaryIO, size: int) -> None:
+        self.path, self.fh, self.size = path, fh, size
+        self.pos, self.buf, self.buf_start = 0, b"", 0
+        self.kept = 0  # bytes of strings kept so far
 
     def fail(self, problem: str) -> AuditError:
         return AuditError(self.path, f"malformed GGUF at byte {self.pos}: {problem}")
@@ -84,10 +90,22 @@ class _Cursor:
         if n > self.size - self.pos:
             raise self.fail(f"{what} needs {n} bytes but only {self.size - self.pos} remain (truncated or lying count)")
 
+    def window(self, n: int) -> int:
+        """Offset in ``self.buf`` of the ``n`` bytes at ``self.pos`` (``need`` was checked), reading them."""
+        off = self.pos - self.buf_start
+        if 0 <= off and off + n <= len(self.buf):
+            return off
+        self.fh.seek(self.pos)
+        self.buf, self.buf_start = self.fh.read(max(n, CHUNK)), self.pos
+        if len(self.buf) < n:
+            raise self.fail("the file ended early (it shrank while being read?)")
+        return 0
+
     def unpack(self, fmt: str, what: str) -> object:
         n = struct.calcsize(fmt)
         self.need(n, what)
-        (value,) = struct.unpack_from(fmt, self.buf, self.pos)
+        off = self.window(n)  # first: it may replace the buffer
+        (value,) = struct.unpack_from(fmt, self.buf, off)
         self.pos += n
         return value
 
@@ -106,13 +124,22 @@ class _Cursor:
 
     def string(self, what: str) -> str:
         n = self.string_length(what)
-        raw = self.buf[self.pos : self.pos + n]
+        self.kept += n
+        if self.kept > MAX_KEPT_BYTES:
+            raise self.fail(f"the metadata's strings exceed {MAX_KEPT_BYTES} bytes")
+        off = self.window(n)
+        raw = self.buf[off : off + n]
         self.pos += n
-        return bytes(raw).decode("utf-8", errors="replace")
+        return raw.decode("utf-8", errors="replace")
 
     def skip_string(self, what: str) -> None:
         n = self.string_length(what)
         self.pos += n
+
+    def raw(self, n: int) -> tuple[bytes, int]:
+        """The buffer holding the next ``n`` bytes and their offset in it (``need`` was checked)."""
+        off = self.window(n)  # first: it may replace the buffer
+        return self.buf, off
 
 
 def _count(cur: _Cursor, what: str, min_bytes: int, ceiling: int) -> int:
@@ -141,7 +168,7 @@ def _value(cur: _Cursor, vtype: int, key: str, keep: bool) -> object:
     n = _count(cur, f"array length of {key!r}"[:200], width, MAX_ARRAY_ITEMS)
     if item != STRING:
         fmt = SCALARS[item][1]
-        values = struct.unpack_from(f"<{n}{fmt[1]}", cur.buf, cur.pos) if keep else None
+        values = struct.unpack_from(f"<{n}{fmt[1]}", *cur.raw(n * width)) if keep else None
         cur.pos += n * width
         return GGUFArray(item, n, values)
     if not keep:
@@ -164,18 +191,19 @@ def read_gguf(path: Path, rel: str, keep: frozenset[str] = frozenset()) -> GGUFH
             size = path.stat().st_size
             if size < 24:
                 raise AuditError(path, f"truncated GGUF file: {size} bytes, less than the 24-byte header")
-            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-                return _parse(path, rel, buf, keep)
+            return _parse(_Cursor(path, fh, size), rel, keep)
     except OSError as exc:
         raise AuditError(path, f"cannot be read: {exc.strerror or exc}") from None
-    except (ValueError, OverflowError, struct.error) as exc:  # e.g. an mmap of a file that shrank underneath
+    except (ValueError, OverflowError, struct.error) as exc:  # e.g. a file that shrank underneath
         raise AuditError(path, f"malformed GGUF ({exc.__class__.__name__})") from None
 
 
-def _parse(path: Path, rel: str, buf: mmap.mmap, keep: frozenset[str]) -> GGUFHeader:
-    cur = _Cursor(path, buf)
-    if buf[:4] != MAGIC:
-        raise AuditError(path, f"is not a GGUF file (magic {bytes(buf[:4])!r}, expected b'GGUF')")
+def _parse(cur: _Cursor, rel: str, keep: frozenset[str]) -> GGUFHeader:
+    path = cur.path
+    off = cur.window(4)
+    magic = cur.buf[off : off + 4]
+    if magic != MAGIC:
+        raise AuditError(path, f"is not a GGUF file (magic {magic!r}, expected b'GGUF')")
     cur.pos = 4
     version = cur.u32("version")
     if version not in (2, 3):
@@ -211,7 +239,7 @@ def _parse(path: Path, rel: str, buf: mmap.mmap, keep: frozenset[str]) -> GGUFHe
         offset = cur.u64(f"offset of tensor {name!r}"[:200])
         raw.append((name, gtype, dims, offset, cur.pos))
     data_start = -(-cur.pos // alignment) * alignment
-    data_len = len(buf) - data_start
+    data_len = cur.size - data_start
     tensors: list[TensorInfo] = []
     for name, gtype, dims, offset, _pos in raw:
         tname, block, block_bytes = GGML_TYPES[gtype]
