@@ -73,6 +73,7 @@ def audit(
     ray_address: str | None = None,
     dataset_histograms: bool = False,
     base: str | Path | None = None,
+    target_kind: str | None = None,
 ) -> Report:
     """Audit a local checkpoint folder from its files alone (no weights are loaded), or live objects.
 
@@ -85,6 +86,7 @@ def audit(
     selected split is also streamed against the model (HVA5xx); ``Report.extra["dataset"]`` holds
     per-column stats (``dataset_histograms=True`` adds the id and length histograms the HTML report plots);
     ``engine="ray"`` scans on Ray Data (at ``ray_address`` or on a local instance).
+    ``target_kind="gguf"`` / ``"vllm"`` adds what llama.cpp's converter / a serving engine will do (HVA92x, HVA95x).
     A PEFT adapter folder (``adapter_config.json``, no ``config.json``) is audited against its base
     (``base``, else its ``base_model_name_or_path``: a local folder or a Hub id) with the HVA8xx rules.
     Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run.
@@ -113,6 +115,12 @@ def audit(
                                  engine=engine, ray_address=ray_address, histograms=dataset_histograms))
         run += run_dataset(df, rules)
         extra["dataset"] = dataset_section(df, specs)
+    if target_kind is not None:
+        from .facts.targets import predict, undecodable_ids
+
+        run += run_scope(rules, Scope.TARGET, predict(facts, target_kind))
+        if target_kind == "vllm":
+            extra["vllm"] = {"suppress_token_ids": undecodable_ids(facts)}
     if facts.adapter is not None:
         from .facts.adapter_base import relocate_base_findings
 
@@ -144,10 +152,12 @@ def make_report(target: str, facts: Facts, run: RuleRun, start: float, extra: di
 
 
 def audit_gguf(path: str | Path, *, select: Iterable[str] | None = None,
-               ignore: Iterable[str] | None = None) -> Report:
+               ignore: Iterable[str] | None = None, source: str | Path | None = None,
+               tokenizer: str | Path | None = None) -> Report:
     """Audit a GGUF file (or a folder holding one, or the first part of a sharded one) from its metadata and
     tensor infos: the checkpoint rules that mean the same on a GGUF, located in it (file + metadata key),
-    and the GGUF rules (HVA90x). Raises :class:`AuditError` for a file that cannot be read safely."""
+    and the GGUF rules (HVA90x). ``source``: the HF checkpoint folder it was converted from, compared id by
+    id (HVA91x). Raises :class:`AuditError` for a file that cannot be read safely."""
     from .facts.gguf import gather_gguf, relocate_gguf_findings
     from .facts.requirements import missing_fact
     from .rules.gguf import NOT_FOR_GGUF
@@ -159,4 +169,15 @@ def audit_gguf(path: str | Path, *, select: Iterable[str] | None = None,
     run = run_scope(rules, Scope.STATIC, facts, lambda r: NOT_FOR_GGUF.get(r.code) or missing_fact(facts, r.requires))
     run += run_scope(rules, Scope.GGUF, facts)
     run = replace(run, findings=tuple(relocate_gguf_findings(list(run.findings), facts.gguf)))
-    return make_report(str(path), facts, run, start)
+    extra: dict[str, Any] = {}
+    if source is not None:
+        from .facts.gguf_source import compare
+
+        hf = gather(os.fspath(source), os.fspath(tokenizer) if tokenizer is not None else None)
+        why = None if hf.tokenizer is not None else hf.missing.get("tokenizer", "the source has no tokenizer")
+        run += run_scope(rules, Scope.GGUF_SOURCE, compare(facts, hf, str(source)), lambda _r: why)
+        extra["gguf_source"] = str(source)
+    elif tokenizer is not None:
+        raise AuditError(Path(os.fspath(tokenizer)), "--tokenizer with a GGUF target names the source's tokenizer: "
+                         "pass --source HF_DIR too")
+    return make_report(str(path), facts, run, start, extra)

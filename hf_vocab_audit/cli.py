@@ -183,6 +183,15 @@ def check(
         Optional[str], typer.Option("--ray-address", help="Ray cluster to run on (default: RAY_ADDRESS, "
                                     "else a local instance).", rich_help_panel="Dataset audit")
     ] = None,
+    source: Annotated[
+        Optional[Path], typer.Option("--source", help="GGUF TARGET: the HF checkpoint folder it was converted "
+                                     "from, compared id by id.", rich_help_panel="GGUF and serving engines")
+    ] = None,
+    target_kind: Annotated[
+        Optional[str], typer.Option("--target", help="Also say what this consumer will do with the checkpoint: "
+                                    "gguf (llama.cpp's converter) or vllm (engines sampling the whole lm_head).",
+                                    rich_help_panel="GGUF and serving engines")
+    ] = None,
 ) -> None:
     """Audit TARGET from its files alone: no weights are loaded, no code is executed.
 
@@ -191,6 +200,7 @@ def check(
     could not run.
     With --dataset, also stream the dataset and find every out-of-range id and label (HVA5xx).
     With --fix, write a repaired copy (see --output) and report the audit of that copy.
+    TARGET may be a GGUF file (llama.cpp's format); --source HF_DIR compares it with its HF checkpoint.
     """
     from .formats.outputs import pair_outputs, write_outputs
     from .gate import run_gate
@@ -213,6 +223,8 @@ def check(
                 num_proc=num_proc, engine=engine.value, ray_address=ray_address,
                 dataset_histograms=any(f.value == "html" for f in fmt or []),
                 progress=all(f is Format.text for f in fmt or []) and not output_file and sys.stderr.isatty(),
+                **({"source": source} if source is not None else {}),
+                **({"target_kind": target_kind} if target_kind is not None else {}),
             ),
             fix_options=dict(
                 output=output, unsafe_fixes=unsafe_fixes, pad_to_multiple_of=pad_to_multiple_of, force=force,

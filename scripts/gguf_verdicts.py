@@ -33,14 +33,19 @@ sys.path.insert(0, str(ROOT / "tests"))
 LOG_PATTERNS = ("check_tensor_dims", "wrong shape", "unknown pre-tokenizer", "unknown tokenizer",
                 "missing pre-tokenizer", "bad special token", "control-looking token", "Failed to load",
                 "ignore token", "out of range", "Padding vocab", "AssertionError", "NotImplementedError",
-                "error")
+                "error", "GGML_ASSERT", "what():")
+
+
+def scrub(text: str) -> str:
+    """``text`` without the folders of this machine (temporary files, the build folder): file names stay."""
+    return re.sub(r"(?:/[^\s/'\"]+)+/", "", text)
 
 
 def relevant(text: str) -> list[str]:
     """The log lines that say why (deduplicated, in order, trimmed)."""
     out: list[str] = []
     for line in text.splitlines():
-        line = re.sub(r"\s+", " ", line.strip())[:300]
+        line = scrub(re.sub(r"\s+", " ", line.strip()))[:300]
         if any(p in line for p in LOG_PATTERNS) and line not in out:
             out.append(line)
     return out[:12]
@@ -71,7 +76,9 @@ def hf_checkpoint(folder: Path, spm_model: Path, *, added: list[str] = (), resiz
 
     folder.mkdir(parents=True)
     shutil.copy(spm_model, folder / "tokenizer.model")
-    tok = transformers.LlamaTokenizer(vocab_file=str(folder / "tokenizer.model"))
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "LlamaTokenizer", "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}))
+    tok = transformers.AutoTokenizer.from_pretrained(folder)  # the SentencePiece model, converted by transformers
     if added:
         tok.add_tokens(list(added))
     tok.save_pretrained(folder)
@@ -81,6 +88,31 @@ def hf_checkpoint(folder: Path, spm_model: Path, *, added: list[str] = (), resiz
                                       bos_token_id=1, eos_token_id=2, tie_word_embeddings=False)
     torch.manual_seed(0)
     transformers.LlamaForCausalLM(config).save_pretrained(folder)
+    return folder
+
+
+def bpe_checkpoint(folder: Path, *, added: list[str] = ()) -> Path:
+    """A Qwen2-style checkpoint with a byte-level BPE tokenizer trained here (300 ids, 300 rows): its
+    pre-tokenizer hash is one the converter cannot know."""
+    import torch
+    import transformers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    folder.mkdir(parents=True)
+    tk = Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tk.train_from_iterator(["the quick brown fox jumps over the lazy dog " * 20], trainer)
+    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|endoftext|>")
+    if added:
+        tok.add_tokens(list(added))
+    tok.save_pretrained(folder)
+    config = transformers.Qwen2Config(vocab_size=300, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                      num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128)
+    torch.manual_seed(0)
+    transformers.Qwen2ForCausalLM(config).save_pretrained(folder)
     return folder
 
 
@@ -147,10 +179,11 @@ def write_complete_base(path: Path) -> Path:
 # --- the GGUF cases --------------------------------------------------------------------------------
 
 
-def rewrite(base: Path, case, out: Path) -> None:
-    """``base`` (converted by llama.cpp) with ``case``'s tokenizer edits; every other key and tensor kept."""
+def rewrite(base: Path, case, out: Path) -> str | None:
+    """``base`` (converted by llama.cpp) with ``case``'s tokenizer edits; every other key and tensor kept.
+    Returns the case's probe text over the edited vocabulary."""
     import gguf
-    from gguf_builders import Vocab, apply_case, write_vocab
+    from gguf_builders import Vocab, apply_case, probe_of, write_vocab
 
     reader = gguf.GGUFReader(base)
 
@@ -185,6 +218,7 @@ def rewrite(base: Path, case, out: Path) -> None:
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
+    return probe_of(case, vocab)
 
 
 CHILD = r"""
@@ -213,7 +247,7 @@ def load(path: Path, probe: str | None) -> dict[str, object]:
     proc = subprocess.run([sys.executable, "-c", CHILD, str(path), probe or ""], capture_output=True, text=True,
                           timeout=300)
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("VERDICT")), None)
-    verdict: dict[str, object] = json.loads(line[7:]) if line else {"crashed": proc.returncode}
+    verdict: dict[str, object] = json.loads(scrub(line[7:])) if line else {"crashed": proc.returncode}
     verdict["log"] = relevant(proc.stderr)
     return verdict
 
@@ -244,12 +278,15 @@ def main() -> None:
             if result["converted"]:
                 result["llama_cpp"] = load(out, None)
             converter[name] = result
+        for name, kwargs in (("bpe_trained_here", {}),):
+            model = bpe_checkpoint(tmp / name, **kwargs)
+            converter[name] = convert(args.sdist, model, tmp / f"{name}.gguf")
         base = tmp / "healthy.gguf"
         cases: dict[str, object] = {}
         for case in CASES:
             out = tmp / f"case-{case.name}.gguf"
-            rewrite(base, case, out)
-            cases[case.name] = load(out, case.probe)
+            probe = rewrite(base, case, out)
+            cases[case.name] = load(out, probe) | {"probe": probe}
             print(case.name, json.dumps(cases[case.name])[:200], flush=True)
     record = {
         "llama_cpp": f"llama-cpp-python {llama_cpp.__version__} (its vendored llama.cpp and convert_hf_to_gguf.py)",

@@ -33,10 +33,17 @@ class Case:
     specials: tuple[tuple[str, int], ...] = ()  # (GGUF key suffix, id), e.g. ("eos_token_id", 999)
     expect: tuple[str, ...] = ()  # error/warning codes the audit must report
     probe: str | None = None  # text llama.cpp tokenizes (special=True) for the verdict
+    copy: tuple[tuple[int, int], ...] = ()  # (from id, to id): the token text listed twice
+    probe_token: int | None = None  # probe with this token's text (after the edits; "▁" as a space)
     template: str | None = None  # tokenizer.chat_template
 
 
-TEMPLATE = "{% for m in messages %}<|im_start|>{{ m['content'] }}{% endfor %}"
+MARKER = "<|imst|>"  # made of characters the verdict script's SentencePiece vocabulary lacks (listed below)
+TEMPLATE = "{% for m in messages %}" + MARKER + "{{ m['content'] }}{% endfor %}"
+# llama.cpp's SentencePiece tokenizer aborts (std::out_of_range) on a character that is neither a piece nor a
+# byte token, so every character of a probe must be a piece: ids 52..59 become "▁" (the space it prefixes)
+# and the marker's characters.
+MARKER_CHARS = tuple((52 + i, c) for i, c in enumerate("\u2581<|imst>"))
 
 CASES = (
     Case("healthy"),
@@ -47,12 +54,12 @@ CASES = (
     Case("bpe_unknown_pre", model="gpt2", pre="no-such-pre", expect=("HVA903",)),
     Case("bpe_missing_pre", model="gpt2", pre=None, expect=("HVA904",)),
     Case("unknown_tokenizer_model", model="sentencepiece2", expect=("HVA905",)),
-    Case("control_marker_typed_control", rename=((60, "<|im_start|>"),), retype=((60, 3),), probe="<|im_start|>",
+    Case("control_marker_typed_control", rename=MARKER_CHARS + ((60, MARKER),), retype=((60, 3),), probe=MARKER,
          template=TEMPLATE),
-    Case("control_marker_typed_normal", rename=((60, "<|im_start|>"),), retype=((60, 1),), probe="<|im_start|>",
+    Case("control_marker_typed_normal", rename=MARKER_CHARS + ((60, MARKER),), retype=((60, 1),), probe=MARKER,
          template=TEMPLATE, expect=("HVA205", "HVA902")),
     Case("eos_id_out_of_range", specials=(("eos_token_id", 99),), expect=("HVA201",)),
-    Case("duplicate_token_string", rename=((60, "▁w5"),), probe="w5", expect=("HVA207",)),
+    Case("duplicate_token_string", rename=MARKER_CHARS, copy=((5, 60),), probe_token=5, expect=("HVA207",)),
 )
 CASE = {c.name: c for c in CASES}
 
@@ -82,6 +89,8 @@ def apply_case(case: Case, vocab: Vocab) -> Vocab:
         pre = case.pre
     for i, text in case.rename:
         tokens[i] = text
+    for src, dst in case.copy:
+        tokens[dst] = tokens[src]
     for i, kind in case.retype:
         types[i] = kind
     for text, kind in case.add:
@@ -92,6 +101,13 @@ def apply_case(case: Case, vocab: Vocab) -> Vocab:
     scores = None if vocab.scores is None or model == "gpt2" else (list(vocab.scores) + [-1000.0] * len(tokens))[: len(tokens)]
     specials = dict(vocab.specials) | dict(case.specials)
     return Vocab(model, pre, tokens, types, scores, merges if model == "gpt2" else None, specials)
+
+
+def probe_of(case: Case, vocab: Vocab) -> str | None:
+    """The text llama.cpp is asked to tokenize for ``case`` (over the edited ``vocab``)."""
+    if case.probe_token is not None:
+        return vocab.tokens[case.probe_token].replace("\u2581", " ").lstrip(" ")
+    return case.probe
 
 
 def base_vocab() -> Vocab:

@@ -207,7 +207,8 @@ class _Encoding:
 
 
 def _conflicts(gf: GGUFFacts) -> tuple[AddedTokenConflict, ...]:
-    """Token strings listed at more than one id: llama.cpp's text-to-id map keeps only the last."""
+    """Token strings listed at more than one id: llama.cpp's text-to-id map is then smaller than its token
+    list, and its vocabulary loader asserts they are equal (the process aborts, even ``vocab_only``)."""
     first: dict[str, list[int]] = {}
     for i, token in enumerate(gf.tokens):
         first.setdefault(token, []).append(i)
@@ -215,7 +216,8 @@ def _conflicts(gf: GGUFFacts) -> tuple[AddedTokenConflict, ...]:
     for token, ids in first.items():
         if len(ids) > 1:
             out.append(AddedTokenConflict(
-                gf.file, f"{TOKENS} lists {token!r} at ids {ids[:5]}; llama.cpp maps the text to id {ids[-1]} only",
+                gf.file, f"{TOKENS} lists {token!r} at ids {ids[:5]}: llama.cpp aborts loading the vocabulary "
+                "(GGML_ASSERT(id_to_token.size() == token_to_id.size()) failed)",
                 tuple(ids), (token,) * len(ids)))
     return tuple(out)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..core.findings import Location, Severity
 from ..facts import Facts
 from ..facts.gguf_facts import GGUFFacts
+from ..facts.gguf_source import GGUFSourceFacts
 from ..facts.llama_cpp_tables import (
     BPE_MODELS,
     KNOWN_PRE_TOKENIZERS,
@@ -186,3 +187,120 @@ NOT_FOR_GGUF = {
     "HVA301": "a GGUF has no tokenizer model_max_length (its context is {arch}.context_length)",
     "HVA303": "a GGUF has no tokenizer model_max_length (its context is {arch}.context_length)",
 }
+
+
+# --- a GGUF against its HF source (check model.gguf --source HF_DIR) ---------------------------------
+
+
+def _listed(items: list[str]) -> str:
+    return ", ".join(items[:SHOW]) + (f" and {len(items) - SHOW} more" if len(items) > SHOW else "")
+
+
+@rule("HVA910", "gguf-source-token-dropped", Severity.ERROR, scope=Scope.GGUF_SOURCE)
+def gguf_source_token_dropped(src: GGUFSourceFacts):
+    """A token of the HF tokenizer is not at its id in the GGUF: dropped, replaced by a `[PAD{i}]` filler,
+    or renumbered.
+
+    Why:
+    llama.cpp's converter reads added tokens from `added_tokens.json` and `tokenizer_config.json`'s
+    `added_tokens_decoder` (SentencePiece models), and fills every id it found no token for with
+    `[PAD{i}]`; tokens past `vocab_size` are dropped. transformers 5 writes added tokens to
+    `tokenizer.json` only, so tokens added after training are silently lost in the GGUF (measured with
+    llama-cpp-python 0.3.36's converter). The GGUF then tokenizes text differently from the HF tokenizer
+    the model was trained with (ggml-org/llama.cpp#5838, #3583, #23252).
+
+    Fix:
+    Make the converter see the tokens: resize the embeddings to cover them (`--fix` on the HF folder),
+    list them in `added_tokens_decoder`, and convert again; `check HF_DIR --target gguf` says it first.
+    """
+    bad = list(src.dropped)
+    if not bad:
+        return
+    def what(d) -> str:
+        if d.now is None:
+            return f"{d.token!r} ({d.id}): past the GGUF's {src.gf.n_tokens} tokens"
+        if d.moved_to is not None:
+            return f"{d.token!r} ({d.id}): at GGUF id {d.moved_to}"
+        return f"{d.token!r} ({d.id}): GGUF has {d.now!r}"
+    first = bad[0]
+    yield Hit(
+        f"{len(bad)} HF token(s) are not at their id in the GGUF: {_listed([what(d) for d in bad])}",
+        Location(file=src.gf.file, key="tokenizer.ggml.tokens", token=first.token, token_id=first.id),
+        details={"count": len(bad), "tokens": [{"id": d.id, "token": d.token, "gguf": d.now, "moved_to": d.moved_to}
+                                               for d in bad[:SHOW]]},
+    )
+
+
+@rule("HVA911", "gguf-source-special-id-changed", Severity.ERROR, scope=Scope.GGUF_SOURCE)
+def gguf_source_special_id_changed(src: GGUFSourceFacts):
+    """A special-token id (bos, eos, pad, ...) of the GGUF differs from the HF tokenizer's, or is missing.
+
+    Why:
+    llama.cpp stops generating at the GGUF's eos/eot ids and adds its bos: a different id makes the
+    served model run past the end of its answers or start prompts with the wrong token.
+
+    Fix:
+    Set the id in the HF checkpoint (tokenizer and generation_config agree, see HVA202) and convert again.
+    """
+    for role, hf_id, gguf_id in src.special_changes:
+        key = SPECIAL_ID_KEYS.get(role, role)
+        got = "missing" if gguf_id is None else str(gguf_id)
+        yield Hit(
+            f"{role} id: HF tokenizer {hf_id}, GGUF {key} {got}",
+            Location(file=src.gf.file, key=key, token_id=gguf_id),
+            details={"role": role, "hf": hf_id, "gguf": gguf_id},
+        )
+
+
+@rule("HVA912", "gguf-source-chat-template-lost", Severity.WARNING, scope=Scope.GGUF_SOURCE)
+def gguf_source_chat_template_lost(src: GGUFSourceFacts):
+    """The HF tokenizer has a chat template and the GGUF has none, or a different one.
+
+    Why:
+    llama.cpp (and the servers built on it) format chats with `tokenizer.chat_template`; without it
+    they fall back to a generic template the model was not trained with.
+
+    Fix:
+    Convert again from a folder whose `tokenizer_config.json` / `chat_template.jinja` holds the template.
+    """
+    if src.template not in ("lost", "changed"):
+        return
+    text = "has no tokenizer.chat_template" if src.template == "lost" else "has a different tokenizer.chat_template"
+    yield Hit(f"the HF tokenizer has a chat template; the GGUF {text}",
+              Location(file=src.gf.file, key="tokenizer.chat_template"), details={"template": src.template})
+
+
+@rule("HVA913", "gguf-source-shape-mismatch", Severity.ERROR, scope=Scope.GGUF_SOURCE)
+def gguf_source_shape_mismatch(src: GGUFSourceFacts):
+    """A GGUF vocabulary matrix has another shape than the HF tensor it was converted from.
+
+    Why:
+    The converter copies `embed_tokens` / `lm_head` as they are: another shape means the GGUF came from
+    another checkpoint (or an older copy of this one), so its rows do not hold this model's tokens.
+
+    Fix:
+    Convert the GGUF again from this checkpoint.
+    """
+    for gguf_name, hf_name, hf_shape, gguf_shape in src.shape_changes:
+        yield Hit(f"{gguf_name} is {list(gguf_shape)} but the HF {hf_name} is {list(hf_shape)}",
+                  Location(file=src.gf.file, tensor=gguf_name),
+                  details={"gguf": list(gguf_shape), "hf": list(hf_shape), "hf_tensor": hf_name})
+
+
+@rule("HVA914", "gguf-source-pad-fillers", Severity.INFO, scope=Scope.GGUF_SOURCE)
+def gguf_source_pad_fillers(src: GGUFSourceFacts):
+    """The GGUF holds `[PAD{i}]` filler tokens for embedding rows no HF token maps to: padding, not a bug.
+
+    Why:
+    llama.cpp needs one token per row, so the converter names every padding row `[PAD{i}]` (type UNUSED).
+    They are never produced by tokenizing text; a model that samples one prints `[PAD{i}]`.
+
+    Fix:
+    Nothing to fix. See `--target vllm` for suppressing ids a model should never sample.
+    """
+    ids = list(src.fillers)
+    if not ids:
+        return
+    yield Hit(f"{len(ids)} id(s) are [PAD{{i}}] fillers for padding rows ({ids[0]}..{ids[-1]})",
+              Location(file=src.gf.file, key="tokenizer.ggml.tokens", token_id=ids[0]),
+              details={"count": len(ids), "first": ids[0], "last": ids[-1]})
