@@ -51,69 +51,9 @@ def relevant(text: str) -> list[str]:
     return out[:12]
 
 
-# --- the tiny HF checkpoint ------------------------------------------------------------------------
+# --- the tiny HF checkpoints: tests/gguf_builders.py (train_spm, hf_checkpoint, bpe_checkpoint) -------------
 
-
-def train_spm(folder: Path) -> Path:
-    import sentencepiece as spm
-
-    words = [a + b for a in "abcdefgh" for b in "abcdefgh"]
-    corpus = folder / "corpus.txt"
-    corpus.write_text("\n".join(" ".join(words[i:] + words[:i]) for i in range(64)), encoding="utf-8")
-    prefix = folder / "sp"
-    spm.SentencePieceTrainer.train(
-        input=str(corpus), model_prefix=str(prefix), vocab_size=64, model_type="bpe", character_coverage=1.0,
-        bos_id=1, eos_id=2, unk_id=0, pad_id=-1, hard_vocab_limit=True, minloglevel=2,
-    )
-    return prefix.with_suffix(".model")
-
-
-def hf_checkpoint(folder: Path, spm_model: Path, *, added: list[str] = (), resize: int | None = None) -> Path:
-    import shutil
-
-    import torch
-    import transformers
-
-    folder.mkdir(parents=True)
-    shutil.copy(spm_model, folder / "tokenizer.model")
-    (folder / "tokenizer_config.json").write_text(json.dumps({
-        "tokenizer_class": "LlamaTokenizer", "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}))
-    tok = transformers.AutoTokenizer.from_pretrained(folder)  # the SentencePiece model, converted by transformers
-    if added:
-        tok.add_tokens(list(added))
-    tok.save_pretrained(folder)
-    rows = resize or 64
-    config = transformers.LlamaConfig(vocab_size=rows, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                                      num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128,
-                                      bos_token_id=1, eos_token_id=2, tie_word_embeddings=False)
-    torch.manual_seed(0)
-    transformers.LlamaForCausalLM(config).save_pretrained(folder)
-    return folder
-
-
-def bpe_checkpoint(folder: Path, *, added: list[str] = ()) -> Path:
-    """A Qwen2-style checkpoint with a byte-level BPE tokenizer trained here (300 ids, 300 rows): its
-    pre-tokenizer hash is one the converter cannot know."""
-    import torch
-    import transformers
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    folder.mkdir(parents=True)
-    tk = Tokenizer(models.BPE())
-    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tk.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tk.train_from_iterator(["the quick brown fox jumps over the lazy dog " * 20], trainer)
-    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|endoftext|>")
-    if added:
-        tok.add_tokens(list(added))
-    tok.save_pretrained(folder)
-    config = transformers.Qwen2Config(vocab_size=300, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                                      num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128)
-    torch.manual_seed(0)
-    transformers.Qwen2ForCausalLM(config).save_pretrained(folder)
-    return folder
+from gguf_builders import bpe_checkpoint, hf_checkpoint, train_spm  # noqa: E402
 
 
 def convert(sdist: Path, model: Path, out: Path) -> dict[str, object]:
