@@ -154,13 +154,12 @@ class GGUFVocab:
 
     def __init__(self, gf: GGUFFacts) -> None:
         self._gf = gf
-        self._ids: dict[str, int] = {}
-        for i, token in enumerate(gf.tokens):
-            self._ids[token] = i  # llama.cpp's token_to_id keeps the last id of a duplicated string
-        whole = sorted({t for i, t in enumerate(gf.tokens) if gf.token_type(i) in MATCHED_WHOLE and t},
+        self._ids: dict[str, int] = dict(zip(gf.tokens, range(gf.n_tokens)))  # a duplicated string: its last id
+        types = gf.token_types or ()
+        whole = sorted({t for t, kind in zip(gf.tokens, types) if kind in MATCHED_WHOLE and t},
                        key=lambda t: (-len(t), t))
         self._whole = re.compile("(" + "|".join(map(re.escape, whole)) + ")") if whole else None
-        self._longest = max((len(t) for t in gf.tokens), default=0)
+        self._longest = max(map(len, gf.tokens), default=0)
 
     def token_to_id(self, token: str) -> int | None:
         return self._ids.get(token)
@@ -209,6 +208,8 @@ class _Encoding:
 def _conflicts(gf: GGUFFacts) -> tuple[AddedTokenConflict, ...]:
     """Token strings listed at more than one id: llama.cpp's text-to-id map is then smaller than its token
     list, and its vocabulary loader asserts they are equal (the process aborts, even ``vocab_only``)."""
+    if len(set(gf.tokens)) == gf.n_tokens:
+        return ()  # the common case, decided in C
     first: dict[str, list[int]] = {}
     for i, token in enumerate(gf.tokens):
         first.setdefault(token, []).append(i)
@@ -227,8 +228,8 @@ def gguf_tokenizer(gf: GGUFFacts, folder: Path) -> TokenizerFacts:
     vocab = GGUFVocab(gf)
     special: dict[str, tuple[str, int | None]] = {r: (vocab.id_to_token(i) or "", i) for r, i in gf.special_ids.items()}
     added = tuple(
-        AddedTokenInfo(i, t, gf.token_type(i) == 3)
-        for i, t in enumerate(gf.tokens) if gf.token_type(i) in (3, 4)
+        AddedTokenInfo(i, t, kind == 3)
+        for i, (t, kind) in enumerate(zip(gf.tokens, gf.token_types or ())) if kind in (3, 4)
     )
     return TokenizerFacts(
         folder=folder, source=GGUF_FORMAT, files=(gf.file,), length=gf.n_tokens, max_id=gf.n_tokens - 1,

@@ -27,7 +27,7 @@ MAGIC = b"GGUF"
 MAX_STRING_BYTES = 16 * 1024 * 1024  # one key, token or chat template; llama.cpp's own tokens are short
 MAX_ARRAY_ITEMS = 8 * 1024 * 1024  # the largest real vocabularies and merge lists are ~10**6
 MAX_KEPT_BYTES = 128 * 1024 * 1024  # all string values kept (tokens, chat templates, an embedded tokenizer.json)
-CHUNK = 1 << 20
+CHUNK = 4 << 20
 MAX_COUNT = 1 << 20  # key/value pairs and tensors in one file
 MAX_DIMS = 4  # GGML_MAX_DIMS
 
@@ -171,14 +171,46 @@ def _value(cur: _Cursor, vtype: int, key: str, keep: bool) -> object:
         values = struct.unpack_from(f"<{n}{fmt[1]}", *cur.raw(n * width)) if keep else None
         cur.pos += n * width
         return GGUFArray(item, n, values)
-    if not keep:
-        for _ in range(n):
-            cur.skip_string(f"item of {key!r}"[:200])
-        return GGUFArray(item, n)
-    out: list[str] = []
+    return GGUFArray(item, n, _strings(cur, n, keep, key))
+
+
+_U64 = struct.Struct("<Q")
+
+
+def _strings(cur: _Cursor, n: int, keep: bool, key: str) -> tuple[str, ...] | None:
+    """``n`` strings of an array, decoded when ``keep`` (else only walked): one tight loop, since a vocabulary
+    and its merges are 10**5-10**6 items (each length is checked as :meth:`_Cursor.string_length` does)."""
+    out: list[str] | None = [] if keep else None
+    buf, base, pos, size, u64 = cur.buf, cur.buf_start, cur.pos, cur.size, _U64.unpack_from
+    end = base + len(buf)
     for _ in range(n):
-        out.append(cur.string(f"item of {key!r}"[:200]))
-    return GGUFArray(item, n, tuple(out))
+        if pos < base or pos + 8 > end:
+            cur.pos = pos
+            cur.need(8, f"item length of {key!r}"[:200])
+            cur.window(8)
+            buf, base = cur.buf, cur.buf_start
+            end = base + len(buf)
+        off = pos - base
+        (length,) = u64(buf, off)
+        if length > MAX_STRING_BYTES or length > size - pos - 8:
+            cur.pos = pos + 8
+            cur.need(length, f"item of {key!r}"[:200])
+            raise cur.fail(f"item of {key!r} declares {length} bytes, over the {MAX_STRING_BYTES}-byte limit"[:300])
+        pos += 8
+        if out is not None:
+            off += 8
+            if pos + length > end:
+                cur.pos = pos
+                off = cur.window(length)
+                buf, base = cur.buf, cur.buf_start
+                end = base + len(buf)
+            out.append(buf[off : off + length].decode("utf-8", errors="replace"))
+            cur.kept += length
+        pos += length
+    cur.pos = pos
+    if cur.kept > MAX_KEPT_BYTES:
+        raise cur.fail(f"the metadata's strings exceed {MAX_KEPT_BYTES} bytes")
+    return tuple(out) if out is not None else None
 
 
 def read_gguf(path: Path, rel: str, keep: frozenset[str] = frozenset()) -> GGUFHeader:
