@@ -91,26 +91,29 @@ def build(name: str, layers: int, n_embd: int, n_ff: int, n_kv: int) -> Path:
     return path
 
 
-def measure(args: list[str], repeat: int) -> tuple[float, float, int]:
-    times, rss, code = [], 0.0, 0
+def measure(args: list[str], repeat: int) -> tuple[float, float, int, float]:
+    """Median wall time, peak RSS (MB), exit code, median CPU time (user + system: what a loaded machine's
+    wall time hides)."""
+    times, cpus, rss, code = [], [], 0.0, 0
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     for _ in range(repeat):
         start = time.perf_counter()
         proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         times.append(time.perf_counter() - start)
+        cpus.append(usage.ru_utime + usage.ru_stime)
         rss = max(rss, usage.ru_maxrss / 1024)
         code = os.waitstatus_to_exitcode(status)
-    return statistics.median(times), rss, code
+    return statistics.median(times), rss, code, statistics.median(cpus)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    print("| shape | file | tensors | check: wall (s) | check: peak RSS (MB) | exit | gguf.GGUFReader: wall (s) "
-          "| reader: peak RSS (MB) | our reader in-process (s) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| shape | file | tensors | check: wall (s) | check: CPU (s) | check: peak RSS (MB) | exit "
+          "| gguf.GGUFReader: wall (s) | reader: CPU (s) | reader: peak RSS (MB) | our reader in-process (s) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     sys.path.insert(0, str(ROOT))
     from hf_vocab_audit.io.gguf_header import read_gguf
 
@@ -121,8 +124,8 @@ def main() -> None:
         inproc = time.perf_counter() - start
         check = measure([sys.executable, "-m", "hf_vocab_audit", "check", str(path), "--format", "json"], args.repeat)
         reader = measure([sys.executable, "-c", READER, str(path)], args.repeat)
-        print(f"| {name} | {path.stat().st_size / 1e9:.1f} GB | {len(header.tensors)} | {check[0]:.2f} | {check[1]:.0f} "
-              f"| {check[2]} | {reader[0]:.2f} | {reader[1]:.0f} | {inproc:.2f} |")
+        print(f"| {name} | {path.stat().st_size / 1e9:.1f} GB | {len(header.tensors)} | {check[0]:.2f} | {check[3]:.2f} "
+              f"| {check[1]:.0f} | {check[2]} | {reader[0]:.2f} | {reader[3]:.2f} | {reader[1]:.0f} | {inproc:.2f} |")
 
 
 if __name__ == "__main__":
