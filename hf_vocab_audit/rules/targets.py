@@ -169,3 +169,42 @@ def vllm_undecodable_ids(t: TargetFacts):
         Location(tensor=name, token_id=ids[0]),
         details={"count": len(ids), "first": ids[0], "last": ids[-1]},
     )
+
+
+@rule("HVA951", "vllm-adapter-refused", Severity.ERROR, scope=Scope.TARGET)
+def vllm_adapter_refused(t: TargetFacts):
+    """vLLM will refuse this LoRA adapter: it saves whole embedding / lm_head matrices, `modules_to_save`
+    copies or trainable-token deltas, which vLLM's LoRA loader does not take.
+
+    Why:
+    vLLM serves LoRA adapters as low-rank deltas on the base's modules. Its PEFT config check refuses
+    `modules_to_save` ("vLLM only supports modules_to_save being None.", `PEFTHelper` in
+    `vllm/lora/peft_helper.py`, vLLM 0.7-0.10), and a saved tensor that is not a LoRA pair on an expected
+    module fails `LoRAModel.from_local_checkpoint` ("While loading ..., expected target modules in ... but
+    received ..."; vllm-project/vllm#9280). Cited from vLLM's source as known, not run here.
+
+    Fix:
+    Merge the adapter into its base and serve the merged checkpoint: `PeftModel.from_pretrained(base,
+    ADAPTER).merge_and_unload().save_pretrained(OUT)` (resize the base first if HVA801 says so), then
+    `hf-vocab-audit check OUT --target vllm`.
+    """
+    adapter = t.facts.adapter
+    if t.target != "vllm" or adapter is None:
+        return
+    reasons = []
+    if adapter.modules_to_save:
+        reasons.append(f"modules_to_save {list(adapter.modules_to_save)}: \"vLLM only supports modules_to_save being None.\"")
+    for saved in (adapter.saved_input, adapter.saved_output):
+        if saved is not None:
+            reasons.append(f"a whole {saved.name} ({saved.rows} rows, a resized vocabulary) is not a LoRA module")
+    if adapter.trainable_token_indices:
+        reasons.append(f"trainable_token_indices ({len(adapter.trainable_token_indices)} ids) save a "
+                       "trainable_tokens_delta, not a LoRA module")
+    if not reasons:
+        return
+    yield Hit(
+        "vLLM will refuse this adapter: " + "; ".join(reasons) + ". Merge it first: PeftModel.from_pretrained(base, "
+        f"'{adapter.folder.name}').merge_and_unload().save_pretrained(OUT)",
+        Location(file="adapter_config.json"),
+        details={"reasons": reasons},
+    )

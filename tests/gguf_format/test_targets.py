@@ -138,3 +138,21 @@ def test_cli_target_and_source(checkpoints, tmp_path: Path, run_cli) -> None:
     gguf_path = converted_like_llama_cpp(tmp_path / "m.gguf", checkpoints["spm"], "added_3_tokens_without_resize")
     code, out, _ = run_cli("check", gguf_path, "--source", checkpoints["added_3_tokens_without_resize"])
     assert code == 1 and "HVA910" in out
+
+
+def test_target_vllm_refused_adapters(tmp_path: Path) -> None:
+    """HVA951: an adapter that saved the resized embeddings (tokens added, model resized) is refused; a plain
+    LoRA on q/v is not."""
+    pytest.importorskip("peft")
+    from builders import checkpoint
+    from family_builders import adapter
+
+    base = checkpoint(tmp_path / "base")
+    plain = adapter(base, tmp_path / "plain")
+    assert "HVA951" not in codes(audit(plain, base=base, target_kind="vllm"))
+    resized = adapter(base, tmp_path / "resized", tokens=["<x1>", "<x2>"], resize=106)
+    (hit,) = codes(audit(resized, base=base, target_kind="vllm"))["HVA951"]
+    assert "not a LoRA module" in hit.message and "merge_and_unload" in hit.message
+    saved = adapter(base, tmp_path / "saved", modules_to_save=["lm_head"])
+    (hit,) = codes(audit(saved, base=base, target_kind="vllm"))["HVA951"]
+    assert "vLLM only supports modules_to_save being None." in hit.message
