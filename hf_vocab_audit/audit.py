@@ -97,6 +97,7 @@ def audit(
     in_memory = facts.tensors is not None and facts.tensors.format == MEMORY_FORMAT
     run = run_static(facts, rules, lines=not in_memory)
     extra: dict[str, Any] = {}
+    weight_facts = None
     if weights and in_memory:
         run += run_scope(rules, Scope.WEIGHTS, None, lambda _r: "the weight statistics read safetensors files; a live "
                          "model has none here (audit its saved folder with weights=True)")
@@ -120,7 +121,12 @@ def audit(
 
         run += run_scope(rules, Scope.TARGET, predict(facts, target_kind))
         if target_kind == "vllm":
-            extra["vllm"] = {"suppress_token_ids": undecodable_ids(facts)}
+            suppress = undecodable_ids(facts)
+            extra["vllm"] = {"suppress_token_ids": suppress}
+            if weight_facts is not None:  # --weights: untrained rows of tokens not in normal use (reserved)
+                reserved = [i for i in weight_facts.flagged_ids() if not weight_facts.used(i)]
+                extra["vllm"] = {"suppress_token_ids": sorted(set(suppress) | set(reserved)),
+                                 "untrained_reserved_ids": reserved}
     if facts.adapter is not None:
         from .facts.adapter_base import relocate_base_findings
 

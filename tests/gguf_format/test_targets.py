@@ -156,3 +156,17 @@ def test_target_vllm_refused_adapters(tmp_path: Path) -> None:
     saved = adapter(base, tmp_path / "saved", modules_to_save=["lm_head"])
     (hit,) = codes(audit(saved, base=base, target_kind="vllm"))["HVA951"]
     assert "vLLM only supports modules_to_save being None." in hit.message
+
+
+def test_target_vllm_with_weights_adds_untrained_reserved_rows(tmp_path: Path) -> None:
+    """--weights: a reserved special token whose rows were never trained (zero) joins the suppress list."""
+    from weights_builders import llama_with_rows
+
+    folder = llama_with_rows(tmp_path / "m", added=["<|reserved_0|>", "<|reserved_1|>"], zero=["<|reserved_1|>"],
+                             chat_template=None)
+    report = audit(folder, weights=True, target_kind="vllm")
+    section = report.extra["vllm"]
+    # <|reserved_1|> (101) zeroed; <pad> (3) is nn.Embedding's padding_idx row, zero from the start
+    assert section["untrained_reserved_ids"] == [3, 101]
+    assert {3, 101} <= set(section["suppress_token_ids"]) and 100 not in section["suppress_token_ids"]
+    assert audit(folder, target_kind="vllm").extra["vllm"] == {"suppress_token_ids": []}
