@@ -192,6 +192,10 @@ def check(
                                     "gguf (llama.cpp's converter) or vllm (engines sampling the whole lm_head).",
                                     rich_help_panel="GGUF and serving engines")
     ] = None,
+    suppress_ids_file: Annotated[
+        Optional[Path], typer.Option("--suppress-ids-file", help="With --target vllm: write the ids to suppress "
+                                     "at sampling time here, as a JSON list.", rich_help_panel="GGUF and serving engines")
+    ] = None,
 ) -> None:
     """Audit TARGET from its files alone: no weights are loaded, no code is executed.
 
@@ -210,6 +214,8 @@ def check(
         warnings.simplefilter("ignore")
     try:
         parse_selectors([*(select or []), *(ignore or [])], "--select/--ignore")
+        if suppress_ids_file is not None and target_kind != "vllm":
+            raise AuditError(suppress_ids_file, "--suppress-ids-file needs --target vllm")
     except AuditError as exc:
         _fail(str(exc), False)
     try:
@@ -235,6 +241,8 @@ def check(
         for entry in outcome.unused_allow:
             typer.echo(f"hf-vocab-audit: warning: {entry.where} ({entry.code}) matched no finding", err=True)
         write_outputs(outcome.report, pairs)
+        if suppress_ids_file is not None:
+            _write_suppress_ids(suppress_ids_file, outcome.report.extra)
     except AuditError as exc:
         _fail(str(exc), debug)
     except RecursionError:
@@ -344,3 +352,15 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _write_suppress_ids(path: Path, extra: dict[str, object]) -> None:
+    """The JSON list of ids a --target vllm audit says to suppress (a logits processor's or bad_words_ids' input)."""
+    import json
+
+    section = extra.get("vllm")
+    ids = section.get("suppress_token_ids", []) if isinstance(section, dict) else []
+    try:
+        path.write_text(json.dumps(ids) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise AuditError(path, f"cannot be written: {exc.strerror or exc}") from None

@@ -170,3 +170,11 @@ def test_target_vllm_with_weights_adds_untrained_reserved_rows(tmp_path: Path) -
     assert section["untrained_reserved_ids"] == [3, 101]
     assert {3, 101} <= set(section["suppress_token_ids"]) and 100 not in section["suppress_token_ids"]
     assert audit(folder, target_kind="vllm").extra["vllm"] == {"suppress_token_ids": []}
+
+
+def test_cli_writes_the_suppress_ids_file(checkpoints, tmp_path: Path, run_cli) -> None:
+    out = tmp_path / "ids.json"
+    code, _out, _err = run_cli("check", checkpoints["resized_to_72_rows"], "--target", "vllm", "--suppress-ids-file", out)
+    assert code == 0 and json.loads(out.read_text()) == list(range(64, 72))
+    code, _out, err = run_cli("check", checkpoints["healthy"], "--suppress-ids-file", out)
+    assert code == 2 and "--suppress-ids-file needs --target vllm" in err
