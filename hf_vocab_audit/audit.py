@@ -85,6 +85,7 @@ def audit(
     completion_only_loss: bool | None = None,
     packing: bool | None = None,
     trl_config: str | Path | None = None,
+    target_kind: str | None = None,
 ) -> Report:
     """Audit a local checkpoint folder from its files alone (no weights are loaded), or live objects.
 
@@ -104,6 +105,7 @@ def audit(
     trainer's settings (else read from ``trl_config`` or a ``sft_config.json``/``.yaml`` beside the data).
     ``datasets`` may also hold live ``datasets.Dataset``/``DatasetDict``/``IterableDataset``/
     ``IterableDatasetDict`` objects, read batch by batch (a streaming one is consumed once).
+    ``target_kind="gguf"`` / ``"vllm"`` adds what llama.cpp's converter / a serving engine will do (HVA92x, HVA95x).
     A PEFT adapter folder (``adapter_config.json``, no ``config.json``) is audited against its base
     (``base``, else its ``base_model_name_or_path``: a local folder or a Hub id) with the HVA8xx rules.
     The report's ``coverage`` says what was examined; anything the selected rules needed that was not
@@ -120,6 +122,7 @@ def audit(
     run = run_static(facts, rules, lines=not in_memory)
     extra: dict[str, Any] = {}
     df = None
+    weight_facts = None
     if weights and in_memory:
         run += run_scope(rules, Scope.WEIGHTS, None, lambda _r: "the weight statistics read safetensors files; a live "
                          "model has none here (audit its saved folder with weights=True)")
@@ -143,18 +146,31 @@ def audit(
                                  trl_config=str(trl_config) if trl_config is not None else None, live=live))
         run += run_dataset(df, rules)
         extra["dataset"] = dataset_section(df, specs)
+    if target_kind is not None:
+        from .facts.targets import predict, undecodable_ids
+
+        run += run_scope(rules, Scope.TARGET, predict(facts, target_kind))
+        if target_kind == "vllm":
+            suppress = undecodable_ids(facts)
+            extra["vllm"] = {"suppress_token_ids": suppress}
+            if weight_facts is not None:  # --weights: untrained rows of tokens not in normal use (reserved)
+                reserved = [i for i in weight_facts.flagged_ids() if not weight_facts.used(i)]
+                extra["vllm"] = {"suppress_token_ids": sorted(set(suppress) | set(reserved)),
+                                 "untrained_reserved_ids": reserved}
     if facts.adapter is not None:
         from .facts.adapter_base import relocate_base_findings
 
         run = replace(run, findings=tuple(relocate_base_findings(list(run.findings), facts)))
     return make_report(target, facts, run, start, extra, source=Source.MEMORY if in_memory else Source.FOLDER,
-                       rules_selected=auditable(rules, weights=weights, datasets=bool(datasets)), dataset=df)
+                       rules_selected=auditable(rules, weights=weights, datasets=bool(datasets),
+                                                target=target_kind is not None), dataset=df)
 
 
-def auditable(rules: list[Rule], *, weights: bool = False, datasets: bool = False) -> int:
-    """How many of the selected rules this audit set out to run: the static ones, and the weights and dataset
-    rules when those were asked for (batch rules belong to the runtime guard)."""
+def auditable(rules: list[Rule], *, weights: bool = False, datasets: bool = False, target: bool = False) -> int:
+    """How many of the selected rules this audit set out to run: the static ones, and the weights, dataset and
+    --target rules when those were asked for (batch rules belong to the runtime guard)."""
     scopes = {Scope.STATIC} | ({Scope.WEIGHTS} if weights else set()) | ({Scope.DATASET} if datasets else set())
+    scopes |= {Scope.TARGET} if target else set()
     return sum(1 for r in rules if r.scope in scopes)
 
 
@@ -192,3 +208,35 @@ def make_report(target: str, facts: Facts, run: RuleRun, start: float, extra: di
         source=source,
         coverage=coverage_of(facts, run, rules_selected, dataset),
     )
+
+
+def audit_gguf(path: str | Path, *, select: Iterable[str] | None = None,
+               ignore: Iterable[str] | None = None, source: str | Path | None = None,
+               tokenizer: str | Path | None = None) -> Report:
+    """Audit a GGUF file (or a folder holding one, or the first part of a sharded one) from its metadata and
+    tensor infos: the checkpoint rules that mean the same on a GGUF, located in it (file + metadata key),
+    and the GGUF rules (HVA90x). ``source``: the HF checkpoint folder it was converted from, compared id by
+    id (HVA91x). Raises :class:`AuditError` for a file that cannot be read safely."""
+    from .facts.gguf import gather_gguf, relocate_gguf_findings
+    from .facts.requirements import missing_fact
+    from .rules.gguf import NOT_FOR_GGUF
+
+    start = time.perf_counter()
+    rules = selected(select, ignore)
+    facts = gather_gguf(path)
+    assert facts.gguf is not None
+    run = run_scope(rules, Scope.STATIC, facts, lambda r: NOT_FOR_GGUF.get(r.code) or missing_fact(facts, r.requires))
+    run += run_scope(rules, Scope.GGUF, facts)
+    run = replace(run, findings=tuple(relocate_gguf_findings(list(run.findings), facts.gguf)))
+    extra: dict[str, Any] = {}
+    if source is not None:
+        from .facts.gguf_source import compare
+
+        hf = gather(os.fspath(source), os.fspath(tokenizer) if tokenizer is not None else None)
+        why = None if hf.tokenizer is not None else hf.missing.get("tokenizer", "the source has no tokenizer")
+        run += run_scope(rules, Scope.GGUF_SOURCE, compare(facts, hf, str(source)), lambda _r: why)
+        extra["gguf_source"] = str(source)
+    elif tokenizer is not None:
+        raise AuditError(Path(os.fspath(tokenizer)), "--tokenizer with a GGUF target names the source's tokenizer: "
+                         "pass --source HF_DIR too")
+    return make_report(str(path), facts, run, start, extra)

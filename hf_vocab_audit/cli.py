@@ -221,6 +221,19 @@ def check(
                                      "YAML) to read max_length and the loss settings from.",
                                      rich_help_panel="Chat and instruction data")
     ] = None,
+    source: Annotated[
+        Optional[Path], typer.Option("--source", help="GGUF TARGET: the HF checkpoint folder it was converted "
+                                     "from, compared id by id.", rich_help_panel="GGUF and serving engines")
+    ] = None,
+    target_kind: Annotated[
+        Optional[str], typer.Option("--target", help="Also say what this consumer will do with the checkpoint: "
+                                    "gguf (llama.cpp's converter) or vllm (engines sampling the whole lm_head).",
+                                    rich_help_panel="GGUF and serving engines")
+    ] = None,
+    suppress_ids_file: Annotated[
+        Optional[Path], typer.Option("--suppress-ids-file", help="With --target vllm: write the ids to suppress "
+                                     "at sampling time here, as a JSON list.", rich_help_panel="GGUF and serving engines")
+    ] = None,
 ) -> None:
     """Audit TARGET from its files alone: no weights are loaded, no code is executed.
 
@@ -229,6 +242,7 @@ def check(
     could not run.
     With --dataset, also stream the dataset and find every out-of-range id and label (HVA5xx).
     With --fix, write a repaired copy (see --output) and report the audit of that copy.
+    TARGET may be a GGUF file (llama.cpp's format); --source HF_DIR compares it with its HF checkpoint.
     """
     from .formats.outputs import pair_outputs, write_outputs
     from .gate import run_gate
@@ -239,6 +253,8 @@ def check(
         warnings.simplefilter("ignore")
     try:
         parse_selectors([*(select or []), *(ignore or [])], "--select/--ignore")
+        if suppress_ids_file is not None and target_kind != "vllm":
+            raise AuditError(suppress_ids_file, "--suppress-ids-file needs --target vllm")
     except AuditError as exc:
         _fail(str(exc), False)
     try:
@@ -259,6 +275,8 @@ def check(
                 trl_config=trl_config,
                 dataset_histograms=any(f.value == "html" for f in fmt or []),
                 progress=all(f is Format.text for f in fmt or []) and not output_file and sys.stderr.isatty(),
+                **({"source": source} if source is not None else {}),
+                **({"target_kind": target_kind} if target_kind is not None else {}),
             ),
             fix_options=dict(
                 output=output, unsafe_fixes=unsafe_fixes, pad_to_multiple_of=pad_to_multiple_of, force=force,
@@ -272,6 +290,8 @@ def check(
             if out_path is not None:
                 check_output_file(out_path, inputs)
         write_outputs(outcome.report, pairs)
+        if suppress_ids_file is not None:
+            _write_suppress_ids(suppress_ids_file, outcome.report.extra)
     except AuditError as exc:
         _fail(str(exc), debug)
     except RecursionError:
@@ -383,3 +403,15 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _write_suppress_ids(path: Path, extra: dict[str, object]) -> None:
+    """The JSON list of ids a --target vllm audit says to suppress (a logits processor's or bad_words_ids' input)."""
+    import json
+
+    section = extra.get("vllm")
+    ids = section.get("suppress_token_ids", []) if isinstance(section, dict) else []
+    try:
+        path.write_text(json.dumps(ids) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise AuditError(path, f"cannot be written: {exc.strerror or exc}") from None

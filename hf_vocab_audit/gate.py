@@ -93,8 +93,20 @@ def run_gate(
     if ref is None:
         settings = load_settings(folder if folder.is_dir() else None, cwd=cwd, config=config, overrides=overrides)
         from .facts.adapter import is_adapter
+        from .facts.gguf import is_gguf_target
 
-        if fix_options is not None and is_adapter(folder):  # refused, with the reasons
+        if is_gguf_target(folder):  # llama.cpp's format: metadata and tensor infos (audit_gguf)
+            from .audit import audit_gguf
+
+            if fix_options is not None or any((audit_options or {}).get(k) for k in ("weights", "datasets", "base",
+                                                                                     "target_kind")):
+                raise AuditError(target, "a GGUF is checked from its metadata only: --fix, --weights, --dataset, "
+                                 "--base and --target apply to a transformers checkpoint folder")
+            report = audit_gguf(folder, select=settings.select, ignore=settings.ignore, tokenizer=tokenizer,
+                                source=(audit_options or {}).get("source"))
+        elif (audit_options or {}).get("source") is not None:
+            raise AuditError(target, "--source HF_DIR applies to a GGUF target (check model.gguf --source HF_DIR)")
+        elif fix_options is not None and is_adapter(folder):  # refused, with the reasons
             from .fix.adapter_refusal import refuse_adapter_fix
 
             report = refuse_adapter_fix(folder, base=(audit_options or {}).get("base"), tokenizer=tokenizer,
@@ -111,11 +123,12 @@ def run_gate(
                                     accept=_acceptor(settings.allow), **fix_options)
         else:
             report = audit(folder, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore,
-                           **_chat_options(audit_options, settings))
+                           **{k: v for k, v in _chat_options(audit_options, settings).items() if k != "source"})
     else:
         if fix_options is not None:
             raise AuditError(target, "--fix needs a local checkpoint folder, not a Hub id")
-        flags = {"weights": "--weights", "datasets": "--dataset", "base": "--base"}
+        flags = {"weights": "--weights", "datasets": "--dataset", "base": "--base", "source": "--source",
+                 "target_kind": "--target"}
         local_only = [flag for key, flag in flags.items() if (audit_options or {}).get(key)]
         if local_only:
             options = ", ".join(local_only)

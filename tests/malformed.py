@@ -1749,6 +1749,218 @@ def repro_batch_400k_tokens(folder: Path) -> list[str]:
     return ["repro", str(_evidence(folder, 400_000)), str(folder)]
 
 
+# --- GGUF files (issue 23): every count checked against the bytes left before anything is read -----
+
+GGUF_TOKENS = [b"<unk>", b"<s>", b"</s>", b"a", b"b", b"c", b"d", b"e"]
+
+
+def _gs(raw: bytes) -> bytes:
+    return struct.pack("<Q", len(raw)) + raw
+
+
+def _gkv(key: str, vtype: int, payload: bytes) -> bytes:
+    return _gs(key.encode()) + struct.pack("<I", vtype) + payload
+
+
+def _gtokens(tokens: list[bytes] = GGUF_TOKENS, count: int | None = None) -> bytes:
+    body = b"".join(_gs(t) for t in tokens)
+    return _gkv("tokenizer.ggml.tokens", 9, struct.pack("<IQ", 8, len(tokens) if count is None else count) + body)
+
+
+def _gtensor(name: str = "token_embd.weight", dims: tuple[int, ...] = (HIDDEN, len(GGUF_TOKENS)),
+             gtype: int = 0, offset: int = 0) -> bytes:
+    return _gs(name.encode()) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims) \
+        + struct.pack("<IQ", gtype, offset)
+
+
+def gguf_bytes(kvs: list[bytes] | None = None, tensors: list[bytes] | None = None, *, data: bytes | None = None,
+               n_kv: int | None = None, n_tensors: int | None = None, version: int = 3, magic: bytes = b"GGUF",
+               pad: bool = True) -> bytes:
+    """A GGUF file from raw parts: magic, version, counts (overridable: a lying count), key/values, tensor
+    infos, padding to 32 bytes, data (default: one F32 token_embd of 8 x HIDDEN zeros)."""
+    kvs = [_gkv("general.architecture", 8, _gs(b"llama")), _gkv("tokenizer.ggml.model", 8, _gs(b"llama")),
+           _gtokens()] if kvs is None else kvs
+    tensors = [_gtensor()] if tensors is None else tensors
+    head = magic + struct.pack("<IQQ", version, len(tensors) if n_tensors is None else n_tensors,
+                               len(kvs) if n_kv is None else n_kv) + b"".join(kvs) + b"".join(tensors)
+    head += bytes(-len(head) % 32) if pad else b""
+    return head + (bytes(len(GGUF_TOKENS) * HIDDEN * 4) if data is None else data)
+
+
+def _gguf(folder: Path, raw: bytes, name: str = "model.gguf") -> list[str]:
+    (folder / name).write_bytes(raw)
+    return [str(folder / name)]
+
+
+@case("gguf", exit_codes=(0,))
+def gguf_healthy(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes())
+
+
+@case("gguf", "model.gguf")
+def gguf_shorter_than_header(folder: Path) -> list[str]:
+    return _gguf(folder, b"GGUF\x03\x00\x00")
+
+
+@case("gguf", "model.gguf")
+def gguf_bad_magic(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(magic=b"GGML"))
+
+
+@case("gguf", "model.gguf")
+def gguf_version_1(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(version=1))
+
+
+@case("gguf", "model.gguf")
+def gguf_big_endian(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(version=3 << 24))
+
+
+@case("gguf", "model.gguf")
+def gguf_kv_count_2_pow_60(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(n_kv=2**60))
+
+
+@case("gguf", "model.gguf")
+def gguf_kv_count_lies_by_one(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(n_kv=4, tensors=[], data=b"", pad=False))
+
+
+@case("gguf", "model.gguf")
+def gguf_tensor_count_2_pow_63(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(n_tensors=2**63))
+
+
+@case("gguf", "model.gguf")
+def gguf_key_length_2_pow_62(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(kvs=[struct.pack("<Q", 2**62) + b"k" * 64]))
+
+
+@case("gguf", "model.gguf")
+def gguf_string_of_1gb_in_a_sparse_file(folder: Path) -> list[str]:
+    """A chat template declared 1 GiB long, and the file really is that long (a hole)."""
+    head = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + _gs(b"tokenizer.chat_template") + struct.pack("<IQ", 8, 2**30)
+    sparse_file(folder / "model.gguf", len(head) + 2**30, head)
+    return [str(folder / "model.gguf")]
+
+
+@case("gguf", "model.gguf")
+def gguf_array_length_2_pow_60(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(kvs=[_gtokens(count=2**60)]))
+
+
+@case("gguf", "model.gguf")
+def gguf_array_lies_by_one(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(kvs=[_gtokens(count=len(GGUF_TOKENS) + 1)], tensors=[], data=b"", pad=False))
+
+
+@case("gguf", "model.gguf")
+def gguf_nested_array(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(kvs=[_gkv("x", 9, struct.pack("<IQ", 9, 1) + struct.pack("<IQ", 4, 0))]))
+
+
+@case("gguf", "model.gguf")
+def gguf_unknown_value_type(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(kvs=[_gkv("x", 77, b"\x00" * 8)]))
+
+
+@case("gguf", "model.gguf")
+def gguf_duplicate_key(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(kvs=[_gtokens(), _gtokens()]))
+
+
+@case("gguf", "model.gguf")
+def gguf_tokens_not_strings(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(kvs=[_gkv("tokenizer.ggml.tokens", 9, struct.pack("<IQ", 4, 2) + bytes(8))]))
+
+
+@case("gguf", "model.gguf")
+def gguf_bos_id_a_string(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(kvs=[_gtokens(), _gkv("tokenizer.ggml.bos_token_id", 8, _gs(b"1"))]))
+
+
+@case("gguf", "model.gguf")
+def gguf_alignment_zero(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(kvs=[_gtokens(), _gkv("general.alignment", 4, struct.pack("<I", 0))]))
+
+
+@case("gguf", "model.gguf")
+def gguf_tensor_offset_past_end(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(tensors=[_gtensor(offset=2**40)]))
+
+
+@case("gguf", "model.gguf")
+def gguf_tensor_offset_2_pow_64_minus_32(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(tensors=[_gtensor(offset=2**64 - 32)]))
+
+
+@case("gguf", "model.gguf")
+def gguf_tensor_offset_not_aligned(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(tensors=[_gtensor(offset=4)]))
+
+
+@case("gguf", "model.gguf")
+def gguf_tensor_dims_product_2_pow_128(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(tensors=[_gtensor(dims=(2**64 - 1, 2**64 - 1))]))
+
+
+@case("gguf", "model.gguf")
+def gguf_tensor_5_dims(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(tensors=[_gtensor(dims=(1, 1, 1, 1, 1))]))
+
+
+@case("gguf", "model.gguf")
+def gguf_tensor_unknown_ggml_type(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(tensors=[_gtensor(gtype=255)]))
+
+
+@case("gguf", "model.gguf")
+def gguf_duplicate_tensor(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(tensors=[_gtensor(), _gtensor()], data=bytes(2 * 8 * HIDDEN * 4)))
+
+
+@case("gguf", "model.gguf")
+def gguf_truncated_data(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes()[:-16])
+
+
+@case("gguf", "model-00001-of-00002.gguf")
+def gguf_shard_missing_part(folder: Path) -> list[str]:
+    kvs = [_gtokens(), _gkv("split.count", 2, struct.pack("<H", 2))]
+    return _gguf(folder, gguf_bytes(kvs=kvs), "model-00001-of-00002.gguf")
+
+
+@case("gguf", "model.gguf")
+def gguf_is_a_fifo(folder: Path) -> list[str]:
+    os.mkfifo(folder / "model.gguf")
+    return [str(folder / "model.gguf")]
+
+
+@case("gguf", exit_codes=(0, 1))
+def gguf_data_1gb_sparse(folder: Path) -> list[str]:
+    """A valid header over a 1 GiB data section that is a hole: only the header is read."""
+    raw = gguf_bytes(tensors=[_gtensor(dims=(HIDDEN, 2**26))], data=b"")
+    sparse_file(folder / "model.gguf", len(raw) + HIDDEN * 2**26 * 4, raw)
+    return [str(folder / "model.gguf")]
+
+
+@case("gguf", exit_codes=(0, 1))
+def gguf_token_invalid_utf8_and_control_chars(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(kvs=[_gtokens([b"\xff\xfe", b"\x1b[31m", b"\n"] + GGUF_TOKENS[3:])]))
+
+
+@case("gguf", exit_codes=(1,))
+def gguf_eos_id_u32_max(folder: Path) -> list[str]:
+    return _gguf(folder, gguf_bytes(kvs=[_gtokens(), _gkv("tokenizer.ggml.eos_token_id", 4, struct.pack("<I", 2**32 - 1))]))
+
+
+@case("gguf", exit_codes=(0, 1))
+def gguf_200k_metadata_keys(folder: Path) -> list[str]:
+    kvs = [_gtokens()] + [_gkv(f"k{i}", 4, struct.pack("<I", i)) for i in range(200_000)]
+    return _gguf(folder, gguf_bytes(kvs=kvs))
+
+
 # --- running the CLI on a case -------------------------------------------------------------------
 
 MEMORY_LIMIT = 3 * 2**30  # address space (RLIMIT_AS); importing torch alone maps ~1 GiB

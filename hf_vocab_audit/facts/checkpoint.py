@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..io.safetensors_header import TensorInfo
 from .adapter import AdapterFacts
@@ -11,6 +12,9 @@ from .config import ConfigFacts, GenerationFacts
 from .embeddings import EmbeddingFacts
 from .tensors import CheckpointTensors
 from .tokenizer import TokenizerFacts
+
+if TYPE_CHECKING:
+    from .gguf_facts import GGUFFacts
 
 
 @dataclass(frozen=True)
@@ -23,6 +27,7 @@ class Facts:
     embeddings: EmbeddingFacts | None
     missing: dict[str, str] = field(default_factory=dict)  # fact name -> why it is absent
     adapter: AdapterFacts | None = None  # set when auditing a PEFT adapter against these (base) facts
+    gguf: GGUFFacts | None = None  # set when the facts come from a GGUF file (facts.gguf)
 
     @property
     def input_rows(self) -> int | None:
@@ -78,6 +83,8 @@ class Facts:
         }
         if self.adapter is not None:
             out["adapter"] = self.adapter.summary(self.model_dir)
+        if self.gguf is not None:
+            out["gguf"] = self.gguf.summary()
         return out
 
 

@@ -23,7 +23,7 @@ NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 # Modules that register rules; each extension (dataset, weights) adds its own module here.
 RULE_MODULES = ("safety", "vocab", "vocab_biases", "special_tokens", "generation", "positions", "classification",
                 "dataset", "dataset_labels", "dataset_lm_labels", "dataset_alignment", "multimodal", "adapters",
-                "weights", "batch", "dataset_chat")
+                "weights", "batch", "dataset_chat", "gguf", "targets")
 
 
 class Scope(str, enum.Enum):
@@ -34,6 +34,9 @@ class Scope(str, enum.Enum):
     DATASET = "dataset"
     WEIGHTS = "weights"
     BATCH = "batch"  # checked by the runtime guard on live batches, never by an audit
+    GGUF = "gguf"  # facts only a GGUF file has (llama.cpp's format): run by `check model.gguf`
+    GGUF_SOURCE = "gguf-source"  # a GGUF against its HF checkpoint: `check model.gguf --source HF_DIR`
+    TARGET = "target"  # what a converter or engine will do with a checkpoint: `check DIR --target gguf|vllm`
 
     def __str__(self) -> str:
         return self.value

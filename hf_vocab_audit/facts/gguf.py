@@ -1,0 +1,293 @@
+"""The GGUF source: the facts of a ``.gguf`` file (llama.cpp's format) as the project's one :class:`Facts`,
+so the rules that mean the same thing on a GGUF (ids past ``token_embd``/``output`` rows, special ids out of
+range, chat-template markers, duplicate token strings) run unchanged, plus :class:`GGUFFacts` for the rules
+only a GGUF has (HVA90x). Metadata and tensor infos only (``io.gguf_header``); the tensor data is never read.
+
+A sharded GGUF (``name-00001-of-00003.gguf``) is read by its first part: the metadata is there, and the
+tensor infos of every part are gathered.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..core.findings import Finding
+from ..errors import AuditError
+from ..io.gguf_header import GGUFArray, GGUFHeader, read_gguf
+from ..io.safetensors_header import TensorInfo
+from .added_tokens import AddedTokenConflict, AddedTokenInfo
+from .checkpoint import Facts
+from .config import parse_config
+from .embeddings import EmbeddingFacts
+from .gguf_facts import GGUFFacts
+from .llama_cpp_tables import MATCHED_WHOLE, SPECIAL_ID_KEYS
+from .tensors import CheckpointTensors
+from .tokenizer import TokenizerFacts
+
+TOKENS = "tokenizer.ggml.tokens"
+TOKEN_TYPE = "tokenizer.ggml.token_type"
+CHAT_TEMPLATE = "tokenizer.chat_template"
+KEEP = frozenset({TOKENS, TOKEN_TYPE})
+SHARD_RE = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
+MAX_SHARDS = 1024
+GGUF_FORMAT = "gguf"
+
+
+def is_gguf_target(path: Path) -> bool:
+    """A ``.gguf`` file, or a folder that holds one and no ``config.json`` (then it is not an HF checkpoint)."""
+    if path.suffix == ".gguf" and not path.is_dir():
+        return True
+    return path.is_dir() and not (path / "config.json").exists() and any(path.glob("*.gguf"))
+
+
+def locate_gguf(path: Path) -> Path:
+    """The GGUF file to read: ``path`` itself, or the one GGUF (or first shard) in a folder."""
+    if not path.exists():
+        raise AuditError(path, "does not exist")
+    if not path.is_dir():
+        return path
+    found = sorted(p for p in path.glob("*.gguf") if p.is_file())
+    firsts = [p for p in found if not SHARD_RE.match(p.name) or SHARD_RE.match(p.name)["no"] == "00001"]  # type: ignore[index]
+    if len(firsts) != 1:
+        names = ", ".join(p.name for p in firsts[:5]) or "none"
+        raise AuditError(path, f"holds {len(firsts)} GGUF files ({names}); pass the one to check")
+    return firsts[0]
+
+
+def _int(header: GGUFHeader, key: str) -> int | None:
+    value = header.metadata.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise AuditError(header.path, f"metadata {key} must be an integer, not {type(value).__name__}")
+    return value
+
+
+def _str(header: GGUFHeader, key: str) -> str | None:
+    value = header.metadata.get(key)
+    if value is not None and not isinstance(value, str):
+        raise AuditError(header.path, f"metadata {key} must be a string, not {type(value).__name__}")
+    return value
+
+
+def _array(header: GGUFHeader, key: str) -> GGUFArray | None:
+    value = header.metadata.get(key)
+    if value is not None and not isinstance(value, GGUFArray):
+        raise AuditError(header.path, f"metadata {key} must be an array, not {type(value).__name__}")
+    return value
+
+
+def _shards(first: Path, header: GGUFHeader) -> list[Path]:
+    count = _int(header, "split.count")
+    match = SHARD_RE.match(first.name)
+    if not count or count <= 1:
+        return []
+    if count > MAX_SHARDS:
+        raise AuditError(first, f"split.count {count} is over the limit of {MAX_SHARDS}")
+    if match is None or match["no"] != "00001" or int(match["count"]) != count:
+        raise AuditError(first, f"split.count is {count} but the file is not named <name>-00001-of-{count:05d}.gguf")
+    parts = [first.with_name(f"{match['stem']}-{i:05d}-of-{count:05d}.gguf") for i in range(2, count + 1)]
+    for part in parts:
+        if not part.is_file():
+            raise AuditError(first, f"is part 1 of {count}, but part {part.name} is missing")
+    return parts
+
+
+def read_gguf_facts(path: Path) -> tuple[GGUFFacts, Path, dict[str, TensorInfo]]:
+    """The GGUF facts of ``path`` (a file or a folder holding one), the file read, and every tensor by name."""
+    first = locate_gguf(path)
+    header = read_gguf(first, first.name, KEEP)
+    tensors = list(header.tensors)
+    files = [first.name]
+    for part in _shards(first, header):
+        other = read_gguf(part, part.name)
+        tensors.extend(other.tensors)
+        files.append(part.name)
+    by_name: dict[str, TensorInfo] = {}
+    for info in tensors:
+        if info.name in by_name:
+            raise AuditError(first.parent / info.file, f"tensor {info.name!r} is also in {by_name[info.name].file}")
+        by_name[info.name] = info
+    arch = _str(header, "general.architecture")
+    tokens_arr = _array(header, TOKENS)
+    types_arr = _array(header, TOKEN_TYPE)
+    tokens = tuple(str(t) for t in (tokens_arr.values or ())) if tokens_arr else ()
+    if tokens_arr is not None and tokens_arr.item_type != 8:
+        raise AuditError(first, f"metadata {TOKENS} must be an array of strings")
+    types = tuple(int(t) for t in types_arr.values or ()) if types_arr is not None else None  # type: ignore[call-overload]
+    specials: dict[str, int] = {}
+    for role, key in SPECIAL_ID_KEYS.items():
+        value = _int(header, key)
+        if value is not None:
+            specials[role] = value
+    scores, merges = _array(header, "tokenizer.ggml.scores"), _array(header, "tokenizer.ggml.merges")
+    return GGUFFacts(
+        file=first.name,
+        files=tuple(files),
+        version=header.version,
+        arch=arch,
+        tokenizer_model=_str(header, "tokenizer.ggml.model"),
+        pre=_str(header, "tokenizer.ggml.pre"),
+        tokens=tokens,
+        token_types=types,
+        n_scores=scores.count if scores else None,
+        n_merges=merges.count if merges else None,
+        special_ids=specials,
+        chat_template=_str(header, CHAT_TEMPLATE),
+        vocab_size=_int(header, f"{arch}.vocab_size") if arch else None,
+        context_length=_int(header, f"{arch}.context_length") if arch else None,
+        token_embd=by_name.get("token_embd.weight"),
+        output=by_name.get("output.weight"),
+    ), first, by_name
+
+
+class GGUFVocab:
+    """The few ``tokenizers.Tokenizer`` methods the rules call, over a GGUF's token list.
+
+    ``encode`` splits text the way llama.cpp does with ``parse_special``: whole control / user-defined /
+    unknown tokens first (longest first), then the rest. The rest is NOT run through llama.cpp's BPE or
+    SentencePiece: it is cut greedily into the longest vocabulary pieces shorter than the fragment, which is
+    enough to say "this marker is not one token" (HVA205) and which ids a marker that is one token has.
+    """
+
+    def __init__(self, gf: GGUFFacts) -> None:
+        self._gf = gf
+        self._ids: dict[str, int] = dict(zip(gf.tokens, range(gf.n_tokens)))  # a duplicated string: its last id
+        types = gf.token_types or ()
+        whole = sorted({t for t, kind in zip(gf.tokens, types) if kind in MATCHED_WHOLE and t},
+                       key=lambda t: (-len(t), t))
+        self._whole = re.compile("(" + "|".join(map(re.escape, whole)) + ")") if whole else None
+        self._longest = max(map(len, gf.tokens), default=0)
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._ids.get(token)
+
+    def id_to_token(self, token_id: int) -> str | None:
+        tokens = self._gf.tokens
+        return tokens[token_id] if 0 <= token_id < len(tokens) else None
+
+    def encode_batch(self, texts: list[str], add_special_tokens: bool = False) -> list[_Encoding]:
+        return [_Encoding(self._encode(t)) for t in texts]
+
+    encode_batch_fast = encode_batch
+
+    def _encode(self, text: str) -> list[int]:
+        if self._whole is None:
+            return self._pieces(text)
+        out: list[int] = []
+        for n, part in enumerate(self._whole.split(text)):
+            if n % 2:
+                out.append(self._ids[part])
+            elif part:
+                out.extend(self._pieces(part))
+        return out
+
+    def _pieces(self, text: str) -> list[int]:
+        out: list[int] = []
+        pos = 0
+        while pos < len(text):
+            for length in range(min(self._longest, len(text) - pos, len(text) - 1 or 1), 0, -1):
+                found = self._ids.get(text[pos : pos + length])
+                if found is not None:
+                    out.append(found)
+                    pos += length
+                    break
+            else:
+                out.append(self._gf.special_ids.get("unk", -1))
+                pos += 1
+        return out
+
+
+@dataclass(frozen=True)
+class _Encoding:
+    ids: list[int]
+
+
+def _conflicts(gf: GGUFFacts) -> tuple[AddedTokenConflict, ...]:
+    """Token strings listed at more than one id: llama.cpp's text-to-id map is then smaller than its token
+    list, and its vocabulary loader asserts they are equal (the process aborts, even ``vocab_only``)."""
+    if len(set(gf.tokens)) == gf.n_tokens:
+        return ()  # the common case, decided in C
+    first: dict[str, list[int]] = {}
+    for i, token in enumerate(gf.tokens):
+        first.setdefault(token, []).append(i)
+    out = []
+    for token, ids in first.items():
+        if len(ids) > 1:
+            out.append(AddedTokenConflict(
+                gf.file, f"{TOKENS} lists {token!r} at ids {ids[:5]}: llama.cpp aborts loading the vocabulary "
+                "(GGML_ASSERT(id_to_token.size() == token_to_id.size()) failed)",
+                tuple(ids), (token,) * len(ids)))
+    return tuple(out)
+
+
+def gguf_tokenizer(gf: GGUFFacts, folder: Path) -> TokenizerFacts:
+    """The GGUF's vocabulary as :class:`TokenizerFacts` (special ids as declared in the GGUF)."""
+    vocab = GGUFVocab(gf)
+    special: dict[str, tuple[str, int | None]] = {r: (vocab.id_to_token(i) or "", i) for r, i in gf.special_ids.items()}
+    added = tuple(
+        AddedTokenInfo(i, t, kind == 3)
+        for i, (t, kind) in enumerate(zip(gf.tokens, gf.token_types or ())) if kind in (3, 4)
+    )
+    return TokenizerFacts(
+        folder=folder, source=GGUF_FORMAT, files=(gf.file,), length=gf.n_tokens, max_id=gf.n_tokens - 1,
+        ids=tuple(range(gf.n_tokens)), added_tokens=added, special_tokens=special, extra_special_tokens=(),
+        model_max_length=None, chat_template=gf.chat_template,
+        chat_template_file=gf.file if gf.chat_template else None, tokenizer_class=None, model_input_names=(),
+        pair_type_ids=(), conflicts=_conflicts(gf), auto_map=None, backend=vocab,
+    )  # fmt: skip
+
+
+def gather_gguf(path: str | Path) -> Facts:
+    """Every fact of a GGUF file (or a folder holding one) that the rules read, as one :class:`Facts`."""
+    gf, first, by_name = read_gguf_facts(Path(path))
+    folder = first.parent
+    config = parse_config(
+        {"model_type": gf.arch, "max_position_embeddings": gf.context_length,
+         "tie_word_embeddings": gf.output is None},
+        first,
+    )  # fmt: skip
+    missing: dict[str, str] = {"generation_config": "a GGUF has no generation_config.json"}
+    tokenizer = gguf_tokenizer(gf, folder) if gf.tokens else None
+    if tokenizer is None:
+        missing["tokenizer"] = f"{gf.file} has no {TOKENS}"
+    tensors = CheckpointTensors(GGUF_FORMAT, gf.files, None, by_name)
+    embeddings = EmbeddingFacts(gf.token_embd, gf.output, gf.output is None, None, None, None, ())
+    if gf.token_embd is None:
+        missing["input_embedding"] = f"{gf.file} has no token_embd.weight"
+    if not by_name:
+        missing["tensors"] = f"{gf.file} holds no tensors (a vocabulary-only GGUF)"
+    return Facts(folder, config, None, tokenizer, tensors, embeddings, missing, gguf=gf)
+
+
+def relocate_gguf_findings(findings: list[Finding], gf: GGUFFacts) -> list[Finding]:
+    """Findings of the checkpoint rules, located in the GGUF: file + metadata key instead of the HF file
+    names a checkpoint's findings carry (``tokenizer``'s ``bos_token`` is ``tokenizer.ggml.bos_token_id``)."""
+    out = []
+    for f in findings:
+        loc = f.location
+        message = f.message
+        if loc.file in ("tokenizer", "tokenizer_config.json") and loc.key and loc.key.endswith("_token"):
+            role = loc.key.removesuffix("_token")
+            key = SPECIAL_ID_KEYS.get(role, loc.key)
+            message = message.replace(f"{loc.file} {loc.key}", f"{gf.file} {key}", 1)
+            loc = replace(loc, file=gf.file, key=key)
+        elif loc.file == gf.file and loc.key is None and f.code in ("HVA205", "HVA206"):
+            loc = replace(loc, key=CHAT_TEMPLATE)
+        elif loc.file == gf.file and loc.key is None and f.code == "HVA207":
+            loc = replace(loc, key=TOKENS)
+        elif loc.tensor in ("token_embd.weight", "output.weight") and loc.key is None:
+            loc = replace(loc, key=TOKENS)
+        if loc.token == "":
+            loc = replace(loc, token=None)
+        if f.fix is not None or f.code in FIXED_IN_HF:  # --fix repairs HF folders, not GGUF files
+            f = replace(f, fix=None, hint=FIX_IN_HF)
+        out.append(replace(f, location=loc, message=message))
+    return out
+
+
+FIXED_IN_HF = ("HVA101", "HVA102", "HVA201", "HVA205", "HVA206", "HVA207")
+FIX_IN_HF = ("fix the HF checkpoint the GGUF came from (`hf-vocab-audit check HF_DIR --fix` grows its embeddings; "
+             "`--target gguf` says what the converter will do) and convert it again")

@@ -1,0 +1,104 @@
+"""What a converter or a serving engine will make of an HF checkpoint (``check HF_DIR --target gguf|vllm``),
+predicted from the facts alone.
+
+``gguf``: llama.cpp's ``convert_hf_to_gguf.py`` (as vendored by llama-cpp-python 0.3.36) takes one of two
+vocabulary paths. With a ``tokenizer.model`` it reads the SentencePiece model, then added tokens from
+``added_tokens.json`` and ``tokenizer_config.json``'s ``added_tokens_decoder`` only; ids past ``vocab_size``
+are dropped ("ignore token N: id is out of range"), and every id it found no token for becomes ``[PAD{i}]``.
+Otherwise (BPE) it loads ``AutoTokenizer``, asserts ``max(tokenizer.vocab.values()) < vocab_size``, names the
+pre-tokenizer from a hash of how the tokenizer splits a test text, and fills missing ids with ``[PAD{i}]``.
+
+``vllm``: an engine samples from every lm_head row; the ids past the tokenizer cannot be detokenized.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import AuditError
+from ..io.jsonfile import read_json_object
+from .checkpoint import Facts
+from .llama_cpp_tables import CHKTXT, PRE_TOKENIZER_HASHES
+
+TARGETS = ("gguf", "vllm")
+
+
+@dataclass(frozen=True)
+class TargetFacts:
+    """The checkpoint's facts and what the target will do with them."""
+
+    facts: Facts
+    target: str
+    path: str = ""  # "sentencepiece" or "bpe" (gguf)
+    vocab_size: int | None = None  # what the converter sizes the vocabulary by
+    declared_added: frozenset[int] = frozenset()  # ids the SentencePiece path reads as added tokens
+    pre_hash: str | None = None
+    pre_name: str | None = None
+    hash_error: str | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+def _declared_added(folder: Path) -> frozenset[int]:
+    """Ids of the added tokens the SentencePiece path reads (added_tokens.json, added_tokens_decoder)."""
+    ids: set[int] = set()
+    for name, key in (("added_tokens.json", None), ("tokenizer_config.json", "added_tokens_decoder")):
+        path = folder / name
+        if not path.is_file():
+            continue
+        raw = read_json_object(path)
+        table = raw if key is None else raw.get(key) or {}
+        if not isinstance(table, dict):
+            continue
+        values = table.values() if key is None else table.keys()
+        for value in values:
+            try:
+                ids.add(int(value))
+            except (TypeError, ValueError):
+                continue
+    return frozenset(ids)
+
+
+def predict(facts: Facts, target: str) -> TargetFacts:
+    if target not in TARGETS:
+        raise AuditError(None, f"--target must be one of {', '.join(TARGETS)}, not {target!r}")
+    if target == "vllm":
+        return TargetFacts(facts, target)
+    tok = facts.tokenizer
+    folder = tok.folder if tok is not None else facts.model_dir
+    spm = (folder / "tokenizer.model").is_file()
+    vocab_size = facts.config.vocab_size
+    if tok is None:
+        return TargetFacts(facts, target, "sentencepiece" if spm else "bpe", vocab_size)
+    if spm:
+        return TargetFacts(facts, target, "sentencepiece", vocab_size, _declared_added(folder))
+    try:
+        ids = tok.backend.encode(CHKTXT).ids
+        digest = hashlib.sha256(str(list(ids)).encode()).hexdigest()
+        return TargetFacts(facts, target, "bpe", vocab_size if vocab_size is not None else tok.length,
+                           pre_hash=digest, pre_name=PRE_TOKENIZER_HASHES.get(digest))
+    except Exception as exc:  # noqa: BLE001 - the tokenizer library on an untrusted tokenizer
+        return TargetFacts(facts, target, "bpe", vocab_size, hash_error=f"{exc.__class__.__name__}: {exc}"[:200])
+
+
+def base_vocab_size(facts: Facts) -> int:
+    """Ids of the tokenizer's model before added tokens (the SentencePiece pieces)."""
+    tok = facts.tokenizer
+    if tok is None:
+        return 0
+    try:
+        return int(tok.backend.get_vocab_size(with_added_tokens=False))
+    except Exception:  # noqa: BLE001 - a shim without the option
+        return tok.length
+
+
+def undecodable_ids(facts: Facts) -> list[int]:
+    """Ids the model can sample (lm_head rows) that the tokenizer has no token for: the padding rows past
+    its largest id, and the holes below it."""
+    tok, emb = facts.tokenizer, facts.embeddings
+    rows = emb.output_rows if emb is not None else None
+    if tok is None or rows is None:
+        return []
+    have = set(tok.ids)
+    return [i for i in range(rows) if i not in have]

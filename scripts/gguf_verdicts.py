@@ -1,0 +1,244 @@
+#!/usr/bin/env python
+"""Record what llama.cpp itself does with each GGUF case of tests/gguf_builders.py, and what its converter
+does with tiny HF checkpoints, into tests/data/gguf_verdicts.json (the fast tests replay these verdicts).
+
+    pip download --no-deps --no-binary=:all: llama-cpp-python==0.3.36 -d SRC && tar xzf SRC/*.tar.gz -C SRC
+    CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \\
+        pip install SRC/llama_cpp_python-0.3.36.tar.gz          # a CPU build, ~15 min on one core
+    python scripts/gguf_verdicts.py --sdist SRC/llama_cpp_python-0.3.36 [--out tests/data/gguf_verdicts.json]
+
+Steps: (1) build a tiny Llama checkpoint (SentencePiece tokenizer of 64 pieces, 64 embedding rows) and
+convert it with the sdist's own ``convert_hf_to_gguf.py`` (``--outtype f32``); also convert the same
+checkpoint after ``add_tokens`` of 3 tokens without a resize, and after a resize to a multiple of 8;
+(2) for every case, rewrite the converted GGUF with the case's tokenizer edits (``gguf.GGUFWriter``; the
+tensors as converted) and load it with ``llama_cpp.Llama`` in a child process, vocabulary only and in
+full, tokenizing the case's probe text; (3) extract the BPE pre-tokenizers llama.cpp knows from its
+``src/llama-vocab.cpp``. Nothing of llama.cpp is copied into the project: only these observations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+LOG_PATTERNS = ("check_tensor_dims", "wrong shape", "unknown pre-tokenizer", "unknown tokenizer",
+                "missing pre-tokenizer", "bad special token", "control-looking token", "Failed to load",
+                "ignore token", "out of range", "Padding vocab", "AssertionError", "NotImplementedError",
+                "error", "GGML_ASSERT", "what():")
+
+
+def scrub(text: str) -> str:
+    """``text`` without the folders of this machine (temporary files, the build folder): file names stay."""
+    return re.sub(r"(?:/[^\s/'\"]+)+/", "", text)
+
+
+def relevant(text: str) -> list[str]:
+    """The log lines that say why (deduplicated, in order, trimmed)."""
+    out: list[str] = []
+    for line in text.splitlines():
+        line = scrub(re.sub(r"\s+", " ", line.strip()))[:300]
+        if any(p in line for p in LOG_PATTERNS) and line not in out:
+            out.append(line)
+    return out[:12]
+
+
+# --- the tiny HF checkpoints: tests/gguf_builders.py (train_spm, hf_checkpoint, bpe_checkpoint) -------------
+
+from gguf_builders import bpe_checkpoint, hf_checkpoint, train_spm  # noqa: E402
+
+
+def convert(sdist: Path, model: Path, out: Path) -> dict[str, object]:
+    vendor = sdist / "vendor" / "llama.cpp"
+    env = {**os.environ, "PYTHONPATH": str(vendor / "gguf-py"), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, str(vendor / "convert_hf_to_gguf.py"), str(model), "--outfile", str(out),
+                           "--outtype", "f32"], capture_output=True, text=True, env=env, timeout=600)
+    result: dict[str, object] = {"converted": proc.returncode == 0 and out.exists(),
+                                 "log": relevant(proc.stdout + proc.stderr)}
+    if result["converted"]:
+        result |= gguf_shape(out)
+    return result
+
+
+def gguf_shape(path: Path) -> dict[str, object]:
+    import gguf
+
+    reader = gguf.GGUFReader(path)
+    tokens = reader.fields["tokenizer.ggml.tokens"]
+    shapes = {t.name: [int(d) for d in reversed(t.shape)] for t in reader.tensors
+              if t.name in ("token_embd.weight", "output.weight")}
+    n = len(tokens.data)
+    texts = [bytes(tokens.parts[i]).decode("utf-8", "replace") for i in tokens.data]
+    return {"tokens": n, "last_tokens": texts[-4:], "shapes": shapes,
+            "pad_fillers": sum(t.startswith("[PAD") for t in texts)}
+
+
+def write_complete_base(path: Path) -> Path:
+    """A complete 1-layer Llama GGUF over the healthy base vocabulary of tests/gguf_builders.py, written with
+    GGUFWriter alone (no converter): what the slow test loads where only llama_cpp is installed."""
+    import gguf
+    import numpy as np
+    from gguf_builders import N_EMBD, base_vocab, write_vocab
+
+    vocab = base_vocab()
+    n, ff, rng = len(vocab.tokens), 32, np.random.default_rng(0)
+    writer = gguf.GGUFWriter(path, "llama")
+    writer.add_context_length(128)
+    writer.add_embedding_length(N_EMBD)
+    writer.add_block_count(1)
+    writer.add_feed_forward_length(ff)
+    writer.add_head_count(2)
+    writer.add_head_count_kv(2)
+    writer.add_rope_dimension_count(N_EMBD // 2)
+    writer.add_layer_norm_rms_eps(1e-6)
+    write_vocab(writer, vocab)
+    shapes = {"token_embd.weight": (n, N_EMBD), "output_norm.weight": (N_EMBD,), "output.weight": (n, N_EMBD),
+              "blk.0.attn_norm.weight": (N_EMBD,), "blk.0.attn_q.weight": (N_EMBD, N_EMBD),
+              "blk.0.attn_k.weight": (N_EMBD, N_EMBD), "blk.0.attn_v.weight": (N_EMBD, N_EMBD),
+              "blk.0.attn_output.weight": (N_EMBD, N_EMBD), "blk.0.ffn_norm.weight": (N_EMBD,),
+              "blk.0.ffn_gate.weight": (ff, N_EMBD), "blk.0.ffn_up.weight": (ff, N_EMBD),
+              "blk.0.ffn_down.weight": (N_EMBD, ff)}
+    for name, shape in shapes.items():
+        data = np.ones(shape, np.float32) if len(shape) == 1 else rng.normal(0, 0.02, shape).astype(np.float32)
+        writer.add_tensor(name, data)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+# --- the GGUF cases --------------------------------------------------------------------------------
+
+
+def rewrite(base: Path, case, out: Path) -> str | None:
+    """``base`` (converted by llama.cpp) with ``case``'s tokenizer edits; every other key and tensor kept.
+    Returns the case's probe text over the edited vocabulary."""
+    import gguf
+    from gguf_builders import Vocab, apply_case, probe_of, write_vocab
+
+    reader = gguf.GGUFReader(base)
+
+    def strings(key: str) -> list[str]:
+        f = reader.fields[key]
+        return [bytes(f.parts[i]).decode("utf-8") for i in f.data]
+
+    def ints(key: str) -> list:
+        f = reader.fields[key]
+        return [f.parts[i].tolist()[0] for i in f.data]
+
+    vocab = Vocab("llama", "default", strings("tokenizer.ggml.tokens"), ints("tokenizer.ggml.token_type"),
+                  [float(x) for x in ints("tokenizer.ggml.scores")], None,
+                  {"bos_token_id": 1, "eos_token_id": 2, "unknown_token_id": 0})
+    vocab = apply_case(case, vocab)
+    arch = bytes(reader.fields["general.architecture"].parts[-1]).decode()
+    writer = gguf.GGUFWriter(out, arch)
+    for key, field in reader.fields.items():
+        if key.startswith(("GGUF.", "tokenizer.", "general.architecture")):
+            continue
+        vtype = field.types[0]
+        if vtype == gguf.GGUFValueType.ARRAY:
+            continue
+        value = bytes(field.parts[-1]).decode() if vtype == gguf.GGUFValueType.STRING else field.parts[-1].tolist()[0]
+        writer.add_key_value(key, value, vtype)
+    write_vocab(writer, vocab)
+    if case.template:
+        writer.add_chat_template(case.template)
+    for t in reader.tensors:
+        writer.add_tensor(t.name, t.data.reshape([int(d) for d in reversed(t.shape)]), raw_dtype=t.tensor_type)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return probe_of(case, vocab)
+
+
+CHILD = r"""
+import json, sys
+import llama_cpp
+path, probe = sys.argv[1], sys.argv[2] or None
+out = {}
+for mode in ("vocab_only", "full"):
+    try:
+        llm = llama_cpp.Llama(path, vocab_only=(mode == "vocab_only"), n_ctx=32, verbose=True)
+    except Exception as exc:
+        out[mode] = {"loads": False, "error": str(exc)[:200]}
+        continue
+    entry = {"loads": True, "n_vocab": llm.n_vocab(), "eos": llm.token_eos(), "bos": llm.token_bos()}
+    if probe:
+        entry["probe_ids"] = llm.tokenize(probe.encode(), add_bos=False, special=True)
+    if mode == "full":
+        llm.eval([llm.token_bos()])
+        entry["forward"] = True
+    out[mode] = entry
+print("VERDICT" + json.dumps(out))
+"""
+
+
+def load(path: Path, probe: str | None) -> dict[str, object]:
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(path), probe or ""], capture_output=True, text=True,
+                          timeout=300)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("VERDICT")), None)
+    verdict: dict[str, object] = json.loads(scrub(line[7:])) if line else {"crashed": proc.returncode}
+    verdict["log"] = relevant(proc.stderr)
+    return verdict
+
+
+def known_pre_tokenizers(sdist: Path) -> list[str]:
+    source = (sdist / "vendor" / "llama.cpp" / "src" / "llama-vocab.cpp").read_text(encoding="utf-8")
+    return sorted(set(re.findall(r'tokenizer_pre == "([^"]+)"', source)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--sdist", type=Path, required=True, help="the unpacked llama-cpp-python source")
+    parser.add_argument("--out", type=Path, default=ROOT / "tests" / "data" / "gguf_verdicts.json")
+    args = parser.parse_args()
+    import llama_cpp
+    from gguf_builders import CASES
+
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        spm_model = train_spm(tmp)
+        converter: dict[str, object] = {}
+        for name, kwargs in (("healthy", {}), ("added_3_tokens_without_resize", {"added": ["<t1>", "<t2>", "<t3>"]}),
+                             ("resized_to_72_rows", {"resize": 72}),
+                             ("added_3_tokens_resized_to_72_rows", {"added": ["<t1>", "<t2>", "<t3>"], "resize": 72})):
+            model = hf_checkpoint(tmp / name, spm_model, **kwargs)
+            out = tmp / f"{name}.gguf"
+            result = convert(args.sdist, model, out)
+            if result["converted"]:
+                result["llama_cpp"] = load(out, None)
+            converter[name] = result
+        for name, kwargs in (("bpe_trained_here", {}),):
+            model = bpe_checkpoint(tmp / name, **kwargs)
+            converter[name] = convert(args.sdist, model, tmp / f"{name}.gguf")
+        base = tmp / "healthy.gguf"
+        cases: dict[str, object] = {}
+        for case in CASES:
+            out = tmp / f"case-{case.name}.gguf"
+            probe = rewrite(base, case, out)
+            cases[case.name] = load(out, probe) | {"probe": probe}
+            print(case.name, json.dumps(cases[case.name])[:200], flush=True)
+    record = {
+        "llama_cpp": f"llama-cpp-python {llama_cpp.__version__} (its vendored llama.cpp and convert_hf_to_gguf.py)",
+        "how": "python scripts/gguf_verdicts.py --sdist <unpacked llama-cpp-python sdist>",
+        "known_pre_tokenizers": known_pre_tokenizers(args.sdist),
+        "converter": converter,
+        "cases": cases,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,232 @@
+"""Build GGUF files with llama.cpp's own writer (``gguf.GGUFWriter``), and the cases whose verdicts
+``scripts/gguf_verdicts.py`` records by loading the same edits with llama.cpp itself.
+
+A case is a set of edits to a healthy tiny Llama GGUF (SentencePiece-style vocabulary, rows == tokens).
+Fast tests write the metadata and the two vocabulary matrices only; the script applies the same edits to a
+complete GGUF converted by llama.cpp's ``convert_hf_to_gguf.py`` so that llama.cpp can load and run it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+N_EMBD = 16
+BASE_TOKENS = ["<unk>", "<s>", "</s>"] + [f"▁w{i}" for i in range(61)]  # 64 tokens
+BASE_TYPES = [2, 3, 3] + [1] * 61
+BPE_TOKENS = ["<|endoftext|>", "<s>", "</s>", "a", "b", "c", "ab", "abc", "Ġ", "Ġa"] + [f"x{i}" for i in range(54)]
+BPE_MERGES = ["a b", "ab c", "Ġ a"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """Edits to the healthy GGUF: what llama.cpp is asked to load, and the rule codes the audit must report."""
+
+    name: str
+    add: tuple[tuple[str, int], ...] = ()  # (token, type) appended to the token list
+    drop: int = 0  # tokens removed from the end of the list (rows unchanged)
+    retype: tuple[tuple[int, int], ...] = ()  # (id, type)
+    rename: tuple[tuple[int, str], ...] = ()  # (id, new text)
+    model: str | None = None  # tokenizer.ggml.model (None: keep "llama")
+    pre: str | None = "keep"  # tokenizer.ggml.pre ("keep": as converted; None: removed)
+    specials: tuple[tuple[str, int], ...] = ()  # (GGUF key suffix, id), e.g. ("eos_token_id", 999)
+    expect: tuple[str, ...] = ()  # error/warning codes the audit must report
+    probe: str | None = None  # text llama.cpp tokenizes (special=True) for the verdict
+    copy: tuple[tuple[int, int], ...] = ()  # (from id, to id): the token text listed twice
+    probe_token: int | None = None  # probe with this token's text (after the edits; "▁" as a space)
+    template: str | None = None  # tokenizer.chat_template
+
+
+MARKER = "<|imst|>"  # made of characters the verdict script's SentencePiece vocabulary lacks (listed below)
+TEMPLATE = "{% for m in messages %}" + MARKER + "{{ m['content'] }}{% endfor %}"
+# llama.cpp's SentencePiece tokenizer aborts (std::out_of_range) on a character that is neither a piece nor a
+# byte token, so every character of a probe must be a piece: ids 52..59 become "▁" (the space it prefixes)
+# and the marker's characters.
+MARKER_CHARS = tuple((52 + i, c) for i, c in enumerate("\u2581<|imst>"))
+
+CASES = (
+    Case("healthy"),
+    Case("tokens_over_rows", add=(("<|im_start|>", 3), ("<|im_end|>", 3), ("<tool>", 4)),
+         expect=("HVA101", "HVA102", "HVA901")),
+    Case("rows_over_tokens", drop=3, expect=("HVA901",)),
+    Case("bpe_known_pre", model="gpt2", pre="llama-bpe"),
+    Case("bpe_unknown_pre", model="gpt2", pre="no-such-pre", expect=("HVA903",)),
+    Case("bpe_missing_pre", model="gpt2", pre=None, expect=("HVA904",)),
+    Case("unknown_tokenizer_model", model="sentencepiece2", expect=("HVA905",)),
+    Case("control_marker_typed_control", rename=MARKER_CHARS + ((60, MARKER),), retype=((60, 3),), probe=MARKER,
+         template=TEMPLATE),
+    Case("control_marker_typed_normal", rename=MARKER_CHARS + ((60, MARKER),), retype=((60, 1),), probe=MARKER,
+         template=TEMPLATE, expect=("HVA205", "HVA902")),
+    Case("eos_id_out_of_range", specials=(("eos_token_id", 99),), expect=("HVA201",)),
+    Case("duplicate_token_string", rename=MARKER_CHARS, copy=((5, 60),), probe_token=5, expect=("HVA207",)),
+)
+CASE = {c.name: c for c in CASES}
+
+
+@dataclass
+class Vocab:
+    """The metadata a case ends with."""
+
+    model: str
+    pre: str | None
+    tokens: list[str]
+    types: list[int]
+    scores: list[float] | None
+    merges: list[str] | None
+    specials: dict[str, int] = field(default_factory=dict)
+
+
+def apply_case(case: Case, vocab: Vocab) -> Vocab:
+    tokens, types = list(vocab.tokens), list(vocab.types)
+    model, pre, merges = vocab.model, vocab.pre, vocab.merges
+    if case.model == "gpt2":  # a byte-level BPE vocabulary of the same length, with a few merges
+        tokens, types, merges, model = list(BPE_TOKENS[: len(tokens)]), [1] * len(tokens), list(BPE_MERGES), "gpt2"
+        types[:3] = [3, 3, 3]
+    elif case.model is not None:
+        model = case.model
+    if case.pre != "keep":
+        pre = case.pre
+    for i, text in case.rename:
+        tokens[i] = text
+    for src, dst in case.copy:
+        tokens[dst] = tokens[src]
+    for i, kind in case.retype:
+        types[i] = kind
+    for text, kind in case.add:
+        tokens.append(text)
+        types.append(kind)
+    if case.drop:
+        tokens, types = tokens[: -case.drop], types[: -case.drop]
+    scores = None if vocab.scores is None or model == "gpt2" else (list(vocab.scores) + [-1000.0] * len(tokens))[: len(tokens)]
+    specials = dict(vocab.specials) | dict(case.specials)
+    return Vocab(model, pre, tokens, types, scores, merges if model == "gpt2" else None, specials)
+
+
+def probe_of(case: Case, vocab: Vocab) -> str | None:
+    """The text llama.cpp is asked to tokenize for ``case`` (over the edited ``vocab``)."""
+    if case.probe_token is not None:
+        return vocab.tokens[case.probe_token].replace("\u2581", " ").lstrip(" ")
+    return case.probe
+
+
+def base_vocab() -> Vocab:
+    return Vocab("llama", "default", list(BASE_TOKENS), list(BASE_TYPES), [0.0] * len(BASE_TOKENS), None,
+                 {"bos_token_id": 1, "eos_token_id": 2, "unknown_token_id": 0})
+
+
+def write_vocab(writer: Any, vocab: Vocab) -> None:
+    """The tokenizer keys of ``vocab`` through GGUFWriter's own methods."""
+    writer.add_tokenizer_model(vocab.model)
+    if vocab.pre is not None:
+        writer.add_tokenizer_pre(vocab.pre)
+    writer.add_token_list(vocab.tokens)
+    writer.add_token_types(vocab.types)
+    if vocab.scores is not None:
+        writer.add_token_scores(vocab.scores)
+    if vocab.merges is not None:
+        writer.add_token_merges(vocab.merges)
+    for key, value in vocab.specials.items():
+        writer.add_uint32(f"tokenizer.ggml.{key}", value)
+
+
+def write_gguf(path: Path, *, vocab: Vocab | None = None, rows: int | None = None, output_rows: int | None = None,
+               chat_template: str | None = None, extra: dict[str, Any] | None = None, tensors: bool = True,
+               arch: str = "llama") -> Path:
+    """A GGUF with ``vocab`` (default: the healthy base), ``token_embd.weight`` of ``rows`` rows (default: one
+    per token) and an untied ``output.weight`` of ``output_rows`` rows (None: tied, no output tensor)."""
+    import gguf
+    import numpy as np
+
+    vocab = vocab or base_vocab()
+    writer = gguf.GGUFWriter(path, arch)
+    writer.add_context_length(128)
+    writer.add_embedding_length(N_EMBD)
+    write_vocab(writer, vocab)
+    if chat_template is not None:
+        writer.add_chat_template(chat_template)
+    for key, value in (extra or {}).items():
+        writer.add_string(key, value) if isinstance(value, str) else writer.add_uint32(key, value)
+    if tensors:
+        n = rows if rows is not None else len(vocab.tokens)
+        writer.add_tensor("token_embd.weight", np.zeros((n, N_EMBD), dtype=np.float32))
+        if output_rows is not None:
+            writer.add_tensor("output.weight", np.zeros((output_rows, N_EMBD), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def case_gguf(path: Path, case: Case) -> Path:
+    """The fast tests' GGUF of ``case``: its vocabulary over the healthy base's 64 rows (tied and untied)."""
+    vocab = apply_case(case, base_vocab())
+    return write_gguf(path, vocab=vocab, rows=len(BASE_TOKENS), output_rows=len(BASE_TOKENS),
+                      chat_template=case.template)
+
+
+# --- tiny HF checkpoints that llama.cpp's converter reads (scripts/gguf_verdicts.py converts them) ------
+
+
+def train_spm(folder: Path) -> Path:
+    import sentencepiece as spm
+
+    words = [a + b for a in "abcdefgh" for b in "abcdefgh"]
+    corpus = folder / "corpus.txt"
+    corpus.write_text("\n".join(" ".join(words[i:] + words[:i]) for i in range(64)), encoding="utf-8")
+    prefix = folder / "sp"
+    spm.SentencePieceTrainer.train(
+        input=str(corpus), model_prefix=str(prefix), vocab_size=64, model_type="bpe", character_coverage=1.0,
+        bos_id=1, eos_id=2, unk_id=0, pad_id=-1, hard_vocab_limit=True, minloglevel=2,
+    )
+    return prefix.with_suffix(".model")
+
+
+def hf_checkpoint(folder: Path, spm_model: Path, *, added: list[str] = (), resize: int | None = None) -> Path:
+    import shutil
+
+    import torch
+    import transformers
+
+    folder.mkdir(parents=True)
+    shutil.copy(spm_model, folder / "tokenizer.model")
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "LlamaTokenizer", "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}))
+    tok = transformers.AutoTokenizer.from_pretrained(folder)  # the SentencePiece model, converted by transformers
+    if added:
+        tok.add_tokens(list(added))
+    tok.save_pretrained(folder)
+    rows = resize or 64
+    config = transformers.LlamaConfig(vocab_size=rows, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                      num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128,
+                                      bos_token_id=1, eos_token_id=2, tie_word_embeddings=False)
+    torch.manual_seed(0)
+    transformers.LlamaForCausalLM(config).save_pretrained(folder)
+    return folder
+
+
+def bpe_checkpoint(folder: Path, *, added: list[str] = ()) -> Path:
+    """A Qwen2-style checkpoint with a byte-level BPE tokenizer trained here (300 ids, 300 rows): its
+    pre-tokenizer hash is one the converter cannot know."""
+    import torch
+    import transformers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    folder.mkdir(parents=True)
+    tk = Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tk.train_from_iterator(["the quick brown fox jumps over the lazy dog " * 20], trainer)
+    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|endoftext|>")
+    if added:
+        tok.add_tokens(list(added))
+    tok.save_pretrained(folder)
+    config = transformers.Qwen2Config(vocab_size=300, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                      num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128)
+    torch.manual_seed(0)
+    transformers.Qwen2ForCausalLM(config).save_pretrained(folder)
+    return folder
