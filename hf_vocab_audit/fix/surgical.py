@@ -15,7 +15,9 @@ import struct
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from io import RawIOBase
 from pathlib import Path
+from typing import Any  # copy_range's source: any open binary file, buffered or not
 
 import numpy as np
 
@@ -103,7 +105,7 @@ def fused_mean(t: TensorInfo) -> bool:
 # ---- streaming copy -------------------------------------------------------------------------
 
 
-def write_all(dst, data: bytes | memoryview, at: int | None = None) -> None:
+def write_all(dst: RawIOBase, data: bytes | memoryview, at: int | None = None) -> None:
     """Write all of ``data`` to the end of ``dst`` (an unbuffered file), or at offset ``at``."""
     view = memoryview(data)
     if at is not None:
@@ -112,7 +114,7 @@ def write_all(dst, data: bytes | memoryview, at: int | None = None) -> None:
         view = view[dst.write(view) :]
 
 
-def copy_range(src, dst, offset: int, length: int, at: int | None = None) -> None:
+def copy_range(src: Any, dst: RawIOBase, offset: int, length: int, at: int | None = None) -> None:
     """Copy ``length`` bytes at ``offset`` of ``src`` to the end of ``dst`` (an unbuffered file), or to
     offset ``at`` of ``dst``: by the kernel (``os.copy_file_range``, no byte through this process) where
     it can, else through one reused buffer."""

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import io
 import warnings
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..io.jsonfile import decimal_int
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 COLORS = {
     "ordinary": "#4c72b0", "added": "#55a868", "untrained": "#c44e52", "suspect": "#dd8452",
@@ -31,7 +35,7 @@ def available() -> bool:
     return True
 
 
-def _figure(width: float, height: float, ncols: int = 1, nrows: int = 1):
+def _figure(width: float, height: float, ncols: int = 1, nrows: int = 1) -> tuple[Figure, Any]:
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height), layout="constrained")
@@ -39,13 +43,13 @@ def _figure(width: float, height: float, ncols: int = 1, nrows: int = 1):
     return fig, axes
 
 
-def _svg(fig) -> str:
+def _svg(fig: Figure) -> str:
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     return buf.getvalue()
 
 
-def _render(draw, *args: Any) -> str | None:
+def _render(draw: Callable[..., Figure | None], *args: Any) -> str | None:
     import matplotlib
 
     with matplotlib.rc_context(RC), warnings.catch_warnings():  # type: ignore[arg-type]  # matplotlib types rc keys as literals; RC's are valid
@@ -83,7 +87,7 @@ def _vocab_sizes(facts: dict[str, Any]) -> list[tuple[str, int]]:
     return [(label, int(v)) for label, v in sizes if v is not None]
 
 
-def _draw_vocabulary(facts: dict[str, Any]):
+def _draw_vocabulary(facts: dict[str, Any]) -> Figure | None:
     sizes = _vocab_sizes(facts)
     if not sizes:
         return None
@@ -130,7 +134,7 @@ def norm_histograms(weights: dict[str, Any]) -> str | None:
     return _render(_draw_norms, weights)
 
 
-def _draw_norms(weights: dict[str, Any]):
+def _draw_norms(weights: dict[str, Any]) -> Figure | None:
     import numpy as np
 
     sides = [(name, side) for name, side in (weights.get("sides") or {}).items() if side.get("histogram")]
@@ -227,7 +231,7 @@ def dataset_plots(dataset: dict[str, Any] | None) -> list[tuple[str, str]]:
     return out
 
 
-def _draw_ranged_hist(entry: dict[str, Any], xlabel: str, ylabel: str):
+def _draw_ranged_hist(entry: dict[str, Any], xlabel: str, ylabel: str) -> Figure | None:
     import numpy as np
 
     edges, counts = np.asarray(entry.get("edges") or [], float), np.asarray(entry.get("counts") or [], float)
@@ -250,7 +254,7 @@ def _draw_ranged_hist(entry: dict[str, Any], xlabel: str, ylabel: str):
     return fig
 
 
-def _draw_labels(entries: list[dict[str, Any]]):
+def _draw_labels(entries: list[dict[str, Any]]) -> Figure | None:
     """Counts per label value on an axis that starts at 0 (the smallest legal class) and shows every legal
     class, seen or not; values outside 0..num_labels-1 are red bars (the ignore index -100 is not)."""
     import numpy as np

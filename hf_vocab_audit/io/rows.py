@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from io import RawIOBase
 from pathlib import Path
 
 import numpy as np
@@ -65,7 +66,7 @@ class RowReader:
         """The stored values (uint16 bits for bf16), memory-mapped."""
         return self._mm
 
-    def read_into(self, fh, start: int, out: np.ndarray, row_bytes: int) -> None:
+    def read_into(self, fh: RawIOBase, start: int, out: np.ndarray, row_bytes: int) -> None:
         """Read the stored rows from ``start`` into ``out`` (C-contiguous) from ``fh``, this tensor's file
         opened unbuffered: one positional read, no mapping."""
         view = memoryview(out).cast("B")  # type: ignore[arg-type]  # numpy arrays export the buffer protocol; its stubs do not say so

@@ -9,6 +9,8 @@ and works once the base is resized to the saved rows; ``AutoPeftModelForCausalLM
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..core.findings import Location, Severity
 from ..facts import Facts
 from ..facts.adapter import AdapterFacts
@@ -45,7 +47,7 @@ def _named(a: AdapterFacts, ids: list[int]) -> str:
 
 
 @rule("HVA801", "adapter-base-resize-needed", Severity.WARNING)
-def adapter_base_resize_needed(facts: Facts):
+def adapter_base_resize_needed(facts: Facts) -> Iterator[Hit]:
     """The adapter saves embedding / lm_head matrices with another row count than the base: the base must be
     resized to that count before `PeftModel.from_pretrained`.
 
@@ -75,7 +77,7 @@ def adapter_base_resize_needed(facts: Facts):
 
 
 @rule("HVA802", "adapter-rows-not-reproducible", Severity.ERROR)
-def adapter_rows_not_reproducible(facts: Facts):
+def adapter_rows_not_reproducible(facts: Facts) -> Iterator[Hit]:
     """The adapter saved more rows than its tokenizer has tokens (a `pad_to_multiple_of` resize in training):
     resizing the base to `len(tokenizer)`, as `AutoPeftModelForCausalLM` and most scripts do, cannot load it.
 
@@ -105,7 +107,7 @@ def adapter_rows_not_reproducible(facts: Facts):
 
 
 @rule("HVA803", "adapter-tokens-without-rows", Severity.ERROR)
-def adapter_tokens_without_rows(facts: Facts):
+def adapter_tokens_without_rows(facts: Facts) -> Iterator[Hit]:
     """The adapter's tokenizer has tokens past the base's rows, and the adapter saved no rows for them.
 
     Why:
@@ -134,7 +136,7 @@ def adapter_tokens_without_rows(facts: Facts):
 
 
 @rule("HVA804", "adapter-tokenizer-beyond-saved-rows", Severity.ERROR)
-def adapter_tokenizer_beyond_saved_rows(facts: Facts):
+def adapter_tokenizer_beyond_saved_rows(facts: Facts) -> Iterator[Hit]:
     """The adapter's tokenizer emits ids past the embedding rows the adapter saved.
 
     Why:
@@ -162,7 +164,7 @@ def adapter_tokenizer_beyond_saved_rows(facts: Facts):
 
 
 @rule("HVA805", "adapter-trainable-token-out-of-range", Severity.ERROR)
-def adapter_trainable_token_out_of_range(facts: Facts):
+def adapter_trainable_token_out_of_range(facts: Facts) -> Iterator[Hit]:
     """`trainable_token_indices` names ids past the rows the adapter (or, without saved rows, the base) has.
 
     Why:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..core.findings import Location, Severity
 from ..facts import Facts
 from .registry import Hit, rule
 
 
 @rule("HVA401", "classifier-label-mismatch", Severity.ERROR)
-def classifier_label_mismatch(facts: Facts):
+def classifier_label_mismatch(facts: Facts) -> Iterator[Hit]:
     """`num_labels`, `id2label`, `label2id` and the classifier's rows disagree.
 
     Why:

@@ -6,6 +6,7 @@ summary (violations with their first exact locations, per-column stats) and the 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..core.findings import Location, Severity
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from ..dataset.scan import DatasetFacts
 
 @rule("HVA501", "dataset-token-id-out-of-range", Severity.ERROR, scope=Scope.DATASET)
-def dataset_token_id_out_of_range(df: DatasetFacts):
+def dataset_token_id_out_of_range(df: DatasetFacts) -> Iterator[Hit]:
     """Token ids in the dataset (id columns or tokenized text) are >= the input-embedding rows.
 
     Why:
@@ -44,7 +45,7 @@ def dataset_token_id_out_of_range(df: DatasetFacts):
 
 
 @rule("HVA502", "dataset-negative-id", Severity.ERROR, scope=Scope.DATASET)
-def dataset_negative_id(df: DatasetFacts):
+def dataset_negative_id(df: DatasetFacts) -> Iterator[Hit]:
     """A non-label id column (input_ids, token_type_ids, attention_mask, position_ids) holds negative values.
 
     Why:
@@ -60,7 +61,7 @@ def dataset_negative_id(df: DatasetFacts):
 
 
 @rule("HVA503", "dataset-token-type-out-of-range", Severity.ERROR, scope=Scope.DATASET)
-def dataset_token_type_out_of_range(df: DatasetFacts):
+def dataset_token_type_out_of_range(df: DatasetFacts) -> Iterator[Hit]:
     """token_type_ids in the dataset are >= the model's `type_vocab_size`.
 
     Why:
@@ -76,7 +77,7 @@ def dataset_token_type_out_of_range(df: DatasetFacts):
 
 
 @rule("HVA504", "dataset-sequence-too-long", Severity.ERROR, scope=Scope.DATASET)
-def dataset_sequence_too_long(df: DatasetFacts):
+def dataset_sequence_too_long(df: DatasetFacts) -> Iterator[Hit]:
     """Sequences (or position_ids) in the dataset go past the positions an absolute-position model has.
 
     Why:
@@ -96,7 +97,7 @@ def dataset_sequence_too_long(df: DatasetFacts):
 
 
 @rule("HVA505", "dataset-sequence-beyond-rotary-positions", Severity.INFO, scope=Scope.DATASET)
-def dataset_sequence_beyond_rotary(df: DatasetFacts):
+def dataset_sequence_beyond_rotary(df: DatasetFacts) -> Iterator[Hit]:
     """Sequences are longer than a rotary model's `max_position_embeddings`.
 
     Why:
@@ -116,7 +117,7 @@ def dataset_sequence_beyond_rotary(df: DatasetFacts):
 
 
 @rule("HVA530", "dataset-column-unchecked", Severity.ERROR, scope=Scope.DATASET)
-def dataset_column_unchecked(df: DatasetFacts):
+def dataset_column_unchecked(df: DatasetFacts) -> Iterator[Hit]:
     """A column the model reads (ids, labels, text by flag) has a type that cannot be checked or trained on.
 
     Why:
@@ -134,7 +135,7 @@ def dataset_column_unchecked(df: DatasetFacts):
 
 
 @rule("HVA531", "dataset-null-values", Severity.ERROR, scope=Scope.DATASET)
-def dataset_null_values(df: DatasetFacts):
+def dataset_null_values(df: DatasetFacts) -> Iterator[Hit]:
     """A checked column has missing (null) values.
 
     Why:
@@ -148,7 +149,7 @@ def dataset_null_values(df: DatasetFacts):
 
 
 @rule("HVA532", "dataset-text-too-long-to-scan", Severity.WARNING, scope=Scope.DATASET)
-def dataset_text_too_long_to_scan(df: DatasetFacts):
+def dataset_text_too_long_to_scan(df: DatasetFacts) -> Iterator[Hit]:
     """A text row is longer than the scan tokenizes at once (1,000,000 characters): it was not checked.
 
     Why:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..core.findings import Location, Severity
@@ -18,7 +19,7 @@ def _lengths(value: object) -> tuple[int, int]:
 
 
 @rule("HVA517", "dataset-label-length-mismatch", Severity.ERROR, scope=Scope.DATASET)
-def dataset_label_length_mismatch(df: DatasetFacts):
+def dataset_label_length_mismatch(df: DatasetFacts) -> Iterator[Hit]:
     """Rows whose per-token `labels` (token classification, or a causal LM's labels) are not as long as
     their `input_ids`.
 

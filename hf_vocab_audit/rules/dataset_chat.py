@@ -8,6 +8,7 @@ span that never ends with an end-of-turn token.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..core.findings import Location, Severity
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from ..dataset.scan import DatasetFacts
 
 
-def _split_problems(df: DatasetFacts, check: str):
+def _split_problems(df: DatasetFacts, check: str) -> Iterator[Hit]:
     for s in df.splits:
         for c, message in s.chat_problems:
             if c == check:
@@ -28,7 +29,7 @@ def _split_problems(df: DatasetFacts, check: str):
 
 
 @rule("HVA550", "dataset-chat-template-refuses-row", Severity.ERROR, scope=Scope.DATASET)
-def dataset_chat_template_refuses_row(df: DatasetFacts):
+def dataset_chat_template_refuses_row(df: DatasetFacts) -> Iterator[Hit]:
     """The chat template raises on rows of the dataset (its `raise_exception`, an unknown role, a system
     turn that is not first, turns that do not alternate), or the tokenizer has no chat template at all.
 
@@ -47,7 +48,7 @@ def dataset_chat_template_refuses_row(df: DatasetFacts):
 
 
 @rule("HVA551", "dataset-chat-assistant-mask-empty", Severity.ERROR, scope=Scope.DATASET)
-def dataset_chat_assistant_mask_empty(df: DatasetFacts):
+def dataset_chat_assistant_mask_empty(df: DatasetFacts) -> Iterator[Hit]:
     """Assistant-only loss is asked for, but the assistant mask is empty: the template has no
     `{% generation %}` block, or a row has no assistant turn.
 
@@ -70,7 +71,7 @@ def dataset_chat_assistant_mask_empty(df: DatasetFacts):
 
 
 @rule("HVA552", "dataset-chat-completion-truncated-away", Severity.WARNING, scope=Scope.DATASET)
-def dataset_chat_completion_truncated_away(df: DatasetFacts):
+def dataset_chat_completion_truncated_away(df: DatasetFacts) -> Iterator[Hit]:
     """Truncation to `max_length` leaves no token that gets a loss: the whole completion or assistant answer
     is cut away.
 
@@ -90,7 +91,7 @@ def dataset_chat_completion_truncated_away(df: DatasetFacts):
 
 
 @rule("HVA553", "dataset-chat-prompt-not-a-prefix", Severity.WARNING, scope=Scope.DATASET)
-def dataset_chat_prompt_not_a_prefix(df: DatasetFacts):
+def dataset_chat_prompt_not_a_prefix(df: DatasetFacts) -> Iterator[Hit]:
     """The prompt's tokens are not a prefix of the prompt+completion tokens (the template renders the prompt
     alone differently, or tokens merge across the boundary).
 
@@ -109,7 +110,7 @@ def dataset_chat_prompt_not_a_prefix(df: DatasetFacts):
 
 
 @rule("HVA554", "dataset-chat-eos-not-learned", Severity.WARNING, scope=Scope.DATASET)
-def dataset_chat_eos_not_learned(df: DatasetFacts):
+def dataset_chat_eos_not_learned(df: DatasetFacts) -> Iterator[Hit]:
     """The last span of tokens that get a loss holds no eos or end-of-turn token: the model is never trained
     to stop after that answer.
 

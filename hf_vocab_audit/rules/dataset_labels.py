@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..core.findings import Location, Severity
@@ -55,7 +56,7 @@ def _one_based(df: DatasetFacts, source: str, column: str) -> bool:
 
 
 @rule("HVA510", "dataset-label-out-of-range", Severity.ERROR, scope=Scope.DATASET)
-def dataset_label_out_of_range(df: DatasetFacts):
+def dataset_label_out_of_range(df: DatasetFacts) -> Iterator[Hit]:
     """Class labels outside `0..num_labels-1` (other than the ignore index -100).
 
     Why:
@@ -77,7 +78,7 @@ def dataset_label_out_of_range(df: DatasetFacts):
 
 
 @rule("HVA511", "dataset-labels-one-based", Severity.ERROR, scope=Scope.DATASET)
-def dataset_labels_one_based(df: DatasetFacts):
+def dataset_labels_one_based(df: DatasetFacts) -> Iterator[Hit]:
     """Class labels run 1..num_labels instead of 0..num_labels-1 (the 1-based pattern).
 
     Why:
@@ -99,7 +100,7 @@ def dataset_labels_one_based(df: DatasetFacts):
 
 
 @rule("HVA512", "dataset-label-minus-one", Severity.ERROR, scope=Scope.DATASET)
-def dataset_label_minus_one(df: DatasetFacts):
+def dataset_label_minus_one(df: DatasetFacts) -> Iterator[Hit]:
     """Class labels are -1, a common marker for "unknown" or "unlabelled".
 
     Why:
@@ -117,7 +118,7 @@ def dataset_label_minus_one(df: DatasetFacts):
 
 
 @rule("HVA513", "dataset-label-holes", Severity.WARNING, scope=Scope.DATASET)
-def dataset_label_holes(df: DatasetFacts):
+def dataset_label_holes(df: DatasetFacts) -> Iterator[Hit]:
     """The label encoding has holes: some classes between 0 and the largest label never occur.
 
     Why:
@@ -144,7 +145,7 @@ def dataset_label_holes(df: DatasetFacts):
 
 
 @rule("HVA514", "dataset-label-unseen-in-train", Severity.WARNING, scope=Scope.DATASET)
-def dataset_label_unseen_in_train(df: DatasetFacts):
+def dataset_label_unseen_in_train(df: DatasetFacts) -> Iterator[Hit]:
     """A validation/test split has labels that never occur in the train split.
 
     Why:
@@ -178,7 +179,7 @@ def dataset_label_unseen_in_train(df: DatasetFacts):
 
 
 @rule("HVA515", "dataset-label-not-in-label2id", Severity.ERROR, scope=Scope.DATASET)
-def dataset_label_not_in_label2id(df: DatasetFacts):
+def dataset_label_not_in_label2id(df: DatasetFacts) -> Iterator[Hit]:
     """String labels that `config.label2id` does not map to a class id.
 
     Why:
@@ -210,7 +211,7 @@ def dataset_label_not_in_label2id(df: DatasetFacts):
 
 
 @rule("HVA516", "dataset-label-count-mismatch", Severity.WARNING, scope=Scope.DATASET)
-def dataset_label_count_mismatch(df: DatasetFacts):
+def dataset_label_count_mismatch(df: DatasetFacts) -> Iterator[Hit]:
     """The number of classes in the data differs from the model's `num_labels`.
 
     Why:

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..core.findings import Severity
 from ..dataset import checks as k
 from .dataset_hits import column_role, dataset_hit, each_violation
-from .registry import Scope, rule
+from .registry import Hit, Scope, rule
 
 if TYPE_CHECKING:
     from ..dataset.scan import DatasetFacts
 
 
 @rule("HVA520", "dataset-lm-label-out-of-range", Severity.ERROR, scope=Scope.DATASET)
-def dataset_lm_label_out_of_range(df: DatasetFacts):
+def dataset_lm_label_out_of_range(df: DatasetFacts) -> Iterator[Hit]:
     """Language-model `labels` hold ids >= the output-embedding (lm_head) rows, or negatives other than -100.
 
     Why:
@@ -31,7 +32,7 @@ def dataset_lm_label_out_of_range(df: DatasetFacts):
 
 
 @rule("HVA521", "dataset-lm-labels-all-masked", Severity.WARNING, scope=Scope.DATASET)
-def dataset_lm_labels_all_masked(df: DatasetFacts):
+def dataset_lm_labels_all_masked(df: DatasetFacts) -> Iterator[Hit]:
     """Rows whose `labels` are all -100: nothing to learn from them.
 
     Why:
@@ -47,7 +48,7 @@ def dataset_lm_labels_all_masked(df: DatasetFacts):
 
 
 @rule("HVA522", "dataset-eos-label-masked", Severity.WARNING, scope=Scope.DATASET)
-def dataset_eos_label_masked(df: DatasetFacts):
+def dataset_eos_label_masked(df: DatasetFacts) -> Iterator[Hit]:
     """End-of-sequence tokens get no loss because pad == eos and padding is masked.
 
     Why:

@@ -44,7 +44,7 @@ def _bad(facts: Facts) -> Iterator[tuple[GenerationId, int, bool]]:
 
 
 @rule("HVA210", "generation-id-out-of-range", Severity.ERROR, requires=(Requirement.INPUT_EMBEDDING,))
-def generation_id_out_of_range(facts: Facts):
+def generation_id_out_of_range(facts: Facts) -> Iterator[Hit]:
     """A token id that `generate()` indexes with (forced bos/eos, Whisper language/task/timestamp ids,
     forced decoder ids, bad words) has no row in the vocabulary.
 
@@ -71,7 +71,7 @@ def generation_id_out_of_range(facts: Facts):
 
 
 @rule("HVA211", "generation-id-ignored", Severity.WARNING, requires=(Requirement.INPUT_EMBEDDING,))
-def generation_id_ignored(facts: Facts):
+def generation_id_ignored(facts: Facts) -> Iterator[Hit]:
     """A `suppress_tokens` / `begin_suppress_tokens` id is outside the vocabulary (silently not suppressed),
     or a negative forced bos/eos id silently forces another token.
 
@@ -97,7 +97,7 @@ def generation_id_ignored(facts: Facts):
 
 
 @rule("HVA212", "generation-key-shadowed", Severity.INFO)
-def generation_key_shadowed(facts: Facts):
+def generation_key_shadowed(facts: Facts) -> Iterator[Hit]:
     """config.json sets a generation key that `generate()` never reads, because generation_config.json
     exists and says otherwise.
 
@@ -123,7 +123,7 @@ def generation_key_shadowed(facts: Facts):
 
 
 @rule("HVA213", "alignment-heads-out-of-range", Severity.ERROR)
-def alignment_heads_out_of_range(facts: Facts):
+def alignment_heads_out_of_range(facts: Facts) -> Iterator[Hit]:
     """An `alignment_heads` entry names a decoder layer or attention head the model does not have.
 
     Why:

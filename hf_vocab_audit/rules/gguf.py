@@ -9,6 +9,9 @@ that llama.cpp does with each case (``tests/data/gguf_verdicts.json``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from ..core.findings import Location, Severity
 from ..facts import Facts
 from ..facts.gguf_facts import GGUFFacts
@@ -35,7 +38,7 @@ def _shape(info_shape: tuple[int, ...]) -> str:
 
 
 @rule("HVA901", "gguf-token-count-mismatch", Severity.ERROR, scope=Scope.GGUF)
-def gguf_token_count_mismatch(facts: Facts):
+def gguf_token_count_mismatch(facts: Facts) -> Iterator[Hit]:
     """The GGUF's token list and its `token_embd` / `output` rows differ in length.
 
     Why:
@@ -78,7 +81,7 @@ def _marker_ids(facts: Facts, gf: GGUFFacts) -> list[tuple[str, str, int]]:
 
 
 @rule("HVA902", "gguf-control-token-typed-normal", Severity.WARNING, scope=Scope.GGUF)
-def gguf_control_token_typed_normal(facts: Facts):
+def gguf_control_token_typed_normal(facts: Facts) -> Iterator[Hit]:
     """A special token (bos, eos, eot, pad, ...) or a chat-template marker is typed NORMAL in the GGUF.
 
     Why:
@@ -111,7 +114,7 @@ def gguf_control_token_typed_normal(facts: Facts):
 
 
 @rule("HVA903", "gguf-unknown-pre-tokenizer", Severity.ERROR, scope=Scope.GGUF)
-def gguf_unknown_pre_tokenizer(facts: Facts):
+def gguf_unknown_pre_tokenizer(facts: Facts) -> Iterator[Hit]:
     """The GGUF names a BPE pre-tokenizer (`tokenizer.ggml.pre`) that llama.cpp does not know.
 
     Why:
@@ -135,7 +138,7 @@ def gguf_unknown_pre_tokenizer(facts: Facts):
 
 
 @rule("HVA904", "gguf-missing-pre-tokenizer", Severity.WARNING, scope=Scope.GGUF)
-def gguf_missing_pre_tokenizer(facts: Facts):
+def gguf_missing_pre_tokenizer(facts: Facts) -> Iterator[Hit]:
     """A BPE GGUF has no `tokenizer.ggml.pre`: llama.cpp splits text with its default pre-tokenizer.
 
     Why:
@@ -158,7 +161,7 @@ def gguf_missing_pre_tokenizer(facts: Facts):
 
 
 @rule("HVA905", "gguf-unknown-tokenizer-model", Severity.ERROR, scope=Scope.GGUF)
-def gguf_unknown_tokenizer_model(facts: Facts):
+def gguf_unknown_tokenizer_model(facts: Facts) -> Iterator[Hit]:
     """`tokenizer.ggml.model` names a tokenizer llama.cpp does not have.
 
     Why:
@@ -197,7 +200,7 @@ def _listed(items: list[str]) -> str:
 
 
 @rule("HVA910", "gguf-source-token-dropped", Severity.ERROR, scope=Scope.GGUF_SOURCE)
-def gguf_source_token_dropped(src: GGUFSourceFacts):
+def gguf_source_token_dropped(src: GGUFSourceFacts) -> Iterator[Hit]:
     """A token of the HF tokenizer is not at its id in the GGUF: dropped, replaced by a `[PAD{i}]` filler,
     or renumbered.
 
@@ -216,7 +219,7 @@ def gguf_source_token_dropped(src: GGUFSourceFacts):
     bad = list(src.dropped)
     if not bad:
         return
-    def what(d) -> str:
+    def what(d: Any) -> str:
         if d.now is None:
             return f"{d.token!r} ({d.id}): past the GGUF's {src.gf.n_tokens} tokens"
         if d.moved_to is not None:
@@ -232,7 +235,7 @@ def gguf_source_token_dropped(src: GGUFSourceFacts):
 
 
 @rule("HVA911", "gguf-source-special-id-changed", Severity.ERROR, scope=Scope.GGUF_SOURCE)
-def gguf_source_special_id_changed(src: GGUFSourceFacts):
+def gguf_source_special_id_changed(src: GGUFSourceFacts) -> Iterator[Hit]:
     """A special-token id (bos, eos, pad, ...) of the GGUF differs from the HF tokenizer's, or is missing.
 
     Why:
@@ -253,7 +256,7 @@ def gguf_source_special_id_changed(src: GGUFSourceFacts):
 
 
 @rule("HVA912", "gguf-source-chat-template-lost", Severity.WARNING, scope=Scope.GGUF_SOURCE)
-def gguf_source_chat_template_lost(src: GGUFSourceFacts):
+def gguf_source_chat_template_lost(src: GGUFSourceFacts) -> Iterator[Hit]:
     """The HF tokenizer has a chat template and the GGUF has none, or a different one.
 
     Why:
@@ -271,7 +274,7 @@ def gguf_source_chat_template_lost(src: GGUFSourceFacts):
 
 
 @rule("HVA913", "gguf-source-shape-mismatch", Severity.ERROR, scope=Scope.GGUF_SOURCE)
-def gguf_source_shape_mismatch(src: GGUFSourceFacts):
+def gguf_source_shape_mismatch(src: GGUFSourceFacts) -> Iterator[Hit]:
     """A GGUF vocabulary matrix has another shape than the HF tensor it was converted from.
 
     Why:
@@ -288,7 +291,7 @@ def gguf_source_shape_mismatch(src: GGUFSourceFacts):
 
 
 @rule("HVA914", "gguf-source-pad-fillers", Severity.INFO, scope=Scope.GGUF_SOURCE)
-def gguf_source_pad_fillers(src: GGUFSourceFacts):
+def gguf_source_pad_fillers(src: GGUFSourceFacts) -> Iterator[Hit]:
     """The GGUF holds `[PAD{i}]` filler tokens for embedding rows no HF token maps to: padding, not a bug.
 
     Why:

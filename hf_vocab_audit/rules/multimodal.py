@@ -33,7 +33,7 @@ def _describe(facts: Facts, token_id: int) -> str:
 
 
 @rule("HVA701", "placeholder-token-mismatch", Severity.ERROR, requires=(Requirement.TOKENIZER,))
-def placeholder_token_mismatch(facts: Facts):
+def placeholder_token_mismatch(facts: Facts) -> Iterator[Hit]:
     """A multimodal placeholder id (`image_token_index`, `image_token_id`, `video_token_id`, ...) is not the id
     of the placeholder token the processor inserts (`<image>`), or the tokenizer lacks that token.
 
@@ -87,7 +87,7 @@ def _out_of_range(facts: Facts) -> Iterator[tuple[PlaceholderId, int]]:
 
 
 @rule("HVA702", "placeholder-id-out-of-range", Severity.ERROR, requires=(Requirement.INPUT_EMBEDDING,))
-def placeholder_id_out_of_range(facts: Facts):
+def placeholder_id_out_of_range(facts: Facts) -> Iterator[Hit]:
     """A multimodal placeholder id has no row in the text embeddings, and the architecture looks it up.
 
     Why:
@@ -111,7 +111,7 @@ def placeholder_id_out_of_range(facts: Facts):
 
 
 @rule("HVA703", "placeholder-replaced-before-lookup", Severity.WARNING, requires=(Requirement.INPUT_EMBEDDING,))
-def placeholder_replaced_before_lookup(facts: Facts):
+def placeholder_replaced_before_lookup(facts: Facts) -> Iterator[Hit]:
     """An image placeholder id is past the text rows in an architecture that replaces it before the lookup:
     healthy for the multimodal class, a crash for its text-only class.
 
@@ -141,7 +141,7 @@ def placeholder_replaced_before_lookup(facts: Facts):
 
 
 @rule("HVA704", "text-config-vocab-size-disagreement", Severity.WARNING)
-def text_config_vocab_size_disagreement(facts: Facts):
+def text_config_vocab_size_disagreement(facts: Facts) -> Iterator[Hit]:
     """config.json has a top-level `vocab_size` and a nested `text_config.vocab_size` that differ.
 
     Why:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..core.findings import Applicability, FixPlan, Location, Severity
 from ..facts import Facts
 from ..facts.positions import usable_positions
@@ -10,7 +12,7 @@ from .registry import Hit, rule
 
 
 @rule("HVA301", "model-max-length-exceeds-positions", Severity.ERROR, requires=(Requirement.TOKENIZER,))
-def model_max_length_exceeds_positions(facts: Facts):
+def model_max_length_exceeds_positions(facts: Facts) -> Iterator[Hit]:
     """The tokenizer's `model_max_length` is above the positions an absolute-position model can use.
 
     Why:
@@ -40,7 +42,7 @@ def model_max_length_exceeds_positions(facts: Facts):
 
 
 @rule("HVA303", "model-max-length-unset", Severity.WARNING, requires=(Requirement.TOKENIZER,))
-def model_max_length_unset(facts: Facts):
+def model_max_length_unset(facts: Facts) -> Iterator[Hit]:
     """An absolute-position model's tokenizer sets no `model_max_length`.
 
     Why:
@@ -64,7 +66,7 @@ def model_max_length_unset(facts: Facts):
 
 
 @rule("HVA302", "token-type-id-out-of-range", Severity.ERROR, requires=(Requirement.TOKENIZER,))
-def token_type_id_out_of_range(facts: Facts):
+def token_type_id_out_of_range(facts: Facts) -> Iterator[Hit]:
     """The tokenizer returns `token_type_ids` the model's token-type embeddings have no row for.
 
     Why:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..core.findings import Location, Severity
 from ..facts import Facts
 from .registry import Hit, rule
 
 
 @rule("HVA001", "unsafe-pickle", Severity.ERROR)
-def unsafe_pickle(facts: Facts):
+def unsafe_pickle(facts: Facts) -> Iterator[Hit]:
     """A `.bin` weights file is a pickle that `torch.load(weights_only=True)` refuses to load.
 
     Why:
@@ -28,7 +30,7 @@ def unsafe_pickle(facts: Facts):
 
 
 @rule("HVA002", "remote-code-reference", Severity.WARNING)
-def remote_code_reference(facts: Facts):
+def remote_code_reference(facts: Facts) -> Iterator[Hit]:
     """config.json or tokenizer_config.json names custom code (`auto_map`) that was not run.
 
     Why:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..core.findings import Applicability, FixPlan, Location, Severity
 from ..facts import Facts
 from ..facts.requirements import Requirement
@@ -10,7 +12,7 @@ from .registry import Hit, rule
 ROLE_KEYS = {"bos": "bos_token_id", "eos": "eos_token_id", "pad": "pad_token_id"}
 
 
-def _declared(facts: Facts):
+def _declared(facts: Facts) -> Iterator[tuple[str, str, str, str, tuple[int, ...], str | None]]:
     """(source, file, key, role, ids) for every special-token id the checkpoint declares."""
     tok = facts.tokenizer
     if tok is not None:
@@ -29,7 +31,7 @@ def _declared(facts: Facts):
 
 
 @rule("HVA201", "special-token-id-out-of-range", Severity.ERROR, requires=(Requirement.INPUT_EMBEDDING,))
-def special_token_id_out_of_range(facts: Facts):
+def special_token_id_out_of_range(facts: Facts) -> Iterator[Hit]:
     """A special-token id in the tokenizer, config or generation config has no embedding row.
 
     Why:
@@ -68,7 +70,7 @@ def special_token_id_out_of_range(facts: Facts):
 
 
 @rule("HVA202", "special-token-id-disagreement", Severity.WARNING)
-def special_token_id_disagreement(facts: Facts):
+def special_token_id_disagreement(facts: Facts) -> Iterator[Hit]:
     """The tokenizer, config.json and generation_config.json name different bos/eos/pad ids.
 
     Why:
@@ -117,7 +119,7 @@ def special_token_id_disagreement(facts: Facts):
 
 
 @rule("HVA203", "missing-pad-token", Severity.WARNING, requires=(Requirement.TOKENIZER,))
-def missing_pad_token(facts: Facts):
+def missing_pad_token(facts: Facts) -> Iterator[Hit]:
     """The tokenizer has no pad token.
 
     Why:
@@ -140,7 +142,7 @@ def missing_pad_token(facts: Facts):
 
 
 @rule("HVA204", "pad-token-is-eos", Severity.WARNING, requires=(Requirement.TOKENIZER,))
-def pad_token_is_eos(facts: Facts):
+def pad_token_is_eos(facts: Facts) -> Iterator[Hit]:
     """The pad token is the eos token.
 
     Why:
@@ -162,7 +164,7 @@ def pad_token_is_eos(facts: Facts):
     )
 
 
-def _template_hits(facts: Facts):
+def _template_hits(facts: Facts) -> Iterator[tuple[str, list[int], int | None]]:
     tok = facts.required_tokenizer()
     rows = facts.input_rows
     for text, ids in tok.template_markers:
@@ -170,7 +172,7 @@ def _template_hits(facts: Facts):
 
 
 @rule("HVA205", "chat-template-token-split", Severity.WARNING, requires=(Requirement.CHAT_TEMPLATE,))
-def chat_template_token_split(facts: Facts):
+def chat_template_token_split(facts: Facts) -> Iterator[Hit]:
     """A control string in the chat template is not a single token.
 
     Why:
@@ -194,7 +196,7 @@ def chat_template_token_split(facts: Facts):
 
 
 @rule("HVA206", "chat-template-token-out-of-range", Severity.ERROR, requires=(Requirement.CHAT_TEMPLATE, Requirement.INPUT_EMBEDDING))
-def chat_template_token_out_of_range(facts: Facts):
+def chat_template_token_out_of_range(facts: Facts) -> Iterator[Hit]:
     """A control string in the chat template encodes to an id with no embedding row.
 
     Why:
@@ -207,7 +209,7 @@ def chat_template_token_out_of_range(facts: Facts):
     """
     tok = facts.required_tokenizer()
     for text, ids, rows in _template_hits(facts):
-        bad = [i for i in ids if i >= rows]
+        bad = [i for i in ids if rows is not None and i >= rows]  # rows: HVA206 requires the embedding
         if not bad:
             continue
         yield Hit(
@@ -218,7 +220,7 @@ def chat_template_token_out_of_range(facts: Facts):
 
 
 @rule("HVA207", "added-token-conflict", Severity.ERROR, requires=(Requirement.TOKENIZER,))
-def added_token_conflict(facts: Facts):
+def added_token_conflict(facts: Facts) -> Iterator[Hit]:
     """Added tokens are declared with duplicate or conflicting ids.
 
     Why:

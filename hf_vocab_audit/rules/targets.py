@@ -8,6 +8,8 @@ records what it did with tiny checkpoints (``tests/data/gguf_verdicts.json``, ke
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..core.findings import Location, Severity
 from ..facts.targets import TargetFacts, base_vocab_size, undecodable_ids
 from .registry import Hit, Scope, rule
@@ -20,7 +22,7 @@ def _ids(ids: list[int]) -> str:
 
 
 @rule("HVA920", "gguf-convert-vocab-assertion", Severity.ERROR, scope=Scope.TARGET)
-def gguf_convert_vocab_assertion(t: TargetFacts):
+def gguf_convert_vocab_assertion(t: TargetFacts) -> Iterator[Hit]:
     """llama.cpp's converter will stop: the tokenizer has ids at or past `config.json`'s `vocab_size`.
 
     Why:
@@ -49,7 +51,7 @@ def gguf_convert_vocab_assertion(t: TargetFacts):
 
 
 @rule("HVA921", "gguf-convert-drops-tokens", Severity.ERROR, scope=Scope.TARGET)
-def gguf_convert_drops_tokens(t: TargetFacts):
+def gguf_convert_drops_tokens(t: TargetFacts) -> Iterator[Hit]:
     """llama.cpp's converter will leave tokens of this tokenizer out of the GGUF (SentencePiece models).
 
     Why:
@@ -91,7 +93,7 @@ def gguf_convert_drops_tokens(t: TargetFacts):
 
 
 @rule("HVA922", "gguf-convert-pad-fillers", Severity.INFO, scope=Scope.TARGET)
-def gguf_convert_pad_fillers(t: TargetFacts):
+def gguf_convert_pad_fillers(t: TargetFacts) -> Iterator[Hit]:
     """llama.cpp's converter will name the padding rows `[PAD{i}]` (one token per row, type UNUSED).
 
     Why:
@@ -117,7 +119,7 @@ def gguf_convert_pad_fillers(t: TargetFacts):
 
 
 @rule("HVA923", "gguf-convert-unknown-pre-tokenizer", Severity.ERROR, scope=Scope.TARGET)
-def gguf_convert_unknown_pre_tokenizer(t: TargetFacts):
+def gguf_convert_unknown_pre_tokenizer(t: TargetFacts) -> Iterator[Hit]:
     """llama.cpp's converter will not recognise this BPE tokenizer's pre-tokenizer and stop.
 
     Why:
@@ -142,7 +144,7 @@ def gguf_convert_unknown_pre_tokenizer(t: TargetFacts):
 
 
 @rule("HVA950", "vllm-undecodable-ids", Severity.WARNING, scope=Scope.TARGET)
-def vllm_undecodable_ids(t: TargetFacts):
+def vllm_undecodable_ids(t: TargetFacts) -> Iterator[Hit]:
     """An engine that samples the whole lm_head (vLLM, SGLang) can emit ids the tokenizer cannot decode.
 
     Why:
@@ -172,7 +174,7 @@ def vllm_undecodable_ids(t: TargetFacts):
 
 
 @rule("HVA951", "vllm-adapter-refused", Severity.ERROR, scope=Scope.TARGET)
-def vllm_adapter_refused(t: TargetFacts):
+def vllm_adapter_refused(t: TargetFacts) -> Iterator[Hit]:
     """vLLM will refuse this LoRA adapter: it saves whole embedding / lm_head matrices, `modules_to_save`
     copies or trainable-token deltas, which vLLM's LoRA loader does not take.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from ..core.findings import Applicability, FixPlan, Location, Severity
@@ -34,7 +35,7 @@ def _grow_fix(rows: int, tensor: str) -> FixPlan:
 
 
 @rule("HVA101", "token-id-beyond-embedding", Severity.ERROR, requires=(Requirement.TOKENIZER, Requirement.INPUT_EMBEDDING))
-def token_id_beyond_embedding(facts: Facts):
+def token_id_beyond_embedding(facts: Facts) -> Iterator[Hit]:
     """The tokenizer can emit an id that has no row in the input-embedding matrix.
 
     Why:
@@ -67,7 +68,7 @@ def token_id_beyond_embedding(facts: Facts):
 
 
 @rule("HVA102", "token-id-beyond-lm-head", Severity.ERROR, requires=(Requirement.TOKENIZER, Requirement.UNTIED_OUTPUT))
-def token_id_beyond_lm_head(facts: Facts):
+def token_id_beyond_lm_head(facts: Facts) -> Iterator[Hit]:
     """The tokenizer can emit an id that has no row in the untied output projection (lm_head).
 
     Why:
@@ -94,7 +95,7 @@ def token_id_beyond_lm_head(facts: Facts):
 
 
 @rule("HVA103", "config-vocab-size-mismatch", Severity.ERROR, requires=(Requirement.INPUT_EMBEDDING, Requirement.CONFIG_VOCAB_SIZE))
-def config_vocab_size_mismatch(facts: Facts):
+def config_vocab_size_mismatch(facts: Facts) -> Iterator[Hit]:
     """`config.json`'s `vocab_size` differs from the rows of the input-embedding matrix.
 
     Why:
@@ -121,7 +122,7 @@ def config_vocab_size_mismatch(facts: Facts):
 
 
 @rule("HVA104", "lm-head-rows-mismatch", Severity.ERROR, requires=(Requirement.UNTIED_OUTPUT,))
-def lm_head_rows_mismatch(facts: Facts):
+def lm_head_rows_mismatch(facts: Facts) -> Iterator[Hit]:
     """An untied lm_head has a different number of rows than the input embeddings.
 
     Why:
@@ -157,7 +158,7 @@ def _pad_multiple(rows: int) -> int | None:
 
 
 @rule("HVA105", "padded-embedding-rows", Severity.INFO, requires=(Requirement.TOKENIZER, Requirement.INPUT_EMBEDDING))
-def padded_embedding_rows(facts: Facts):
+def padded_embedding_rows(facts: Facts) -> Iterator[Hit]:
     """The embedding matrix has more rows than the tokenizer has ids: padding, not a bug.
 
     Why:
@@ -184,7 +185,7 @@ def padded_embedding_rows(facts: Facts):
 
 
 @rule("HVA208", "token-id-gap", Severity.WARNING, requires=(Requirement.TOKENIZER,))
-def token_id_gap(facts: Facts):
+def token_id_gap(facts: Facts) -> Iterator[Hit]:
     """Some ids between 0 and the tokenizer's largest id belong to no token.
 
     Why:

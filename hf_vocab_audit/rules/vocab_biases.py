@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..core.findings import Applicability, FixPlan, Location, Severity
 from ..facts import Facts
 from ..facts.requirements import Requirement
@@ -9,7 +11,7 @@ from .registry import Hit, rule
 
 
 @rule("HVA106", "vocab-bias-size-mismatch", Severity.ERROR, requires=(Requirement.INPUT_EMBEDDING,))
-def vocab_bias_size_mismatch(facts: Facts):
+def vocab_bias_size_mismatch(facts: Facts) -> Iterator[Hit]:
     """A vocabulary-sized bias (`final_logits_bias`, an MLM prediction bias) has a different length than the
     vocabulary rows.
 

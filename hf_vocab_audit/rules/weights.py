@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..core.findings import Applicability, FixPlan, Location, Severity
@@ -37,7 +38,7 @@ def _describe(w: WeightFacts, token_id: int, wanted: int) -> tuple[list[str], di
     return parts, details
 
 
-def _hits(w: WeightFacts, wanted: int, what: str):
+def _hits(w: WeightFacts, wanted: int, what: str) -> Iterator[Hit]:
     tok = w.facts.required_tokenizer()
     tensors = [s.stats.tensor for s in w.sides]
     for token_id in w.flagged_ids():
@@ -62,7 +63,7 @@ def _hits(w: WeightFacts, wanted: int, what: str):
 
 
 @rule("HVA601", "untrained-token-row", Severity.WARNING, scope=Scope.WEIGHTS)
-def untrained_token_row(w: WeightFacts):
+def untrained_token_row(w: WeightFacts) -> Iterator[Hit]:
     """A token the tokenizer emits in normal use has an untrained embedding or lm_head row.
 
     Why:
@@ -81,7 +82,7 @@ def untrained_token_row(w: WeightFacts):
 
 
 @rule("HVA602", "low-norm-token-row", Severity.WARNING, scope=Scope.WEIGHTS)
-def low_norm_token_row(w: WeightFacts):
+def low_norm_token_row(w: WeightFacts) -> Iterator[Hit]:
     """A token the tokenizer emits in normal use has a row whose norm is far below the ordinary tokens'.
 
     Why:
@@ -97,7 +98,7 @@ def low_norm_token_row(w: WeightFacts):
 
 
 @rule("HVA603", "untrained-rows-summary", Severity.INFO, scope=Scope.WEIGHTS)
-def untrained_rows_summary(w: WeightFacts):
+def untrained_rows_summary(w: WeightFacts) -> Iterator[Hit]:
     """Count of untrained or low-norm rows of tokens not emitted in normal use (reserved, unused, rare).
 
     Why:
