@@ -51,18 +51,30 @@ def test_the_demo_tells_the_story_check_tells(capsys):
 
 
 def test_the_five_error_trainer_preflight_is_one_cause(tmp_path):
+    """A tiny Trainer run whose script added a pad token without a resize (and synced the pad id into the
+    model's config and generation config): five errors in the preflight, one cause, the code that fixes it."""
+    from tests.guard.test_trainer import features
+
     folder = checkpoint(tmp_path / "ckpt", "llama", rows=104, pad=None, model={"pad_token_id": None})
     model = transformers.AutoModelForCausalLM.from_pretrained(folder)
     tok = transformers.AutoTokenizer.from_pretrained(folder)
     tok.add_special_tokens({"pad_token": "<pad>"})  # the script's bug: no resize ...
     model.config.pad_token_id = model.generation_config.pad_token_id = tok.pad_token_id  # ... and synced
-    report = hva.guard(model, tok, evidence_dir=False).preflight(fail_on="never")
+    args = transformers.TrainingArguments(output_dir=str(tmp_path / "out"), max_steps=2, per_device_train_batch_size=2,
+                                          report_to=[], use_cpu=True, save_strategy="no", disable_tqdm=True)
+    trainer = transformers.Trainer(model=model, args=args, train_dataset=features(tok), processing_class=tok,
+                                   data_collator=transformers.DataCollatorForLanguageModeling(tok, mlm=False))
+    hva.guard_trainer(trainer, evidence_dir=False)
+    with pytest.raises(hva.PreflightError) as caught:
+        trainer.train()
+    report = caught.value.report
     assert sorted(f.code for f in report.findings) == ["HVA101", "HVA102", "HVA201", "HVA201", "HVA201"]
     (cause,) = report.active_causes()
     assert cause.findings == 5 and cause.title.startswith("the token '<pad>' added to the tokenizer")
     assert cause.fix.startswith("model.resize_token_embeddings(len(tokenizer))")  # code, not a CLI flag
     files = {f.location.file for f in report.findings}
     assert files <= {"<model>", "<tokenizer>", "<model>.config", "<model>.generation_config"}
+    assert str(report).count("CAUSE:") == 1
 
 
 def test_a_pad_id_set_to_the_row_count_is_its_own_cause(tmp_path):
