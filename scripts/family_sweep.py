@@ -91,6 +91,7 @@ class Case:
     execution: str  # "clean" | "fails: <error>"
     tool: str  # "clean" | "finding: <codes>" | "cannot audit: <reason>"
     seconds: float  # the static check's wall time
+    folder: str = ""  # where the pair was kept (--keep), for --rejudge
 
     @property
     def agree(self) -> bool:
@@ -290,7 +291,7 @@ def run_case(work: Path, model_type: str, head: str, class_name: str, case: str,
         build_tokenizer(folder, model_max_length=max_len)
     expected = execute(folder, class_name)
     tool, seconds = tool_verdict(folder)
-    return Case(model_type, head, class_name, case, expected, tool, seconds)
+    return Case(model_type, head, class_name, case, expected, tool, seconds, str(folder))
 
 
 def sweep_one(work: Path, model_type: str, head: str, class_name: str, sweep: Sweep,
@@ -319,8 +320,10 @@ def sweep_one(work: Path, model_type: str, head: str, class_name: str, sweep: Sw
 
 
 def run_sweep(only: set[str] | None = None, limit: int | None = None, timeout: int = 60,
-              heads: tuple[str, ...] = tuple(HEADS), cases: tuple[str, ...] = CASES, quiet: bool = True) -> Sweep:
-    """The sweep over the auto mappings' (architecture, head) pairs (the first ``limit`` architectures)."""
+              heads: tuple[str, ...] = tuple(HEADS), cases: tuple[str, ...] = CASES, quiet: bool = True,
+              keep: Path | None = None) -> Sweep:
+    """The sweep over the auto mappings' (architecture, head) pairs (the first ``limit`` architectures);
+    ``keep`` keeps the built pairs there (else they live in a temporary folder per pair)."""
     import transformers
 
     transformers.logging.set_verbosity_error()
@@ -335,13 +338,31 @@ def run_sweep(only: set[str] | None = None, limit: int | None = None, timeout: i
             try:
                 with time_limit(timeout), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    sweep_one(Path(tmp), model_type, head, class_name, sweep, cases)
+                    sweep_one(keep or Path(tmp), model_type, head, class_name, sweep, cases)
             except Timeout as exc:
                 sweep.excluded[f"{model_type} {head}"] = f"timed out ({exc})"
                 sweep.cases = [c for c in sweep.cases if (c.model_type, c.head) != (model_type, head)]
+        if keep is not None:
+            save(sweep, keep / "sweep.json")  # after every pair: a sweep cut short keeps what it did
         if not quiet:
             print(f"{model_type:28} {head:10} {sweep.excluded.get(f'{model_type} {head}', 'swept')}",
                   file=sys.stderr, flush=True)
+    return sweep
+
+
+def save(sweep: Sweep, path: Path) -> None:
+    path.write_text(json.dumps({"cases": [vars(c) for c in sweep.cases], "excluded": sweep.excluded}, indent=1))
+
+
+def rejudge(path: Path) -> Sweep:
+    """A kept sweep (``--keep DIR``) judged again by this version of the tool: the executions are not rerun
+    (they do not depend on the tool), only ``audit(folder)``."""
+    data = json.loads(path.read_text())
+    sweep = Sweep(excluded=data["excluded"])
+    for c in data["cases"]:
+        case = Case(**c)
+        case.tool, case.seconds = tool_verdict(Path(case.folder))
+        sweep.cases.append(case)
     return sweep
 
 
@@ -405,14 +426,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--heads", default=",".join(HEADS), help="comma-separated heads (default: all)")
     ap.add_argument("--timeout", type=int, default=60, help="seconds per architecture and head")
     ap.add_argument("--write", action="store_true", help="write the table into docs/families.md")
-    ap.add_argument("--json", type=Path, help="also write the cases as JSON")
+    ap.add_argument("--keep", type=Path, help="keep the built pairs and the results (sweep.json) in this folder")
+    ap.add_argument("--rejudge", type=Path, help="judge a kept sweep's pairs again (no rebuild, no execution)")
     args = ap.parse_args(argv)
     only = set(args.only.split(",")) if args.only else None
-    sweep = run_sweep(only, args.limit, args.timeout, tuple(args.heads.split(",")), quiet=False)
+    if args.rejudge:
+        sweep = rejudge(args.rejudge / "sweep.json")
+    else:
+        if args.keep:
+            args.keep.mkdir(parents=True, exist_ok=True)
+        sweep = run_sweep(only, args.limit, args.timeout, tuple(args.heads.split(",")), quiet=False, keep=args.keep)
+        if args.keep:
+            save(sweep, args.keep / "sweep.json")
     text = render(sweep)
-    if args.json:
-        args.json.write_text(json.dumps({"cases": [vars(c) for c in sweep.cases], "excluded": sweep.excluded},
-                                        indent=1))
     if args.write:
         write(text)
     else:

@@ -105,6 +105,22 @@ def _fallback_input(tensors: dict[str, TensorInfo]) -> TensorInfo | None:
     return max(candidates, key=lambda t: (t.shape[0], t.name)) if candidates else None
 
 
+def _fallback_position(tensors: dict[str, TensorInfo], config: ConfigFacts) -> TensorInfo | None:
+    """A position table of a name the suffixes do not list (CLIP's ``position_embedding``), derived from what
+    transformers sizes it by: a 2-D tensor whose module names positions (not relative ones) with the config's
+    ``max_position_embeddings`` rows, or up to 2 more (tables with reserved rows)."""
+    bound = config.max_position_embeddings
+    if not bound:
+        return None
+    candidates = []
+    for t in tensors.values():
+        module = t.name.rsplit(".", 2)[-2] if t.name.count(".") else ""
+        if (len(t.shape) == 2 and "position" in module and "rel" not in module and bound <= t.shape[0] <= bound + 2
+                and not any(part in t.name for part in _SKIP_PARTS)):
+            candidates.append(t)
+    return min(candidates, key=lambda t: (t.name.count("."), t.name)) if candidates else None
+
+
 def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> EmbeddingFacts:
     table = tensors.tensors
     inp = _find(table, INPUT_SUFFIXES) or _fallback_input(table)
@@ -120,7 +136,7 @@ def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> Embeddin
         input=inp,
         output=out,
         tied=bool(tie),
-        position=_find(table, POSITION_SUFFIXES),
+        position=_find(table, POSITION_SUFFIXES) or _fallback_position(table, config),
         token_type=_find(table, TOKEN_TYPE_SUFFIXES),
         classifier=_find(table, CLASSIFIER_SUFFIXES),
         vocab_sized=vocab_biases(table, inp.rows if inp else None),
