@@ -89,3 +89,29 @@ def test_write_replaces_only_the_generated_section(tmp_path: Path, swept) -> Non
     again = doc.read_text()
     assert again.count(sweep.BEGIN) == 1 and again.endswith("\nafter\n")
     assert "| llama | causal-lm | healthy | clean | clean | yes |" in again
+
+
+# Facts the audit derives instead of listing, each where the sweep found it wrong: Blenderbot's position table
+# has max_position_embeddings rows and no offset (BART's has 2 more, reserved); CTRL's vocabulary matrix is
+# `transformer.w`, a name no table lists, found by its vocab_size rows. A healthy pair stays quiet, a broken
+# one fires, both decided by execution.
+DERIVED = [
+    ("blenderbot", "seq2seq-lm", ("healthy", "padded", "max-length-past-positions")),
+    ("ctrl", "causal-lm", ("healthy", "added-no-resize")),
+]
+
+
+@pytest.mark.parametrize(("model_type", "head", "cases"), DERIVED)
+def test_derived_facts_agree_with_execution(tmp_path: Path, model_type: str, head: str, cases) -> None:
+    import warnings
+
+    result = sweep.Sweep()
+    (cls,) = [c for mt, h, c in sweep.targets({model_type}) if h == head]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sweep.sweep_one(tmp_path, model_type, head, cls, result, cases)
+    assert result.excluded == {}
+    verdicts = {c.case: (c.execution.split(":")[0], c.tool.split(":")[0]) for c in result.cases}
+    assert verdicts["healthy"] == ("clean", "clean")
+    assert [(c.case, c.execution, c.tool) for c in result.cases if not c.agree] == []
+    assert any(ex == "fails" for ex, _ in verdicts.values())

@@ -42,5 +42,9 @@ def usable_positions(facts: Facts) -> tuple[int, str] | None:
         pad = (cfg.special.ids.get("pad_token_id") or (1,))[0]
         return rows - pad - 1, f"{source}, minus padding_idx {pad} + 1 reserved"
     if mtype in OFFSET_TWO_TYPES and from_tensor:
-        return rows - 2, f"{source}, minus the 2 reserved offset rows"
+        # BART and OPT build max_position_embeddings + 2 rows and offset positions by 2; Blenderbot builds
+        # max_position_embeddings rows with no offset: the reserved rows are what the table has beyond the config.
+        mpe = cfg.max_position_embeddings
+        reserved = rows - mpe if mpe is not None and 0 <= rows - mpe <= 2 else 2
+        return rows - reserved, f"{source}, minus the {reserved} reserved offset rows" if reserved else source
     return rows, source
