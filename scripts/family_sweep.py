@@ -78,6 +78,10 @@ TINY: dict[str, Any] = {
     "decoder_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8, "d_kv": 8,
     "num_experts": 4, "num_local_experts": 4, "n_routed_experts": 4, "num_experts_per_tok": 2,
     "embedding_size": 32, "max_position_embeddings": POSITIONS, "n_positions": POSITIONS, "n_ctx": POSITIONS,
+    # rotary and low-rank attention sizes that must fit the tiny heads (GPT-J, CodeGen, DeepSeek-V2/V3)
+    "rotary_dim": 4, "qk_rope_head_dim": 4, "qk_nope_head_dim": 4, "v_head_dim": 8, "kv_lora_rank": 16,
+    "q_lora_rank": 16,
+    "attention_types": [[["global", "local"], 1]],  # GPT-Neo: one entry per layer of the 2
 }  # fmt: skip
 VISION_KEYS = ("vision_config", "audio_config", "image_size", "num_mel_bins", "num_channels", "patch_size")
 
@@ -343,7 +347,7 @@ def run_sweep(only: set[str] | None = None, limit: int | None = None, timeout: i
                 sweep.excluded[f"{model_type} {head}"] = f"timed out ({exc})"
                 sweep.cases = [c for c in sweep.cases if (c.model_type, c.head) != (model_type, head)]
         if keep is not None:
-            save(sweep, keep / "sweep.json")  # after every pair: a sweep cut short keeps what it did
+            save(sweep, keep / "sweep.partial.json")  # after every pair: a sweep cut short keeps what it did
         if not quiet:
             print(f"{model_type:28} {head:10} {sweep.excluded.get(f'{model_type} {head}', 'swept')}",
                   file=sys.stderr, flush=True)
@@ -352,6 +356,16 @@ def run_sweep(only: set[str] | None = None, limit: int | None = None, timeout: i
 
 def save(sweep: Sweep, path: Path) -> None:
     path.write_text(json.dumps({"cases": [vars(c) for c in sweep.cases], "excluded": sweep.excluded}, indent=1))
+
+
+def merge(before: dict[str, Any], now: Sweep) -> Sweep:
+    """A kept sweep with the (architecture, head) pairs swept ``now`` replaced by their new results."""
+    redone = {(c.model_type, c.head) for c in now.cases} | {tuple(k.split(" ", 1)) for k in now.excluded}
+    out = Sweep(excluded={k: v for k, v in before["excluded"].items() if tuple(k.split(" ", 1)) not in redone})
+    out.cases = [Case(**c) for c in before["cases"] if (c["model_type"], c["head"]) not in redone]
+    out.cases += now.cases
+    out.excluded.update(now.excluded)
+    return out
 
 
 def rejudge(path: Path) -> Sweep:
@@ -435,9 +449,15 @@ def main(argv: list[str] | None = None) -> int:
     else:
         if args.keep:
             args.keep.mkdir(parents=True, exist_ok=True)
+        kept = args.keep / "sweep.json" if args.keep else None
+        before = json.loads(kept.read_text()) if kept is not None and kept.is_file() else None
         sweep = run_sweep(only, args.limit, args.timeout, tuple(args.heads.split(",")), quiet=False, keep=args.keep)
-        if args.keep:
-            save(sweep, args.keep / "sweep.json")
+        if kept is not None and before is not None:  # a partial rerun: its pairs replace the kept ones
+            merged = merge(before, sweep)
+            save(merged, kept)
+            sweep = merged
+        elif kept is not None:
+            save(sweep, kept)
     text = render(sweep)
     if args.write:
         write(text)
