@@ -335,8 +335,8 @@ def run_sweep(only: set[str] | None = None, limit: int | None = None, timeout: i
     sweep = Sweep()
     todo = targets(only, heads)
     if limit is not None:
-        keep = sorted({t[0] for t in todo})[:limit]
-        todo = [t for t in todo if t[0] in keep]
+        first = sorted({t[0] for t in todo})[:limit]
+        todo = [t for t in todo if t[0] in first]
     for model_type, head, class_name in todo:
         with tempfile.TemporaryDirectory(prefix="sweep-") as tmp:
             try:
