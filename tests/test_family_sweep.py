@@ -115,3 +115,19 @@ def test_derived_facts_agree_with_execution(tmp_path: Path, model_type: str, hea
     assert verdicts["healthy"] == ("clean", "clean")
     assert [(c.case, c.execution, c.tool) for c in result.cases if not c.agree] == []
     assert any(ex == "fails" for ex, _ in verdicts.values())
+
+
+@pytest.mark.parametrize("biased", [True, False])
+def test_deberta_v2_relative_attention_with_absolute_positions(tmp_path: Path, biased: bool) -> None:
+    """DeBERTa-v2/v3 with relative attention: `position_biased_input` adds an absolute table (bounded by its
+    rows), without it there is none (any length runs). model_max_length twice the positions, both ways."""
+    import transformers
+
+    cfg = sweep.tiny_config("deberta-v2", sweep.VOCAB, relative_attention=True, position_biased_input=biased,
+                            pos_att_type=["p2c", "c2p"])
+    transformers.DebertaV2ForMaskedLM(cfg).save_pretrained(tmp_path)
+    sweep.build_tokenizer(tmp_path, model_max_length=2 * sweep.POSITIONS)
+    execution = sweep.execute(tmp_path, "DebertaV2ForMaskedLM")
+    tool, _ = sweep.tool_verdict(tmp_path)
+    assert execution.startswith("fails") is biased
+    assert tool == ("finding: HVA301" if biased else "clean")
