@@ -98,6 +98,7 @@ def test_write_replaces_only_the_generated_section(tmp_path: Path, swept) -> Non
 DERIVED = [
     ("blenderbot", "seq2seq-lm", ("healthy", "padded", "max-length-past-positions")),
     ("ctrl", "causal-lm", ("healthy", "added-no-resize")),
+    ("mpnet", "masked-lm", ("healthy", "max-length-past-positions")),  # padding_idx 1 whatever pad_token_id
 ]
 
 
