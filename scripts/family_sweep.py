@@ -440,7 +440,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--heads", default=",".join(HEADS), help="comma-separated heads (default: all)")
     ap.add_argument("--timeout", type=int, default=60, help="seconds per architecture and head")
     ap.add_argument("--write", action="store_true", help="write the table into docs/families.md")
-    ap.add_argument("--keep", type=Path, help="keep the built pairs and the results (sweep.json) in this folder (the whole sweep: about 40 GB)")
+    ap.add_argument("--keep", type=Path,
+                    help="keep the built pairs and the results (sweep.json) in this folder (whole sweep: about 40 GB)")
     ap.add_argument("--rejudge", type=Path, help="judge a kept sweep's pairs again (no rebuild, no execution)")
     args = ap.parse_args(argv)
     only = set(args.only.split(",")) if args.only else None
