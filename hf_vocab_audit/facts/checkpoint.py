@@ -10,6 +10,7 @@ from ..io.safetensors_header import TensorInfo
 from .adapter import AdapterFacts
 from .config import ConfigFacts, GenerationFacts
 from .embeddings import EmbeddingFacts
+from .sentence_transformers import SentenceTransformerFacts
 from .tensors import CheckpointTensors
 from .tokenizer import TokenizerFacts
 
@@ -28,6 +29,7 @@ class Facts:
     missing: dict[str, str] = field(default_factory=dict)  # fact name -> why it is absent
     adapter: AdapterFacts | None = None  # set when auditing a PEFT adapter against these (base) facts
     gguf: GGUFFacts | None = None  # set when the facts come from a GGUF file (facts.gguf)
+    sentence_transformers: SentenceTransformerFacts | None = None  # a modules.json folder: its Transformer module
 
     @property
     def input_rows(self) -> int | None:

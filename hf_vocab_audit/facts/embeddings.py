@@ -105,9 +105,39 @@ def _fallback_input(tensors: dict[str, TensorInfo]) -> TensorInfo | None:
     return max(candidates, key=lambda t: (t.shape[0], t.name)) if candidates else None
 
 
+def _vocab_rows_input(tensors: dict[str, TensorInfo], config: ConfigFacts) -> TensorInfo | None:
+    """For a vocabulary matrix of no known name (CTRL's ``transformer.w``): the 2-D tensor outside the layer
+    stack with the config's ``vocab_size`` rows, as transformers sizes the input embedding. A checkpoint whose
+    rows differ from vocab_size finds none here and fails closed (the vocabulary matrix is a gap)."""
+    if not config.vocab_size:
+        return None
+    candidates = [
+        t for t in tensors.values()
+        if len(t.shape) == 2 and t.shape[0] == config.vocab_size and not has_suffix(t.name, OUTPUT_SUFFIXES)
+        and not any(part.isdigit() for part in t.name.split(".")) and not any(p in t.name for p in _SKIP_PARTS)
+    ]
+    return min(candidates, key=lambda t: (t.name.count("."), t.name)) if candidates else None
+
+
+def _fallback_position(tensors: dict[str, TensorInfo], config: ConfigFacts) -> TensorInfo | None:
+    """A position table of a name the suffixes do not list (CLIP's ``position_embedding``), derived from what
+    transformers sizes it by: a 2-D tensor whose module names positions (not relative ones) with the config's
+    ``max_position_embeddings`` rows, or up to 2 more (tables with reserved rows)."""
+    bound = config.max_position_embeddings
+    if not bound:
+        return None
+    candidates = []
+    for t in tensors.values():
+        module = t.name.rsplit(".", 2)[-2] if t.name.count(".") else ""
+        if (len(t.shape) == 2 and "position" in module and "rel" not in module and bound <= t.shape[0] <= bound + 2
+                and not any(part in t.name for part in _SKIP_PARTS)):
+            candidates.append(t)
+    return min(candidates, key=lambda t: (t.name.count("."), t.name)) if candidates else None
+
+
 def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> EmbeddingFacts:
     table = tensors.tensors
-    inp = _find(table, INPUT_SUFFIXES) or _fallback_input(table)
+    inp = _find(table, INPUT_SUFFIXES) or _fallback_input(table) or _vocab_rows_input(table, config)
     out = _find(table, OUTPUT_SUFFIXES)
     if out is not None and inp is not None and out.name == inp.name:
         out = None
@@ -120,7 +150,7 @@ def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> Embeddin
         input=inp,
         output=out,
         tied=bool(tie),
-        position=_find(table, POSITION_SUFFIXES),
+        position=_find(table, POSITION_SUFFIXES) or _fallback_position(table, config),
         token_type=_find(table, TOKEN_TYPE_SUFFIXES),
         classifier=_find(table, CLASSIFIER_SUFFIXES),
         vocab_sized=vocab_biases(table, inp.rows if inp else None),

@@ -13,6 +13,7 @@ from ..errors import AuditError
 from .checkpoint import Facts
 from .config import load_config, load_generation_config
 from .embeddings import find_embeddings
+from .sentence_transformers import sentence_transformer
 from .tensors import CheckpointTensors, load_tensors
 from .tokenizer import TokenizerFacts
 from .tokenizer_folder import has_tokenizer, load_tokenizer
@@ -41,6 +42,7 @@ def gather(
     """
     folder = existing_folder(Path(model_dir), "model folder")
     check_tree(folder)  # links and devices at any depth, before anything below opens a file
+    folder, sentence = sentence_transformer(folder)  # modules.json: the checkpoint sentence-transformers loads
     config_path = folder / "config.json"
     if not config_path.exists():
         raise AuditError(config_path, "missing: a transformers checkpoint folder needs config.json")
@@ -74,4 +76,4 @@ def gather(
         embeddings = find_embeddings(tensors, config)
         if embeddings.input is None:
             missing["input_embedding"] = "no tensor recognised as the input embeddings"
-    return Facts(folder, config, generation, tokenizer, tensors, embeddings, missing)
+    return Facts(folder, config, generation, tokenizer, tensors, embeddings, missing, sentence_transformers=sentence)

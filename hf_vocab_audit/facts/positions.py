@@ -13,6 +13,8 @@ PADDING_OFFSET_TYPES = frozenset(
     {"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "longformer", "roberta-prelayernorm", "xmod",
      "data2vec-text", "ibert", "mpnet", "esm", "bros", "layoutlmv3", "markuplm", "lilt", "luke", "mluke", "nezha"}
 )  # fmt: skip
+# Families whose embeddings fix padding_idx in code instead of reading pad_token_id (MPNetEmbeddings: 1).
+FIXED_PADDING_IDX = {"mpnet": 1}
 OFFSET_TWO_TYPES = frozenset({"bart", "mbart", "opt", "plbart", "blenderbot", "blenderbot-small", "biogpt"})
 # Learned absolute positions, for checkpoints whose weights are not at hand.
 ABSOLUTE_TYPES = frozenset(
@@ -39,8 +41,12 @@ def usable_positions(facts: Facts) -> tuple[int, str] | None:
     else:
         return None
     if mtype in PADDING_OFFSET_TYPES:
-        pad = (cfg.special.ids.get("pad_token_id") or (1,))[0]
+        pad = FIXED_PADDING_IDX.get(mtype) or (cfg.special.ids.get("pad_token_id") or (1,))[0]
         return rows - pad - 1, f"{source}, minus padding_idx {pad} + 1 reserved"
     if mtype in OFFSET_TWO_TYPES and from_tensor:
-        return rows - 2, f"{source}, minus the 2 reserved offset rows"
+        # BART and OPT build max_position_embeddings + 2 rows and offset positions by 2; Blenderbot builds
+        # max_position_embeddings rows with no offset: the reserved rows are what the table has beyond the config.
+        mpe = cfg.max_position_embeddings
+        reserved = rows - mpe if mpe is not None and 0 <= rows - mpe <= 2 else 2
+        return rows - reserved, f"{source}, minus the {reserved} reserved offset rows" if reserved else source
     return rows, source

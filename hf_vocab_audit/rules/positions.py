@@ -20,13 +20,25 @@ def model_max_length_exceeds_positions(facts: Facts) -> Iterator[Hit]:
     `model_max_length`; when that is larger, longer inputs reach the model and crash: BERT with
     `The expanded size of the tensor (N) must match the existing size (512)`, RoBERTa with
     `index out of range` (its first `padding_idx + 1` rows are reserved: 514 rows give 512 positions).
-    Rotary and relative-position models have no such table and are not checked.
+    Rotary and relative-position models have no such table and are not checked. A sentence-transformers
+    folder truncates to `max_seq_length` (sentence_bert_config.json): that is compared too.
 
     Fix:
     Set `model_max_length` in tokenizer_config.json to the usable positions (`--fix` does).
     """
     tok = facts.required_tokenizer()
     usable = usable_positions(facts)
+    st = facts.sentence_transformers
+    if usable is not None and st is not None and st.max_seq_length is not None:
+        # sentence-transformers truncates to max_seq_length; transformers, reading the same files, to model_max_length
+        if st.max_seq_length > usable[0]:
+            yield Hit(
+                f"sentence-transformers max_seq_length {st.max_seq_length} > the {usable[0]} positions the model "
+                f"can use ({usable[1]})",
+                Location(file="sentence_bert_config.json", key="max_seq_length"),
+                hint=f"set max_seq_length to {usable[0]} in sentence_bert_config.json",
+                details={"max_seq_length": st.max_seq_length, "usable_positions": usable[0]},
+            )
     if usable is None or tok.model_max_length is None:
         return
     limit, source = usable

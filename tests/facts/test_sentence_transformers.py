@@ -1,0 +1,78 @@
+"""sentence-transformers folders (``modules.json``) are audited as sentence-transformers loads them: the
+checkpoint of the Transformer module (``0_Transformer/`` or the folder itself), and ``max_seq_length`` from its
+``sentence_bert_config.json`` against the positions the model can use. Verdicts by running
+``SentenceTransformer(...).encode`` on CPU."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from builders import make_model, make_tokenizer
+
+from hf_vocab_audit import AuditError, audit
+
+POSITIONS = 64
+
+
+def st_folder(root: Path, max_seq_length: int | None, sub: str = "0_Transformer", model_max_length: int = POSITIONS) -> Path:
+    """A tiny BERT sentence-transformers folder: the Transformer module at ``sub``, mean pooling."""
+    module = root / sub if sub else root
+    make_model(module, "bert-base", 100, max_position_embeddings=POSITIONS)
+    make_tokenizer(module, 100, style="bert", model_max_length=model_max_length)
+    if max_seq_length is not None:
+        (module / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": max_seq_length}))
+    (root / "1_Pooling").mkdir(parents=True)
+    (root / "1_Pooling" / "config.json").write_text(json.dumps({"word_embedding_dimension": 16,
+                                                                "pooling_mode_mean_tokens": True}))
+    (root / "modules.json").write_text(json.dumps([
+        {"idx": 0, "name": "0", "path": sub, "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+    ]))
+    return root
+
+
+def encode_error(folder: Path) -> str | None:
+    """Encode a text longer than every limit with sentence-transformers: the exception's type, or None."""
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+    try:
+        model.encode([" ".join(["w5"] * 300)])
+    except (IndexError, RuntimeError, ValueError) as exc:
+        return type(exc).__name__
+    return None
+
+
+@pytest.mark.parametrize("sub", ["0_Transformer", ""])
+def test_a_max_seq_length_within_the_positions_is_clean(tmp_path: Path, sub: str) -> None:
+    folder = st_folder(tmp_path / "st", POSITIONS, sub)
+    assert encode_error(folder) is None
+    report = audit(folder)
+    assert report.exit_code() == 0, [f.message for f in report.findings]
+    assert report.coverage.tensors  # the module's checkpoint was examined, not refused
+
+
+def test_a_max_seq_length_past_the_positions_is_hva301(tmp_path: Path) -> None:
+    """The tokenizer's model_max_length fits (transformers runs); sentence-transformers truncates to 128."""
+    folder = st_folder(tmp_path / "st", 2 * POSITIONS)
+    assert encode_error(folder) is not None
+    report = audit(folder)
+    assert report.exit_code() == 1
+    (hit,) = [f for f in report.findings if f.code == "HVA301"]
+    assert "max_seq_length 128" in hit.message and hit.location.file == "sentence_bert_config.json"
+
+
+def test_tokens_added_without_a_resize_in_the_module_are_found(tmp_path: Path) -> None:
+    folder = st_folder(tmp_path / "st", POSITIONS)
+    make_tokenizer(folder / "0_Transformer", 100, style="bert", model_max_length=POSITIONS, added=["<x>", "<y>"])
+    report = audit(folder)
+    assert "HVA101" in {f.code for f in report.findings}
+
+
+def test_a_module_path_leaving_the_folder_is_refused(tmp_path: Path) -> None:
+    folder = st_folder(tmp_path / "st", POSITIONS)
+    (folder / "modules.json").write_text(json.dumps([{"path": "../x", "type": "sentence_transformers.models.Transformer"}]))
+    with pytest.raises(AuditError, match="leaves the folder"):
+        audit(folder)
