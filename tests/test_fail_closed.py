@@ -153,3 +153,26 @@ def test_every_format_says_what_was_not_examined(tmp_path, run_cli, fmt):
     assert code == 2 and "the weights (tensor headers)" in out
     code, out, _ = run_cli("check", tmp_path, "--format", fmt, "--allow-partial")
     assert code == 0 and "PARTIAL" in out
+
+
+@pytest.mark.parametrize("problem, rows", [
+    ("regression", [{"sentence1": "w1 w2", "sentence2": "w3", "label": x} for x in (0.5, 3.2, 4.8)]),
+    ("multi_label_classification", [{"text": "w1 w2", "labels": x} for x in ([1.0, 0.0], [0.0, 1.0])]),
+])
+def test_float_labels_a_head_accepts_are_examined_not_gaps(tmp_path, run_cli, problem, rows):
+    """Regression (num_labels=1) and multi-label (float vectors) targets have no class range: nothing to check,
+    and the head trains on them (the loss runs on CPU), so the gate passes."""
+    import torch
+    import transformers
+
+    labels = 1 if problem == "regression" else 2
+    model_dir = checkpoint(tmp_path / "m", "bert-cls", 104, model={"num_labels": labels, "problem_type": problem})
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(model_dir)
+    key = "label" if problem == "regression" else "labels"
+    target = torch.tensor([r[key] for r in rows], dtype=torch.float32)
+    out = model(input_ids=torch.tensor([[5, 6]] * len(rows)), labels=target)
+    assert torch.isfinite(out.loss)  # what the head does with these labels: a loss, no error
+    code, out_text, _ = run_cli("check", model_dir, "--dataset", data)
+    assert code == 0 and "PASS" in out_text and "NOT EXAMINED" not in out_text

@@ -29,10 +29,13 @@ def _split_gaps(df: DatasetFacts, s: SplitScan) -> list[Gap]:
                             f"{problems[0][1]}"))
         else:
             left = ", ".join(repr(c) for c, _ in s.skipped) or "none"
-            gaps.append(Gap(f"{where}: no column", f"no column could be checked (columns without a role: {left})",
-                            hint="name the columns with --text-column / --label-column"))
-    elif df.head == "classification" and not any(p.role == CLASS_LABEL for p in s.columns):
-        candidates = [c for c, _ in s.skipped if (c, _) not in read]
+            unread = "".join(f"; {u.column!r}: {u.reason}" for u in s.unchecked)  # HVA530 says more
+            gaps.append(Gap(f"{where}: no column", f"no column could be checked (columns without a role: {left}"
+                            f"{unread})", hint="name the columns with --text-column / --label-column"))
+    elif df.head == "classification" and not any(p.role == CLASS_LABEL for p in s.columns) and not any(
+        r in NO_RANGE_REASONS for _, r in s.skipped  # float labels (regression, multi-label): taken, no range
+    ):
+        candidates = [c for c, r in s.skipped if (c, r) not in read]
         if candidates:
             names = ", ".join(repr(c) for c in candidates)
             gaps.append(Gap(f"{where} labels", f"the classification head reads labels, but no column was taken as "

@@ -65,9 +65,18 @@ def _vocabulary_cause(facts: Facts, findings: Sequence[Finding], target: str, in
         story = f"the tokenizer gained {shown} ({ids}) but {emb.input.name} still has {emb.input.rows} rows, so {crash}."
     else:
         kind = "tokenizer-larger-than-model"
+        base = [i for i in beyond if i not in added]
+        extra = [i for i in beyond if i in added]
+        base_names = ", ".join(repr(tok.id_to_token(i)) for i in base[:SHOWN]) + (
+            f" and {len(base) - SHOWN} more" if len(base) > SHOWN else "")
         title = f"the tokenizer has {tok.length} ids, the model {rows} rows: another model's tokenizer"
-        story = (f"ids {beyond[0]}..{beyond[-1]} ({shown}) are in the tokenizer's own vocabulary, not added tokens: "
-                 f"the checkpoint is paired with a larger tokenizer, so {crash}.")
+        story = (f"ids {base[0]}..{base[-1]} ({base_names}) are in the tokenizer's own vocabulary, not added tokens: "
+                 f"the checkpoint is paired with a larger tokenizer")
+        if extra:
+            more = ", ".join(repr(added[i]) for i in extra[:SHOWN]) + (
+                f" and {len(extra) - SHOWN} more" if len(extra) > SHOWN else "")
+            story += f"; {len(extra)} added token(s) ({more}) have no row either"
+        story += f", so {crash}."
     fix = _grow_fix(target, in_memory, tok.max_id + 1)
     if kind == "tokenizer-larger-than-model":
         fix = f"use the tokenizer the model was trained with; if this one is meant: {fix}"

@@ -126,3 +126,14 @@ def test_sarif_and_junit_keep_one_result_per_finding_each_naming_its_cause(tmp_p
     assert len(results) == len(report.findings)
     assert sum(r["properties"].get("cause") == "tokens-added-without-resize" for r in results) == 5
     assert "cause (tokens-added-without-resize)" in hva.render(report, "junit")
+
+
+def test_another_models_tokenizer_is_told_apart_from_added_tokens(tmp_path):
+    folder = checkpoint(tmp_path / "mixed", "llama", 104, tokenizer_vocab=106, added=["<x1>", "<x2>"])
+    (cause,) = hva.audit(folder).causes
+    assert cause.id == "tokenizer-larger-than-model"
+    assert "ids 104..105 ('w100', 'w101') are in the tokenizer's own vocabulary" in cause.story
+    assert "2 added token(s) ('<x1>', '<x2>') have no row either" in cause.story
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        model(torch.tensor([[5, 104]]))  # a base-vocabulary id of the larger tokenizer
