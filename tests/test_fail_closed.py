@@ -176,3 +176,12 @@ def test_float_labels_a_head_accepts_are_examined_not_gaps(tmp_path, run_cli, pr
     assert torch.isfinite(out.loss)  # what the head does with these labels: a loss, no error
     code, out_text, _ = run_cli("check", model_dir, "--dataset", data)
     assert code == 0 and "PASS" in out_text and "NOT EXAMINED" not in out_text
+
+
+def test_an_empty_data_file_is_refused_in_one_readable_line(tmp_path, run_cli):
+    model = checkpoint(tmp_path / "m", "llama", 104)
+    data = tmp_path / "empty.jsonl"
+    data.write_text("")
+    code, out, err = run_cli("check", model, "--dataset", data)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "empty.jsonl: holds no rows to scan" in err and "StopIteration" not in err

@@ -232,6 +232,8 @@ def _load(source: str, *args: Any, **kwargs: Any) -> list[Split]:
     except ConnectionError as exc:
         raise AuditError(source, f"cannot reach the Hugging Face Hub and the dataset is not cached "
                                  f"({first_line(exc)})") from None
+    except StopIteration:  # datasets' builders infer the columns from the first rows: there were none
+        raise AuditError(source, "holds no rows to scan (an empty data file): nothing would be checked") from None
     except Exception as exc:  # noqa: BLE001 - datasets raises many kinds for unreadable input
         raise AuditError(source, f"cannot open the dataset: {exc.__class__.__name__}: {first_line(exc)}") from None
     out = []
