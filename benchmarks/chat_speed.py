@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scan_speed import CACHE, ROOT, generate_text, make_checkpoint, read_texts, train_tokenizer
+from scan_speed import CACHE, ROOT, generate_text, make_checkpoint, read_texts, timed, train_tokenizer
 
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
@@ -113,13 +113,6 @@ if batch:
     tokens += sum(len(e) for e in tok.encode_batch_fast(batch, add_special_tokens=False))
 print(tokens)
 """
-
-
-def timed(cmd: list[str]) -> float:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", PYTHONPATH=str(ROOT))
-    start = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True, env=env)
-    return time.perf_counter() - start
 
 
 def ratio(model: Path, data: Path, rounds: int) -> tuple[float, float, float, float, list[float]]:

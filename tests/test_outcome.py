@@ -27,6 +27,17 @@ def models(tmp_path_factory):
     return {"error": error, "warning": warning, "allowed": allowed}
 
 
+def every_format(run_cli, tmp_path, folder, *flags):
+    """One ``check`` writing every format to its own file: (exit code, stderr, {format: output})."""
+    args = ["check", folder, *flags]
+    files = {}
+    for fmt in FORMATS:
+        files[fmt] = tmp_path / f"report.{fmt}"
+        args += ["--format", fmt, "--output-file", files[fmt]]
+    code, _, err = run_cli(*args)
+    return code, err, {fmt: path.read_text(encoding="utf-8") if path.exists() else "" for fmt, path in files.items()}
+
+
 def allow_everything(run_cli, folder):
     _, out, _ = run_cli("check", folder, "--format", "json", "--exit-zero")
     codes = sorted({f["code"] for f in json.loads(out)["findings"]})
@@ -64,14 +75,8 @@ def verdicts(outputs: dict[str, str]) -> dict[str, int]:
 def test_every_format_agrees_with_the_exit_status(models, run_cli, tmp_path, model, flags, expected):
     if model == "allowed" and not (models[model] / "hf-vocab-audit.toml").exists():
         allow_everything(run_cli, models[model])
-    args = ["check", models[model], *flags]
-    files = {}
-    for fmt in FORMATS:
-        files[fmt] = tmp_path / f"report.{fmt}"
-        args += ["--format", fmt, "--output-file", files[fmt]]
-    code, _, err = run_cli(*args)
+    code, err, outputs = every_format(run_cli, tmp_path, models[model], *flags)
     assert code == expected, err
-    outputs = {fmt: path.read_text(encoding="utf-8") for fmt, path in files.items()}
     assert verdicts(outputs) == dict.fromkeys(FORMATS, code)
     data = json.loads(outputs["json"])
     assert data["exit_zero"] == ("--exit-zero" in flags)
@@ -131,14 +136,8 @@ def test_every_format_states_a_partial_audit(run_cli, tmp_path, flags, expected,
     """No weights: the rules that need them did not run. Failing closed, or PARTIAL when accepted; never PASS."""
     folder = checkpoint(tmp_path / "m", "llama", 104)
     (folder / "model.safetensors").unlink()
-    args = ["check", folder, *flags]
-    files = {}
-    for fmt in FORMATS:
-        files[fmt] = tmp_path / f"report.{fmt}"
-        args += ["--format", fmt, "--output-file", files[fmt]]
-    code, _, err = run_cli(*args)
+    code, err, outputs = every_format(run_cli, tmp_path, folder, *flags)
     assert code == expected, err
-    outputs = {fmt: path.read_text(encoding="utf-8") for fmt, path in files.items()}
     assert words(outputs) == dict.fromkeys(FORMATS, word)
     suite = ET.fromstring(outputs["junit"].split("\n", 1)[1])
     assert (int(suite.get("errors", "0")) > 0) == (code == 2)

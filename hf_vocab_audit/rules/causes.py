@@ -23,9 +23,8 @@ def _ids(f: Finding) -> set[int]:
     """The token ids a finding is about (its location and the id lists of its details)."""
     out = {f.location.token_id} if f.location.token_id is not None else set()
     d = f.details
-    for key in ("ids",):
-        if isinstance(d.get(key), list):
-            out.update(i for i in d[key] if isinstance(i, int))
+    if isinstance(d.get("ids"), list):
+        out.update(i for i in d["ids"] if isinstance(i, int))
     if isinstance(d.get("value"), int):
         out.add(d["value"])
     for t in d.get("tokens", []) if isinstance(d.get("tokens"), list) else []:

@@ -15,15 +15,12 @@ from ..core.coverage import Coverage, Gap, SplitCoverage, TensorRole, TokenizerC
 from ..core.findings import Skipped
 from ..errors import AuditError
 from ..facts import Facts
-from ..facts.requirements import Requirement, first_missing
+from ..facts.requirements import TOKENIZER_GAP, WEIGHTS_GAP, missing_gap
 from .registry import Scope, get_rule
 
 if TYPE_CHECKING:
     from ..dataset.scan import DatasetFacts
     from .runner import RuleRun
-
-TOKENIZER_GAP, WEIGHTS_GAP, VOCABULARY_GAP = "tokenizer", "weights", "vocabulary matrix"
-
 
 def ensure_auditable(facts: Facts) -> None:
     """Refuse (exit 2, one line) a target with nothing the rules could examine: no tokenizer, no recognised
@@ -43,24 +40,6 @@ def ensure_auditable(facts: Facts) -> None:
         hint = " (a sentence-transformers module folder, not a model: audit the folder that holds modules.json)"
     raise AuditError(facts.model_dir, f"nothing to audit: {tok}; {weights}; and config.json names no model_type, "
                      f"architectures or vocab_size{hint}")
-
-
-def _gap_of(facts: Facts, need: Requirement) -> str | None:
-    """Which gap a requirement not met is (None: the rule does not apply to this kind of checkpoint)."""
-    emb = facts.embeddings
-    if need is Requirement.TOKENIZER:
-        return TOKENIZER_GAP
-    if need is Requirement.CHAT_TEMPLATE:
-        return TOKENIZER_GAP if facts.tokenizer is None else None
-    if need is Requirement.TENSORS:
-        return WEIGHTS_GAP
-    if need in (Requirement.INPUT_EMBEDDING, Requirement.UNTIED_OUTPUT):
-        if facts.tensors is None or not facts.tensors.tensors:
-            return WEIGHTS_GAP
-        if emb is None or emb.input is None:
-            return VOCABULARY_GAP
-        return None
-    return None
 
 
 def _gap(facts: Facts, kind: str, rules: Sequence[str]) -> Gap:
@@ -84,8 +63,7 @@ def static_gaps(facts: Facts, skipped: Iterable[Skipped]) -> list[Gap]:
         rule = get_rule(s.rule) if s.rule else None
         if rule is None or rule.scope is not Scope.STATIC:
             continue
-        need = first_missing(facts, rule.requires)
-        kind = _gap_of(facts, need) if need is not None else None
+        kind = missing_gap(facts, rule.requires)
         if kind is not None:
             by_kind.setdefault(kind, []).append(rule.code)
     return [_gap(facts, kind, rules) for kind, rules in sorted(by_kind.items())]
