@@ -27,7 +27,10 @@ class Requirement(str, enum.Enum):
 # What a missing fact is, when a healthy checkpoint of the kind has it: a gap in the audit's coverage (the
 # rule could not examine what it should), as opposed to a rule that does not apply (tied embeddings, no
 # chat template, a composite config without vocab_size).
-TOKENIZER_GAP, WEIGHTS_GAP, VOCABULARY_GAP = "tokenizer", "weights", "vocabulary matrix"
+class GapKind(str, enum.Enum):
+    TOKENIZER = "tokenizer"
+    WEIGHTS = "weights"
+    VOCABULARY = "vocabulary matrix"
 
 
 def missing_fact(facts: Facts, requires: Iterable[Requirement]) -> str | None:
@@ -36,14 +39,14 @@ def missing_fact(facts: Facts, requires: Iterable[Requirement]) -> str | None:
     return absent[0] if absent is not None else None
 
 
-def missing_gap(facts: Facts, requires: Iterable[Requirement]) -> str | None:
-    """The gap (``TOKENIZER_GAP``, ``WEIGHTS_GAP``, ``VOCABULARY_GAP``) behind :func:`missing_fact`'s reason, or
+def missing_gap(facts: Facts, requires: Iterable[Requirement]) -> GapKind | None:
+    """The gap behind :func:`missing_fact`'s reason, or
     None when every requirement is met or the one not met means the rule does not apply here."""
     absent = _first_absent(facts, requires)
     return absent[1] if absent is not None else None
 
 
-def _first_absent(facts: Facts, requires: Iterable[Requirement]) -> tuple[str, str | None] | None:
+def _first_absent(facts: Facts, requires: Iterable[Requirement]) -> tuple[str, GapKind | None] | None:
     for need in requires:
         absent = _absent(facts, need)
         if absent is not None:
@@ -51,29 +54,29 @@ def _first_absent(facts: Facts, requires: Iterable[Requirement]) -> tuple[str, s
     return None
 
 
-def _absent(facts: Facts, need: Requirement) -> tuple[str, str | None] | None:
+def _absent(facts: Facts, need: Requirement) -> tuple[str, GapKind | None] | None:
     """(why ``need`` is not met, its gap or None), or None when it is met."""
     emb = facts.embeddings
     no_weights = facts.tensors is None or not facts.tensors.tensors
     if need is Requirement.TOKENIZER:
-        return None if facts.tokenizer else (facts.missing.get("tokenizer", "no tokenizer"), TOKENIZER_GAP)
+        return None if facts.tokenizer else (facts.missing.get("tokenizer", "no tokenizer"), GapKind.TOKENIZER)
     if need is Requirement.TENSORS:
-        return None if facts.tensors else (facts.missing.get("tensors", "no weights"), WEIGHTS_GAP)
+        return None if facts.tensors else (facts.missing.get("tensors", "no weights"), GapKind.WEIGHTS)
     if need is Requirement.INPUT_EMBEDDING:
         if no_weights:
-            return facts.missing.get("tensors", "no weights"), WEIGHTS_GAP
+            return facts.missing.get("tensors", "no weights"), GapKind.WEIGHTS
         return None if emb and emb.input else (facts.missing.get("input_embedding", "no input embeddings"),
-                                               VOCABULARY_GAP)
+                                               GapKind.VOCABULARY)
     if need is Requirement.UNTIED_OUTPUT:
         if not emb or emb.input is None:
             return (facts.missing.get("input_embedding", facts.missing.get("tensors", "no weights")),
-                    WEIGHTS_GAP if no_weights else VOCABULARY_GAP)
+                    GapKind.WEIGHTS if no_weights else GapKind.VOCABULARY)
         if emb.tied:
             return "output embeddings are tied to the input embeddings (HVA101 covers them)", None
         return None if emb.output else ("no separate output-embedding (lm_head) tensor", None)
     if need is Requirement.CHAT_TEMPLATE:
         if not facts.tokenizer:
-            return facts.missing.get("tokenizer", "no tokenizer"), TOKENIZER_GAP
+            return facts.missing.get("tokenizer", "no tokenizer"), GapKind.TOKENIZER
         return None if facts.tokenizer.chat_template else ("the tokenizer has no chat template", None)
     if need is Requirement.CONFIG_VOCAB_SIZE:
         return None if facts.config.vocab_size is not None else ("config.json has no vocab_size", None)

@@ -15,7 +15,7 @@ from ..core.coverage import Coverage, Gap, SplitCoverage, TensorRole, TokenizerC
 from ..core.findings import Skipped
 from ..errors import AuditError
 from ..facts import Facts
-from ..facts.requirements import TOKENIZER_GAP, WEIGHTS_GAP, missing_gap
+from ..facts.requirements import GapKind, missing_gap
 from .registry import Scope, get_rule
 
 if TYPE_CHECKING:
@@ -42,11 +42,11 @@ def ensure_auditable(facts: Facts) -> None:
                      f"architectures or vocab_size{hint}")
 
 
-def _gap(facts: Facts, kind: str, rules: Sequence[str]) -> Gap:
-    if kind == TOKENIZER_GAP:
+def _gap(facts: Facts, kind: GapKind, rules: Sequence[str]) -> Gap:
+    if kind == GapKind.TOKENIZER:
         return Gap("the tokenizer", facts.missing.get("tokenizer", "no tokenizer"), tuple(rules),
                    "pass --tokenizer DIR (or add the tokenizer files)")
-    if kind == WEIGHTS_GAP:
+    if kind == GapKind.WEIGHTS:
         return Gap("the weights (tensor headers)", facts.missing.get("tensors", "no weights"), tuple(rules),
                    "add model.safetensors (or its index), or pass --allow-partial to audit the rest alone")
     n = len(facts.tensors.tensors) if facts.tensors is not None else 0
@@ -58,7 +58,7 @@ def _gap(facts: Facts, kind: str, rules: Sequence[str]) -> Gap:
 
 def static_gaps(facts: Facts, skipped: Iterable[Skipped]) -> list[Gap]:
     """One gap per missing fact, naming the selected rules it kept from running."""
-    by_kind: dict[str, list[str]] = {}
+    by_kind: dict[GapKind, list[str]] = {}
     for s in skipped:
         rule = get_rule(s.rule) if s.rule else None
         if rule is None or rule.scope is not Scope.STATIC:
