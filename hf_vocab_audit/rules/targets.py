@@ -27,10 +27,12 @@ def gguf_convert_vocab_assertion(t: TargetFacts) -> Iterator[Hit]:
 
     Why:
     For a BPE tokenizer `convert_hf_to_gguf.py` runs `assert max(tokenizer.vocab.values()) < vocab_size`
-    and fails with a bare `AssertionError` (hiyouga/LlamaFactory#4195, ggml-org/llama.cpp#3633). Under
-    transformers 5 `tokenizer.vocab` holds the model's own tokens, not added ones, so this is a vocabulary
-    larger than `vocab_size` (a tokenizer paired with a smaller model). Read from the converter's source:
-    a BPE tokenizer built here stops the converter earlier (HVA923), so this one is not executed.
+    and fails with a bare `AssertionError` (hiyouga/LlamaFactory#4195, ggml-org/llama.cpp#3633).
+    `tokenizer.vocab` holds the added tokens too, so tokens added without a resize stop it as surely as a
+    tokenizer paired with a smaller model or a hand-edited `vocab_size`. Decided by execution: the
+    converter of llama-cpp-python 0.3.36 on a tiny GPT-2 whose tokenizer it recognises ("gpt-2") raised
+    `AssertionError` for 3 tokens added without a resize and for `vocab_size` edited below the tokenizer,
+    and converted the healthy and the resized folders (tests/data/gguf_verdicts.json, `bpe_gpt2_*`).
 
     Fix:
     Resize the embeddings to cover every id and set `vocab_size` (`hf-vocab-audit check HF_DIR --fix`).
@@ -38,10 +40,7 @@ def gguf_convert_vocab_assertion(t: TargetFacts) -> Iterator[Hit]:
     tok = t.facts.tokenizer
     if t.target != "gguf" or t.path != "bpe" or tok is None or t.vocab_size is None or tok.max_id < t.vocab_size:
         return
-    added = {a.id for a in tok.added_tokens}  # not in transformers 5's `tokenizer.vocab`: they are not asserted on
-    ids = [i for i in tok.ids_at_or_above(t.vocab_size) if i not in added]
-    if not ids:
-        return
+    ids = list(tok.ids_at_or_above(t.vocab_size))  # added tokens included: `tokenizer.vocab` has them
     yield Hit(
         f"convert_hf_to_gguf.py will fail \"assert max(tokenizer.vocab.values()) < vocab_size\": the tokenizer "
         f"has {len(ids)} id(s) >= vocab_size {t.vocab_size} ({_ids(ids)})",
@@ -149,10 +148,15 @@ def vllm_undecodable_ids(t: TargetFacts) -> Iterator[Hit]:
 
     Why:
     vLLM samples from every row of lm_head, padding rows included, and detokenizes with the HF tokenizer,
-    which has no token for them (vllm-project/vllm#13175 and its kin in NVIDIA-NeMo/RL and verl: an RL
-    rollout whose sampled id, fed back as a prompt, fails vLLM's check "Token id X is out of vocabulary"
-    in `Processor._validate_model_input`, vLLM 0.8-0.10, `vllm/v1/engine/processor.py`). The ids are in
-    the report (`extra.vllm.suppress_token_ids`), ready for a logits processor or `bad_words_ids`.
+    which has no token for them (vllm-project/vllm#13175 and its kin in NVIDIA-NeMo/RL#237 and verl#1398:
+    an RL rollout feeds a sampled id back as a prompt). vLLM's prompt check, read in the released wheels:
+    up to 0.10.1.1 `Processor._validate_model_input` raises "Token id X is out of vocabulary" when the
+    prompt's largest id is above `tokenizer.max_token_id` (`vllm/v1/engine/processor.py:385-387`), which is
+    `max(max(tokenizer.get_vocab().values()), tokenizer.vocab_size)` (`vllm/transformers_utils/tokenizer.py:
+    105-112`; `vocab_size` counts the model's own tokens, so the first refused id can be one past the first
+    padding row); from 0.10.2 it compares with `max(tokenizer.max_token_id, model vocab_size - 1)`
+    (`processor.py:485-488`, vllm-project/vllm#22471): padding rows pass and decode to no text. The ids are
+    in the report (`extra.vllm.suppress_token_ids`), ready for a logits processor or `bad_words_ids`.
 
     Fix:
     Mask the listed ids at sampling time (the JSON list in the report), or train/keep them at very low
@@ -163,27 +167,48 @@ def vllm_undecodable_ids(t: TargetFacts) -> Iterator[Hit]:
     ids = undecodable_ids(t.facts)
     if not ids:
         return
-    emb = t.facts.embeddings
+    emb, tok = t.facts.embeddings, t.facts.tokenizer
     name = emb.output.name if emb is not None and emb.output is not None else (emb.input.name if emb and emb.input else "")
+    max_token_id = max(tok.max_id, base_vocab_size(t.facts)) if tok is not None else -1  # vLLM's, up to 0.10.1.1
+    refused = [i for i in ids if i > max_token_id]
+    engine = (f"vLLM up to 0.10.1.1 refuses such an id fed back as a prompt (\"Token id {refused[0]} is out of "
+              f"vocabulary\", above its max_token_id {max_token_id}); from 0.10.2 it accepts ids below the model's "
+              "vocab_size and they decode to no text" if refused
+              else "they decode to no text (vLLM's prompt check accepts them: none is above its max_token_id "
+                   f"{max_token_id})")
     yield Hit(
-        f"the model can sample {len(ids)} id(s) the tokenizer cannot decode ({_ids(ids)}): vLLM fails \"Token id "
-        f"{ids[0]} is out of vocabulary\" when such an id comes back as a prompt",
+        f"the model can sample {len(ids)} id(s) the tokenizer cannot decode ({_ids(ids)}): {engine}",
         Location(tensor=name, token_id=ids[0]),
-        details={"count": len(ids), "first": ids[0], "last": ids[-1]},
+        details={"count": len(ids), "first": ids[0], "last": ids[-1], "vllm_max_token_id": max_token_id,
+                 "refused_as_prompt_up_to_0_10_1": len(refused)},
     )
+
+
+def _vllm_lora_weight(name: str) -> bool:
+    """Whether vLLM's ``parse_fine_tuned_lora_name`` takes this tensor name (``vllm/lora/utils.py:137-150``,
+    0.10.1.1 and 0.10.2): a ``lora_A``/``lora_B`` weight, a ``lora_embedding_A``/``_B`` or a bias."""
+    parts = name.split(".")
+    return ((parts[-1] == "weight" and len(parts) > 1 and parts[-2] in ("lora_A", "lora_B"))
+            or parts[-1] in ("lora_embedding_A", "lora_embedding_B", "bias"))
 
 
 @rule("HVA951", "vllm-adapter-refused", Severity.ERROR, scope=Scope.TARGET)
 def vllm_adapter_refused(t: TargetFacts) -> Iterator[Hit]:
-    """vLLM will refuse this LoRA adapter: it saves whole embedding / lm_head matrices, `modules_to_save`
-    copies or trainable-token deltas, which vLLM's LoRA loader does not take.
+    """vLLM will refuse this LoRA adapter: `modules_to_save`, or saved tensors that are not LoRA factors (whole
+    embedding / lm_head matrices after a resize, `modules_to_save` copies, trainable-token deltas).
 
     Why:
-    vLLM serves LoRA adapters as low-rank deltas on the base's modules. Its PEFT config check refuses
-    `modules_to_save` ("vLLM only supports modules_to_save being None.", `PEFTHelper` in
-    `vllm/lora/peft_helper.py`, vLLM 0.7-0.10), and a saved tensor that is not a LoRA pair on an expected
-    module fails `LoRAModel.from_local_checkpoint` ("While loading ..., expected target modules in ... but
-    received ..."; vllm-project/vllm#9280). Cited from vLLM's source as known, not run here.
+    vLLM serves LoRA adapters as low-rank deltas on the base's modules. Read in the released wheels 0.10.1.1
+    and 0.10.2: `WorkerLoRAManager._load_adapter` first runs `PEFTHelper.validate_legal`
+    (`vllm/lora/worker_manager.py:103-109`), which refuses `modules_to_save` ("vLLM only supports
+    modules_to_save being None.", `vllm/lora/peft_helper.py:47-48`); then `LoRAModel.from_local_checkpoint`
+    parses every saved tensor name (`vllm/lora/models.py:217-220` in 0.10.1.1, `218-221` in 0.10.2), and
+    `parse_fine_tuned_lora_name` raises "<name> is unsupported LoRA weight" for any tensor that is not a
+    `lora_A`/`lora_B` weight, a `lora_embedding_A`/`_B` or a bias (`vllm/lora/utils.py:150`):
+    `...embed_tokens.weight` saved after `resize_token_embeddings`, `...trainable_tokens_delta`
+    (`trainable_token_indices`); vllm-project/vllm#9280. vLLM's own extra-vocabulary path
+    (`new_embeddings.safetensors`, `--lora-extra-vocab-size`) is not what PEFT writes. vLLM does not run
+    here: the rule follows that code, not an execution.
 
     Fix:
     Merge the adapter into its base and serve the merged checkpoint: `PeftModel.from_pretrained(base,
@@ -195,18 +220,18 @@ def vllm_adapter_refused(t: TargetFacts) -> Iterator[Hit]:
         return
     reasons = []
     if adapter.modules_to_save:
-        reasons.append(f"modules_to_save {list(adapter.modules_to_save)}: \"vLLM only supports modules_to_save being None.\"")
-    for saved in (adapter.saved_input, adapter.saved_output):
-        if saved is not None:
-            reasons.append(f"a whole {saved.name} ({saved.rows} rows, a resized vocabulary) is not a LoRA module")
-    if adapter.trainable_token_indices:
-        reasons.append(f"trainable_token_indices ({len(adapter.trainable_token_indices)} ids) save a "
-                       "trainable_tokens_delta, not a LoRA module")
+        reasons.append(f"modules_to_save {list(adapter.modules_to_save)}: \"vLLM only supports modules_to_save being "
+                       "None.\"")
+    unsupported = [n for n in sorted(adapter.tensors) if not _vllm_lora_weight(n)]
+    if unsupported:
+        more = f" (and {len(unsupported) - 1} more tensor(s) that are not LoRA factors)" if len(unsupported) > 1 else ""
+        reasons.append(f"\"{unsupported[0]} is unsupported LoRA weight\"{more}")
     if not reasons:
         return
     yield Hit(
-        "vLLM will refuse this adapter: " + "; ".join(reasons) + ". Merge it first: PeftModel.from_pretrained(base, "
-        f"'{adapter.folder.name}').merge_and_unload().save_pretrained(OUT)",
-        Location(file="adapter_config.json"),
-        details={"reasons": reasons},
+        "vLLM will refuse this adapter: " + "; then ".join(reasons) + ". Merge it first: PeftModel.from_pretrained("
+        f"base, '{adapter.folder.name}').merge_and_unload().save_pretrained(OUT)",
+        Location(file="adapter_config.json" if adapter.modules_to_save else adapter.weights_file or "adapter_config.json",
+                 tensor=None if adapter.modules_to_save or not unsupported else unsupported[0]),
+        details={"reasons": reasons, "unsupported_tensors": unsupported[:SHOW], "unsupported_count": len(unsupported)},
     )

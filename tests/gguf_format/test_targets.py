@@ -123,7 +123,9 @@ def test_target_vllm_lists_the_undecodable_ids(checkpoints) -> None:
     report = audit(checkpoints["resized_to_72_rows"], target_kind="vllm")
     (hit,) = codes(report)["HVA950"]
     assert report.extra["vllm"]["suppress_token_ids"] == list(range(64, 72))
-    assert "Token id 64 is out of vocabulary" in hit.message
+    # vLLM (up to 0.10.1.1) refuses ids above max(largest id 63, tokenizer.vocab_size 64): 65 is the first
+    assert "Token id 65 is out of vocabulary" in hit.message and hit.details["vllm_max_token_id"] == 64
+    assert hit.details["refused_as_prompt_up_to_0_10_1"] == 7
     healthy = audit(checkpoints["healthy"], target_kind="vllm")
     assert "HVA950" not in codes(healthy) and healthy.extra["vllm"]["suppress_token_ids"] == []
 
@@ -152,10 +154,19 @@ def test_target_vllm_refused_adapters(tmp_path: Path) -> None:
     assert "HVA951" not in codes(audit(plain, base=base, target_kind="vllm"))
     resized = adapter(base, tmp_path / "resized", tokens=["<x1>", "<x2>"], resize=106)
     (hit,) = codes(audit(resized, base=base, target_kind="vllm"))["HVA951"]
-    assert "not a LoRA module" in hit.message and "merge_and_unload" in hit.message
+    # vLLM parses every saved name (sorted, as safetensors lists them); both whole matrices are refused
+    assert hit.details["unsupported_tensors"] == ["base_model.model.lm_head.weight",
+                                                  "base_model.model.model.embed_tokens.weight"]
+    assert '"base_model.model.lm_head.weight is unsupported LoRA weight"' in hit.message and "merge_and_unload" in hit.message
+    assert hit.location.tensor == "base_model.model.lm_head.weight"
     saved = adapter(base, tmp_path / "saved", modules_to_save=["lm_head"])
     (hit,) = codes(audit(saved, base=base, target_kind="vllm"))["HVA951"]
     assert "vLLM only supports modules_to_save being None." in hit.message
+    # trainable_token_indices: peft saves a trainable_tokens_delta, a name vLLM's parser does not take
+    tokens = adapter(base, tmp_path / "tokens", trainable_token_indices=[5, 6])
+    (hit,) = codes(audit(tokens, base=base, target_kind="vllm"))["HVA951"]
+    assert any(n.endswith("trainable_tokens_delta") for n in hit.details["unsupported_tensors"])
+    assert "is unsupported LoRA weight" in hit.message
 
 
 def test_target_vllm_with_weights_adds_untrained_reserved_rows(tmp_path: Path) -> None:
