@@ -10,6 +10,12 @@ does with tiny HF checkpoints, into tests/data/gguf_verdicts.json (the fast test
 Steps: (1) build a tiny Llama checkpoint (SentencePiece tokenizer of 64 pieces, 64 embedding rows) and
 convert it with the sdist's own ``convert_hf_to_gguf.py`` (``--outtype f32``); also convert the same
 checkpoint after ``add_tokens`` of 3 tokens without a resize, and after a resize to a multiple of 8;
+(1b) the BPE path: a tokenizer trained here (its pre-tokenizer hash is unknown: the converter stops there),
+and tiny GPT-2 checkpoints whose tokenizer splits the converter's test text as GPT-2 does (so the hash is
+"gpt-2" and the converter goes on to its vocabulary): healthy, 3 tokens added without a resize, config.json's
+``vocab_size`` edited below the tokenizer, 3 tokens added with a resize to a multiple of 8, and the healthy
+tokenizer under a Qwen2 config (``gguf_builders.GPT2_SETUPS``); each converted GGUF is loaded by llama.cpp;
+the converter's own hash (its ``--verbose`` "chkhsh") is recorded for each;
 (2) for every case, rewrite the converted GGUF with the case's tokenizer edits (``gguf.GGUFWriter``; the
 tensors as converted) and load it with ``llama_cpp.Llama`` in a child process, vocabulary only and in
 full, tokenizing the case's probe text; (3) extract the BPE pre-tokenizers llama.cpp knows from its
@@ -33,7 +39,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 LOG_PATTERNS = ("check_tensor_dims", "wrong shape", "unknown pre-tokenizer", "unknown tokenizer",
                 "missing pre-tokenizer", "bad special token", "control-looking token", "Failed to load",
                 "ignore token", "out of range", "Padding vocab", "AssertionError", "NotImplementedError",
-                "error", "GGML_ASSERT", "what():")
+                "error", "Error:", "GGML_ASSERT", "what():")
 
 
 def scrub(text: str) -> str:
@@ -53,16 +59,31 @@ def relevant(text: str) -> list[str]:
 
 # --- the tiny HF checkpoints: tests/gguf_builders.py (train_spm, hf_checkpoint, bpe_checkpoint) -------------
 
-from gguf_builders import bpe_checkpoint, hf_checkpoint, train_spm  # noqa: E402
+from gguf_builders import (  # noqa: E402
+    GPT2_ADDED,
+    GPT2_SETUPS,
+    GPT2_SUBSET,
+    bpe_checkpoint,
+    gpt2_checkpoint,
+    hf_checkpoint,
+    train_spm,
+)
 
 
-def convert(sdist: Path, model: Path, out: Path) -> dict[str, object]:
+def convert(sdist: Path, model: Path, out: Path, *, verbose: bool = False) -> dict[str, object]:
+    """Run the sdist's converter on ``model``; ``verbose``: also record the pre-tokenizer hash it computed
+    (its debug log's "chkhsh: ...")."""
     vendor = sdist / "vendor" / "llama.cpp"
     env = {**os.environ, "PYTHONPATH": str(vendor / "gguf-py"), "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run([sys.executable, str(vendor / "convert_hf_to_gguf.py"), str(model), "--outfile", str(out),
-                           "--outtype", "f32"], capture_output=True, text=True, env=env, timeout=600)
+                           "--outtype", "f32", *(["--verbose"] if verbose else [])],
+                          capture_output=True, text=True, env=env, timeout=600)
+    text = proc.stdout + proc.stderr
     result: dict[str, object] = {"converted": proc.returncode == 0 and out.exists(),
-                                 "log": relevant(proc.stdout + proc.stderr)}
+                                 "log": [ln for ln in relevant(text) if not ln.startswith(("DEBUG:", "INFO:"))]}
+    if verbose:
+        found = re.search(r"chkhsh: ([0-9a-f]{64})", text)
+        result["chkhsh"] = found.group(1) if found else None
     if result["converted"]:
         result |= gguf_shape(out)
     return result
@@ -78,7 +99,8 @@ def gguf_shape(path: Path) -> dict[str, object]:
     n = len(tokens.data)
     texts = [bytes(tokens.parts[i]).decode("utf-8", "replace") for i in tokens.data]
     return {"tokens": n, "last_tokens": texts[-4:], "shapes": shapes,
-            "pad_fillers": sum(t.startswith("[PAD") for t in texts)}
+            "pad_fillers": sum(t.startswith("[PAD") for t in texts),
+            "added_ids": {t: texts.index(t) for t in GPT2_ADDED if t in texts}}  # where the added tokens went
 
 
 def write_complete_base(path: Path) -> Path:
@@ -192,6 +214,56 @@ def load(path: Path, probe: str | None) -> dict[str, object]:
     return verdict
 
 
+def gpt2_subset(sdist: Path) -> dict[str, object]:
+    """What a tokenizer needs to split the converter's test text (``CHKTXT``) exactly as GPT-2 does: the tokens
+    of that split and of their merges, at GPT-2's ids, and those merges in GPT-2's order (a subset keeps
+    every merge GPT-2 applies to the text, so the lowest-ranked applicable merge is the same at each step).
+    Read from GPT-2's vocabulary as llama.cpp ships it (``models/ggml-vocab-gpt-2.gguf``); the full
+    tokenizer's hash is checked against the converter's "gpt-2" entry, and so is the subset's (tests rebuild
+    it from tests/data/gpt2_chktxt_subset.json)."""
+    import hashlib
+
+    import gguf
+    import transformers
+    from gguf_builders import GPT2_CHKHSH
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    from hf_vocab_audit.facts.llama_cpp_tables import CHKTXT
+
+    reader = gguf.GGUFReader(sdist / "vendor" / "llama.cpp" / "models" / "ggml-vocab-gpt-2.gguf")
+
+    def strings(key: str) -> list[str]:
+        f = reader.fields[key]
+        return [bytes(f.parts[i]).decode("utf-8") for i in f.data]
+
+    tokens, merges = strings("tokenizer.ggml.tokens"), strings("tokenizer.ggml.merges")
+    ids = {t: i for i, t in enumerate(tokens)}
+    tk = Tokenizer(models.BPE(vocab=ids, merges=[tuple(m.split(" ", 1)) for m in merges]))
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    full = transformers.PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|endoftext|>")
+    split = full.encode(CHKTXT)
+    if hashlib.sha256(str(split).encode()).hexdigest() != GPT2_CHKHSH:
+        raise SystemExit("GPT-2's vocabulary from the sdist does not hash to the converter's 'gpt-2' entry")
+    produced: dict[str, list[tuple[str, str]]] = {}
+    for m in merges:
+        a, b = m.split(" ", 1)
+        produced.setdefault(a + b, []).append((a, b))
+    need: set[str] = {"<|endoftext|>"}
+    stack = [tokens[i] for i in split]
+    while stack:
+        t = stack.pop()
+        if t in need:
+            continue
+        need.add(t)
+        for a, b in produced.get(t, []):
+            stack += [a, b]
+    kept = [m for m in merges if all(x in need for x in (*m.split(" ", 1), m.replace(" ", "", 1)))]
+    return {"source": "GPT-2's vocabulary as llama.cpp ships it (models/ggml-vocab-gpt-2.gguf, llama-cpp-python "
+                      "0.3.36): the tokens and merges its split of convert_hf_to_gguf.py's test text uses",
+            "n_vocab": len(tokens), "tokens": {str(ids[t]): t for t in sorted(need, key=ids.__getitem__)},
+            "merges": kept}
+
+
 def known_pre_tokenizers(sdist: Path) -> list[str]:
     source = (sdist / "vendor" / "llama.cpp" / "src" / "llama-vocab.cpp").read_text(encoding="utf-8")
     return sorted(set(re.findall(r'tokenizer_pre == "([^"]+)"', source)))
@@ -220,7 +292,17 @@ def main() -> None:
             converter[name] = result
         for name, kwargs in (("bpe_trained_here", {}),):
             model = bpe_checkpoint(tmp / name, **kwargs)
-            converter[name] = convert(args.sdist, model, tmp / f"{name}.gguf")
+            converter[name] = convert(args.sdist, model, tmp / f"{name}.gguf", verbose=True)
+        subset = gpt2_subset(args.sdist)
+        GPT2_SUBSET.write_text(json.dumps(subset, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
+        for name, kwargs in GPT2_SETUPS.items():
+            model = gpt2_checkpoint(tmp / name, **kwargs)
+            out = tmp / f"{name}.gguf"
+            result = convert(args.sdist, model, out, verbose=True)
+            if result["converted"]:
+                result["llama_cpp"] = load(out, None)
+            converter[name] = result
+            print(name, json.dumps(result)[:300], flush=True)
         base = tmp / "healthy.gguf"
         cases: dict[str, object] = {}
         for case in CASES:

@@ -230,3 +230,76 @@ def bpe_checkpoint(folder: Path, *, added: list[str] = ()) -> Path:
     torch.manual_seed(0)
     transformers.Qwen2ForCausalLM(config).save_pretrained(folder)
     return folder
+
+
+# --- a BPE checkpoint whose pre-tokenizer the converter recognises (GPT-2's hash) ---------------------------
+
+GPT2_SUBSET = Path(__file__).resolve().parent / "data" / "gpt2_chktxt_subset.json"
+GPT2_CHKHSH = "3ce83efda5659b07b1ad37ca97ca5797ea4285d9b9ab0dc679e4a720c9da7454"  # "gpt-2" in get_vocab_base_pre
+GPT2_ROWS = 50257
+GPT2_ADDED = ["<t1>", "<t2>", "<t3>"]
+# The BPE cases scripts/gguf_verdicts.py converts with llama.cpp (key "converter" of gguf_verdicts.json).
+GPT2_SETUPS: dict[str, dict[str, Any]] = {
+    "bpe_gpt2_healthy": {},
+    "bpe_gpt2_added_3_tokens_without_resize": {"added": GPT2_ADDED},
+    "bpe_gpt2_vocab_size_edited_to_50200": {"vocab_size": 50200},
+    "bpe_gpt2_added_3_tokens_resized_to_50264_rows": {"added": GPT2_ADDED, "resize": 50264},
+    "bpe_gpt2_tokenizer_under_qwen2_config": {"arch": "qwen2"},
+}
+
+
+def gpt2_tokenizer() -> Any:
+    """A byte-level BPE tokenizer that splits the converter's test text exactly as GPT-2's does, so
+    ``convert_hf_to_gguf.py`` names its pre-tokenizer "gpt-2" and goes on: the converter hashes the token ids
+    of that text, so the pre-tokenizer alone is not enough; the ids, the tokens and the merges that text
+    needs must be GPT-2's. ``tests/data/gpt2_chktxt_subset.json`` holds those (extracted by
+    scripts/gguf_verdicts.py from GPT-2's vocabulary); every other id of GPT-2's 50257 is a token no merge
+    can produce (``<f{id}>``), so the vocabulary has GPT-2's size and no holes."""
+    import transformers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+
+    subset = json.loads(GPT2_SUBSET.read_text(encoding="utf-8"))
+    kept = {int(i): t for i, t in subset["tokens"].items()}
+    vocab = {kept.get(i, f"<f{i}>"): i for i in range(subset["n_vocab"])}
+    assert len(vocab) == subset["n_vocab"], "a filler collides with a kept token"
+    tk = Tokenizer(models.BPE(vocab=vocab, merges=[tuple(m.split(" ", 1)) for m in subset["merges"]]))
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    tk.post_processor = processors.ByteLevel(trim_offsets=False)
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<|endoftext|>",
+                                                eos_token="<|endoftext|>", unk_token="<|endoftext|>")
+
+
+def gpt2_checkpoint(folder: Path, *, added: list[str] = (), resize: int | None = None,
+                    vocab_size: int | None = None, arch: str = "gpt2") -> Path:
+    """A tiny GPT-2 (1 layer, 16 wide, tied lm_head) over :func:`gpt2_tokenizer`: ``added`` tokens added
+    without a resize unless ``resize`` (rows); ``vocab_size`` edits config.json afterwards (rows unchanged).
+    ``arch="qwen2"``: the same tokenizer under a Qwen2 config, which transformers 5's ``AutoTokenizer`` loads
+    as ``Qwen2Tokenizer`` with Qwen2's pre-tokenizer in place of tokenizer.json's."""
+    import torch
+    import transformers
+
+    folder.mkdir(parents=True)
+    tok = gpt2_tokenizer()
+    if added:
+        tok.add_tokens(list(added))
+    tok.save_pretrained(folder)
+    rows = resize or GPT2_ROWS
+    if arch == "qwen2":
+        config = transformers.Qwen2Config(vocab_size=rows, hidden_size=N_EMBD, intermediate_size=32,
+                                          num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+                                          max_position_embeddings=128, bos_token_id=GPT2_ROWS - 1,
+                                          eos_token_id=GPT2_ROWS - 1)
+        model = transformers.Qwen2ForCausalLM
+    else:
+        config = transformers.GPT2Config(vocab_size=rows, n_embd=N_EMBD, n_layer=1, n_head=2, n_positions=128,
+                                         bos_token_id=GPT2_ROWS - 1, eos_token_id=GPT2_ROWS - 1)
+        model = transformers.GPT2LMHeadModel
+    torch.manual_seed(0)
+    model(config).save_pretrained(folder)
+    path = folder / "config.json"
+    edits: dict[str, int] = {"vocab_size": vocab_size} if vocab_size is not None else {}
+    if arch == "gpt2":
+        edits["n_ctx"] = 128  # GPT-2's own config.json has it; the converter reads it (transformers 5 omits it)
+    path.write_text(json.dumps(json.loads(path.read_text(encoding="utf-8")) | edits), encoding="utf-8")
+    return folder

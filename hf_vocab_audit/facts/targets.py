@@ -16,11 +16,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import AuditError
 from ..io.jsonfile import read_json_object
 from .checkpoint import Facts
 from .llama_cpp_tables import CHKTXT, PRE_TOKENIZER_HASHES
+from .tokenizer_guard import library_call
+from .tree import check_tree
 
 TARGETS = ("gguf", "vllm")
 
@@ -74,12 +77,34 @@ def predict(facts: Facts, target: str) -> TargetFacts:
     if spm:
         return TargetFacts(facts, target, "sentencepiece", vocab_size, _declared_added(folder))
     try:
-        ids = tok.backend.encode(CHKTXT).ids
+        ids = _converter_split(folder, tok.backend)
         digest = hashlib.sha256(str(list(ids)).encode()).hexdigest()
         return TargetFacts(facts, target, "bpe", vocab_size if vocab_size is not None else tok.length,
                            pre_hash=digest, pre_name=PRE_TOKENIZER_HASHES.get(digest))
     except Exception as exc:  # noqa: BLE001 - the tokenizer library on an untrusted tokenizer
         return TargetFacts(facts, target, "bpe", vocab_size, hash_error=f"{exc.__class__.__name__}: {exc}"[:200])
+
+
+def _converter_split(folder: Path, backend: Any) -> list[int]:
+    """The ids of ``CHKTXT`` as the converter gets them: ``AutoTokenizer.from_pretrained(folder).encode``.
+
+    Not tokenizer.json's own split: transformers 5 loads a tokenizer through the class the folder's
+    ``config.json`` names (a Qwen2 config gives ``Qwen2Tokenizer``, which puts Qwen2's pre-tokenizer in place
+    of tokenizer.json's), and the converter hashes that (measured: a GPT-2 tokenizer under a Qwen2 config is
+    refused, ``bpe_gpt2_tokenizer_under_qwen2_config`` in tests/data/gguf_verdicts.json). Without
+    transformers, tokenizer.json's split is the best guess."""
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        return list(backend.encode(CHKTXT).ids)
+    check_tree(folder, "tokenizer folder")  # transformers opens files by names we do not control
+    with library_call(folder, "the tokenizer cannot be loaded by transformers"):
+        from transformers import AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        tok = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False, local_files_only=True)
+        return [int(i) for i in tok.encode(CHKTXT)]
 
 
 def base_vocab_size(facts: Facts) -> int:
