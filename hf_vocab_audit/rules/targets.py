@@ -122,10 +122,13 @@ def gguf_convert_unknown_pre_tokenizer(t: TargetFacts) -> Iterator[Hit]:
     """llama.cpp's converter will not recognise this BPE tokenizer's pre-tokenizer and stop.
 
     Why:
-    `convert_hf_to_gguf.py` names the pre-tokenizer by the sha256 of how the tokenizer splits a fixed
-    test text; an unknown hash raises `NotImplementedError: BPE pre-tokenizer was not recognized - update
-    get_vocab_base_pre()`. A changed pre-tokenizer or normalizer (or a tokenizer trained from scratch)
-    has a new hash.
+    `convert_hf_to_gguf.py` names the pre-tokenizer by the sha256 of the ids `AutoTokenizer` gives for a
+    fixed test text; an unknown hash raises `NotImplementedError: BPE pre-tokenizer was not recognized -
+    update get_vocab_base_pre()`. A changed pre-tokenizer, normalizer or vocabulary (a tokenizer trained
+    from scratch) has a new hash, and so has a tokenizer under a config whose transformers 5 class puts its
+    own pre-tokenizer in place of tokenizer.json's (measured: GPT-2's split under a Qwen2 config). The
+    audit hashes what `AutoTokenizer` gives, as the converter does; its hash equals the converter's own on
+    every case of tests/data/gguf_verdicts.json.
 
     Fix:
     Use the base model's tokenizer unchanged, or add the tokenizer to llama.cpp's
