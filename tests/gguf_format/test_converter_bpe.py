@@ -16,7 +16,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from gguf_builders import GPT2_ADDED, GPT2_CHKHSH, GPT2_ROWS, GPT2_SETUPS, bpe_checkpoint, gpt2_checkpoint, gpt2_tokenizer
 
 from hf_vocab_audit.audit import audit

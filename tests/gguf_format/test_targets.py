@@ -130,6 +130,16 @@ def test_target_vllm_lists_the_undecodable_ids(checkpoints) -> None:
     assert "HVA950" not in codes(healthy) and healthy.extra["vllm"]["suppress_token_ids"] == []
 
 
+def test_target_vllm_one_padding_row_passes_vllms_check(checkpoints, tmp_path: Path) -> None:
+    """65 rows over 64 tokens: id 64 cannot be decoded, but vLLM's max_token_id is max(63, vocab_size 64) = 64,
+    so even vLLM 0.10.1.1 takes it back as a prompt: the warning names the id without the engine's error."""
+    folder = hf_checkpoint(tmp_path / "m65", checkpoints["spm"], resize=65)
+    report = audit(folder, target_kind="vllm")
+    (hit,) = codes(report)["HVA950"]
+    assert report.extra["vllm"]["suppress_token_ids"] == [64]
+    assert hit.details["refused_as_prompt_up_to_0_10_1"] == 0 and "is out of vocabulary" not in hit.message
+
+
 def test_cli_target_and_source(checkpoints, tmp_path: Path, run_cli) -> None:
     code, out, _ = run_cli("check", checkpoints["resized_to_72_rows"], "--target", "vllm", "--format", "json")
     assert json.loads(out)["vllm"]["suppress_token_ids"] == list(range(64, 72))
