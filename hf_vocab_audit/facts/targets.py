@@ -22,6 +22,7 @@ from ..errors import AuditError
 from ..io.jsonfile import read_json_object
 from .checkpoint import Facts
 from .llama_cpp_tables import CHKTXT, PRE_TOKENIZER_HASHES
+from .slow_files import check_slow_folder
 from .tokenizer_guard import library_call
 from .tree import check_tree
 
@@ -98,6 +99,7 @@ def _converter_split(folder: Path, backend: Any) -> list[int]:
     except ImportError:
         return list(backend.encode(CHKTXT).ids)
     check_tree(folder, "tokenizer folder")  # transformers opens files by names we do not control
+    check_slow_folder(folder)  # vocab.json / merges.txt it may read: sizes and counts bounded first
     with library_call(folder, "the tokenizer cannot be loaded by transformers"):
         from transformers import AutoTokenizer
         from transformers.utils import logging as hf_logging

@@ -158,7 +158,9 @@ def vllm_undecodable_ids(t: TargetFacts) -> Iterator[Hit]:
     `max(max(tokenizer.get_vocab().values()), tokenizer.vocab_size)` (`vllm/transformers_utils/tokenizer.py:
     105-112`; `vocab_size` counts the model's own tokens, so the first refused id can be one past the first
     padding row); from 0.10.2 it compares with `max(tokenizer.max_token_id, model vocab_size - 1)`
-    (`processor.py:485-488`, vllm-project/vllm#22471): padding rows pass and decode to no text. The ids are
+    (`processor.py:485-488`, vllm-project/vllm#22471): padding rows pass and decode to no text (the
+    detokenizer's `DecodeStream.step`, `vllm/v1/engine/detokenizer.py:230` in 0.10.2, returns nothing for an id the
+    tokenizer lacks: measured with the tokenizers library here). The ids are
     in the report (`extra.vllm.suppress_token_ids`), ready for a logits processor or `bad_words_ids`.
 
     Fix:
