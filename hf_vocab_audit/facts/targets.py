@@ -23,6 +23,7 @@ from ..io.jsonfile import read_json_object
 from .checkpoint import Facts
 from .llama_cpp_tables import CHKTXT, PRE_TOKENIZER_HASHES
 from .slow_files import check_slow_folder
+from .tokenizer_folder import has_tokenizer
 from .tokenizer_guard import library_call
 from .tree import check_tree
 
@@ -97,6 +98,8 @@ def _converter_split(folder: Path, backend: Any) -> list[int]:
     try:
         import transformers  # noqa: F401
     except ImportError:
+        return list(backend.encode(CHKTXT).ids)
+    if not folder.is_dir() or not has_tokenizer(folder):  # a tokenizer object audited in memory
         return list(backend.encode(CHKTXT).ids)
     check_tree(folder, "tokenizer folder")  # transformers opens files by names we do not control
     check_slow_folder(folder)  # vocab.json / merges.txt it may read: sizes and counts bounded first
