@@ -25,6 +25,7 @@ full, tokenizing the case's probe text; (3) extract the BPE pre-tokenizers llama
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -61,13 +62,17 @@ def relevant(text: str) -> list[str]:
 
 from gguf_builders import (  # noqa: E402
     GPT2_ADDED,
+    GPT2_CHKHSH,
     GPT2_SETUPS,
     GPT2_SUBSET,
     bpe_checkpoint,
     gpt2_checkpoint,
+    gpt2_tokenizer,
     hf_checkpoint,
     train_spm,
 )
+
+from hf_vocab_audit.facts.llama_cpp_tables import CHKTXT  # noqa: E402
 
 
 def convert(sdist: Path, model: Path, out: Path, *, verbose: bool = False) -> dict[str, object]:
@@ -219,16 +224,11 @@ def gpt2_subset(sdist: Path) -> dict[str, object]:
     of that split and of their merges, at GPT-2's ids, and those merges in GPT-2's order (a subset keeps
     every merge GPT-2 applies to the text, so the lowest-ranked applicable merge is the same at each step).
     Read from GPT-2's vocabulary as llama.cpp ships it (``models/ggml-vocab-gpt-2.gguf``); the full
-    tokenizer's hash is checked against the converter's "gpt-2" entry, and so is the subset's (tests rebuild
-    it from tests/data/gpt2_chktxt_subset.json)."""
-    import hashlib
-
+    tokenizer's hash is checked against the converter's "gpt-2" entry here, the subset's once written
+    (``main``; tests rebuild it from tests/data/gpt2_chktxt_subset.json and check it again)."""
     import gguf
     import transformers
-    from gguf_builders import GPT2_CHKHSH
     from tokenizers import Tokenizer, models, pre_tokenizers
-
-    from hf_vocab_audit.facts.llama_cpp_tables import CHKTXT
 
     reader = gguf.GGUFReader(sdist / "vendor" / "llama.cpp" / "models" / "ggml-vocab-gpt-2.gguf")
 
@@ -295,6 +295,8 @@ def main() -> None:
             converter[name] = convert(args.sdist, model, tmp / f"{name}.gguf", verbose=True)
         subset = gpt2_subset(args.sdist)
         GPT2_SUBSET.write_text(json.dumps(subset, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
+        if hashlib.sha256(str(gpt2_tokenizer().encode(CHKTXT)).encode()).hexdigest() != GPT2_CHKHSH:
+            raise SystemExit(f"{GPT2_SUBSET.name}: the subset does not split the test text as GPT-2 does")
         for name, kwargs in GPT2_SETUPS.items():
             model = gpt2_checkpoint(tmp / name, **kwargs)
             out = tmp / f"{name}.gguf"
