@@ -56,7 +56,10 @@ def position_table(config: ConfigFacts) -> tuple[int, str] | None:
     entry = tables()["position_tables"].get(config.model_type or "")
     if entry is None:
         return None
-    value = config.text.get(entry["key"])
+    text = config.text
+    if any(text.get(k, v) != v for k, v in entry["when"].items()):
+        return None  # a switch the class builds the table under is off: no such table
+    value = text.get(entry["key"])
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         return None
     return value, f"{entry['tensor']} has {entry['key']} ({value}) rows"
@@ -149,8 +152,19 @@ def _one(mtype: str, cfg_cls: Any, model_cls: Any) -> tuple[dict[str, Any] | Non
     for name, t in sorted([*model.named_parameters(), *model.named_buffers()]):
         shape = tuple(int(s) for s in t.shape)
         if len(shape) == 2 and shape[0] in by_rows and shape[1] not in by_rows:
-            position_entry = {"key": by_rows[shape[0]], "tensor": name}
+            position_entry = {"key": by_rows[shape[0]], "tensor": name, "when": {}}
             break
+    if position_entry is not None:  # the switches the table hangs on (DeBERTa-v2's position_biased_input)
+        for key, value in sorted(default.items()):
+            if not isinstance(value, bool):
+                continue
+            try:
+                other = _meta_model(model_cls, cfg_cls(**shrink, **sentinels, **{key: not value}))
+            except Exception:  # noqa: BLE001,S112 - a value the config refuses
+                continue
+            named = dict([*other.named_parameters(), *other.named_buffers()])
+            if position_entry["tensor"] not in named:
+                position_entry["when"][key] = value
     return rows_entry, position_entry
 
 
