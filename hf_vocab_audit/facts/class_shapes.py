@@ -29,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ..errors import MissingExtra, import_torch
 from .config import ConfigFacts
 
 TABLE_PATH = Path(__file__).resolve().parent.parent / "data" / "class_shapes.json"
@@ -37,6 +38,7 @@ POSITION_KEYS = ("max_position_embeddings", "n_positions", "n_ctx", "max_positio
 # one-layer skeleton builds in a fraction of the time.
 LAYER_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers", "encoder_layers", "decoder_layers",
               "num_decoder_layers")
+MAX_BUILD_INT = 1 << 24  # a config value past this is not built at audit time (cannot decide instead)
 SENTINEL = 1009  # a position count no other dimension of a default config has (prime, odd)
 
 
@@ -65,6 +67,20 @@ def position_table(config: ConfigFacts) -> tuple[int, str] | None:
     return value, f"{entry['tensor']} has {entry['key']} ({value}) rows"
 
 
+def runs_past_table(config: ConfigFacts) -> str | None:
+    """Why this config's class runs sequences past its position table (positions clamped, as TAPAS does per
+    table cell), or None: derived by running the class past its table with the config's switches."""
+    entry = tables()["position_tables"].get(config.model_type or "")
+    past = entry.get("runs_past") if entry else None
+    if past is None:
+        return None
+    text = config.text
+    if any(text.get(k, v) != v for k, v in past["when"].items()):
+        return None
+    switches = ", ".join(f"{k}={json.dumps(v)}" for k, v in past["when"].items())
+    return "a sequence past the position table runs" + (f" with {switches}" if switches else "")
+
+
 def extra_input_rows(config: ConfigFacts) -> int | None:
     """Rows the config's class builds in its input embedding beyond ``vocab_size``: 0 for most classes;
     None when it cannot be decided (the extra rows depend on keys set away from the defaults and the class
@@ -78,23 +94,42 @@ def extra_input_rows(config: ConfigFacts) -> int | None:
     return _meta_extra_rows(config)
 
 
+def extra_rows_keys(config: ConfigFacts) -> list[str]:
+    """The config keys the extra input rows of this config's class depend on."""
+    entry = tables()["input_rows"].get(config.model_type or "")
+    return sorted(entry["keys"]) if entry else []
+
+
+_BUILT: dict[str, int | None] = {}  # config text -> extra rows, one meta build per config and process
+
+
 def _meta_extra_rows(config: ConfigFacts) -> int | None:
     """The input rows minus vocab_size of the config's class built on the meta device (no weights, no
     remote code), or None when torch or the class is not at hand."""
+    key = json.dumps([config.model_type, config.text], sort_keys=True, default=str)
+    if key not in _BUILT:
+        _BUILT[key] = _meta_extra_rows_uncached(config)
+    return _BUILT[key]
+
+
+def _meta_extra_rows_uncached(config: ConfigFacts) -> int | None:
+    mtype = config.model_type or ""
+    allowed = {k: v for k, v in config.text.items() if k not in ("auto_map", "architectures")}
+    if any(isinstance(v, int) and not isinstance(v, bool) and v > MAX_BUILD_INT and k != "vocab_size"
+           for k, v in allowed.items()):
+        return None  # untrusted sizes: a skeleton of millions of modules is not built
     try:
-        import torch  # noqa: F401 - an optional extra: without it the answer is "cannot decide"
+        import_torch(config.path, f"deriving the input rows of {mtype}")
         import transformers
         from transformers import CONFIG_MAPPING
         from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
-    except ImportError:
+    except (MissingExtra, ImportError):
         return None
-    mtype = config.model_type or ""
     if mtype not in CONFIG_MAPPING or mtype not in MODEL_MAPPING_NAMES:
         return None
-    allowed = {k: v for k, v in config.text.items() if k not in ("auto_map", "architectures")}
     try:
         cfg = CONFIG_MAPPING[mtype](**{**allowed, **dict.fromkeys(_present(allowed, LAYER_KEYS), 1)})
-        rows = _meta_input_rows(getattr(transformers, MODEL_MAPPING_NAMES[mtype]), cfg)
+        rows = _meta_input_rows(getattr(transformers, str(MODEL_MAPPING_NAMES[mtype])), cfg)
     except Exception:  # noqa: BLE001 - any failure to build means "cannot decide"
         return None
     return None if rows is None else rows - int(cfg.vocab_size)
@@ -165,7 +200,56 @@ def _one(mtype: str, cfg_cls: Any, model_cls: Any) -> tuple[dict[str, Any] | Non
             named = dict([*other.named_parameters(), *other.named_buffers()])
             if position_entry["tensor"] not in named:
                 position_entry["when"][key] = value
+    if position_entry is not None:
+        clamped = _runs_past(cfg_cls, model_cls, shrink, position_entry["key"], default)
+        if clamped is not None:
+            position_entry["runs_past"] = clamped
     return rows_entry, position_entry
+
+
+RUN_POSITIONS = 16  # the table a run past it is tried on (a tiny model on CPU)
+
+
+def _forward_past(cfg_cls: Any, model_cls: Any, params: dict[str, Any]) -> bool:
+    """Whether a tiny model of the class runs a sequence 8 tokens past its position table (on CPU)."""
+    import torch
+
+    torch.manual_seed(0)
+    model = model_cls(cfg_cls(**params)).eval()
+    ids = torch.full((1, RUN_POSITIONS + 8), 5)
+    kwargs: dict[str, Any] = {"input_ids": ids}
+    if getattr(model.config, "is_encoder_decoder", False):
+        kwargs["decoder_input_ids"] = ids
+    try:
+        with torch.no_grad():
+            model(**kwargs)
+    except Exception:  # noqa: BLE001 - any failure is the bound holding
+        return False
+    return True
+
+
+def _runs_past(cfg_cls: Any, model_cls: Any, shrink: dict[str, int], key: str,
+               default: dict[str, Any]) -> dict[str, Any] | None:
+    """None when a sequence past the table fails the forward (the table is the bound), else the switches that
+    keep it running (TAPAS's reset_position_index_per_cell clamps positions per cell): ``{"when": {...}}``.
+    Decided by running a tiny model of the class, as transformers runs it, never from its name."""
+    small = {k: v for k, v in (("hidden_size", 32), ("intermediate_size", 64), ("num_attention_heads", 4),
+                               ("d_model", 32), ("n_embd", 32), ("vocab_size", 64)) if k in default}
+    params = {**shrink, **small, key: RUN_POSITIONS}
+    try:
+        if not _forward_past(cfg_cls, model_cls, params):
+            return None
+    except Exception:  # noqa: BLE001 - a class that cannot be built small here: the table is the bound
+        return None
+    when = {}
+    for switch, value in sorted(default.items()):
+        if isinstance(value, bool):
+            try:
+                if not _forward_past(cfg_cls, model_cls, {**params, switch: not value}):
+                    when[switch] = value
+            except Exception:  # noqa: BLE001,S112 - a value the config or class refuses
+                continue
+    return {"when": when}
 
 
 def generate() -> dict[str, Any]:
@@ -187,7 +271,7 @@ def generate() -> dict[str, Any]:
                 cfg_cls = CONFIG_MAPPING[mtype]
                 if getattr(cfg_cls, "sub_configs", None) or "vocab_size" not in cfg_cls().to_dict():
                     continue
-                model_cls = getattr(transformers, MODEL_MAPPING_NAMES.get(mtype, ""), None)
+                model_cls = getattr(transformers, str(MODEL_MAPPING_NAMES.get(mtype, "")), None)
                 if model_cls is None:
                     continue
                 rows_entry, position_entry = _one(mtype, cfg_cls, model_cls)
