@@ -496,15 +496,12 @@ def main(argv: list[str] | None = None) -> int:
         sweep = run_sweep(only, args.limit, args.timeout, tuple(args.heads.split(",")), quiet=False, keep=args.keep)
         if args.merge and before is None:
             before = from_doc()
-        if before is not None and args.merge and kept is None:
+        if before is not None:  # a partial rerun: its pairs replace the kept (or --merge: the doc's) ones
             sweep = merge(before, sweep)
-            sweep.rerun = sorted({c.model_type for c in sweep.cases if not math.isnan(c.seconds)})
-        elif kept is not None and before is not None:  # a partial rerun: its pairs replace the kept ones
-            merged = merge(before, sweep)
-            save(merged, kept)
-            sweep = merged
-        elif kept is not None:
+        if kept is not None:
             save(sweep, kept)
+        if args.merge:  # rows read back from the doc carry no timing: the rest were swept again here
+            sweep.rerun = sorted({c.model_type for c in sweep.cases if not math.isnan(c.seconds)})
     text = render(sweep)
     if args.write:
         write(text)

@@ -154,3 +154,21 @@ def test_classes_with_extra_input_rows_are_not_false_alarms(tmp_path: Path, mode
     assert result.excluded == {}
     assert [(c.case, c.execution, c.tool) for c in result.cases if not c.agree] == []
     assert {c.case: c.tool for c in result.cases}["healthy"] == "clean"
+
+
+def test_merge_reads_the_written_table_back(tmp_path: Path, swept) -> None:
+    """--merge reads the table in docs/families.md back (no kept sweep at hand): every row and exclusion as
+    written, so a partial rerun replaces only its own architectures' rows."""
+    doc = tmp_path / "families.md"
+    doc.write_text("# Families\n")
+    swept.excluded["fake_arch seq-cls"] = "healthy pair does not run: ValueError: a | b"
+    sweep.write(sweep.render(swept), doc)
+    back = sweep.from_doc(doc)
+    assert back["excluded"] == {k: v.replace("|", "/") for k, v in swept.excluded.items()}
+    assert [(c["model_type"], c["head"], c["case"], c["execution"], c["tool"]) for c in back["cases"]] == sorted(
+        [(c.model_type, c.head, c.case, c.execution, c.tool) for c in swept.cases],
+        key=lambda t: (t[0], t[1], sweep.CASES.index(t[2])))
+    rerun = sweep.Sweep(cases=[c for c in swept.cases if c.model_type == "llama"])
+    merged = sweep.merge(back, rerun)
+    assert len(merged.cases) == len(swept.cases) and sum(c.seconds == c.seconds for c in merged.cases) == 5
+    del swept.excluded["fake_arch seq-cls"]
