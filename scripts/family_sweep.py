@@ -27,8 +27,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
 import json
+import math
 import os
+import re
 import signal
 import statistics
 import sys
@@ -107,6 +110,7 @@ class Case:
 class Sweep:
     cases: list[Case] = field(default_factory=list)
     excluded: dict[str, str] = field(default_factory=dict)  # "model_type head" -> why
+    rerun: list[str] = field(default_factory=list)  # model types swept again into a table read back (--merge)
 
 
 class Timeout(Exception):
@@ -368,6 +372,31 @@ def merge(before: dict[str, Any], now: Sweep) -> Sweep:
     return out
 
 
+def from_doc(doc: Path = DOC) -> dict[str, Any]:
+    """The table already in ``doc`` read back as a kept sweep (``sweep.json``'s shape), for ``--merge``: its
+    rows carry no class name, folder or timing (NaN seconds, left out of the median)."""
+    text = doc.read_text(encoding="utf-8")
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"{doc}: no generated sweep table to merge into")
+    section = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    cases: list[dict[str, Any]] = []
+    excluded: dict[str, str] = {}
+    in_excluded = False
+    for line in section.splitlines():
+        if line.startswith("### Excluded"):
+            in_excluded = True
+        if not line.startswith("| ") or line.startswith(("| architecture", "| ---")):
+            continue
+        # each cell is rendered " text " (the text itself may end in a space: the run's first line, cut)
+        cells = [c[1:-1].replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.rstrip("\n"))[1:-1]]
+        if in_excluded and len(cells) == 3:
+            excluded[f"{cells[0]} {cells[1]}"] = cells[2]
+        elif not in_excluded and len(cells) == 6:
+            cases.append({"model_type": cells[0], "head": cells[1], "class_name": "", "case": cells[2],
+                          "execution": cells[3], "tool": cells[4], "seconds": float("nan"), "folder": ""})
+    return {"cases": cases, "excluded": excluded}
+
+
 def rejudge(path: Path) -> Sweep:
     """A kept sweep (``--keep DIR``) judged again by this version of the tool: the executions are not rerun
     (they do not depend on the tool), only ``audit(folder)``."""
@@ -388,7 +417,7 @@ def render(sweep: Sweep) -> str:
     cannot = sum(c.tool.startswith("cannot") for c in cases)
     healthy_alarms = [c for c in cases if c.execution == "clean" and c.tool.startswith("finding")]
     archs = sorted({c.model_type for c in cases})
-    times = [c.seconds for c in cases]
+    times = [c.seconds for c in cases if not math.isnan(c.seconds)]
     lines = [
         BEGIN,
         "## The sweep: every text architecture and head, verdicts by execution",
@@ -404,8 +433,18 @@ def render(sweep: Sweep) -> str:
         f"{len(archs)} architectures ({len({(c.model_type, c.head) for c in cases})} architecture x head pairs); "
         f"{cannot} cases the tool cannot audit (exit 2, reason stated); {len(healthy_alarms)} false alarms on a "
         f"case that runs; {len(sweep.excluded)} architecture x head pairs excluded (below). Median static check: "
-        f"{1000 * statistics.median(times) if times else 0:.0f} ms.",
+        f"{1000 * statistics.median(times) if times else 0:.0f} ms"
+        + (f" (over the {len(times)} cases timed in the rerun)." if sweep.rerun else "."),
         "",
+    ]
+    if sweep.rerun:
+        lines += [
+            f"Rows of {', '.join(sorted(sweep.rerun))} swept again on {datetime.date.today().isoformat()} "
+            "(`python scripts/family_sweep.py --only ... --merge --write`); the other rows are the last whole "
+            "sweep's.",
+            "",
+        ]
+    lines += [
         "| architecture | head | case | execution | tool | agree |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
@@ -443,6 +482,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path,
                     help="keep the built pairs and the results (sweep.json) in this folder (whole sweep: about 40 GB)")
     ap.add_argument("--rejudge", type=Path, help="judge a kept sweep's pairs again (no rebuild, no execution)")
+    ap.add_argument("--merge", action="store_true",
+                    help="merge this run into the table already in docs/families.md (its pairs replace theirs)")
     args = ap.parse_args(argv)
     only = set(args.only.split(",")) if args.only else None
     if args.rejudge:
@@ -453,12 +494,14 @@ def main(argv: list[str] | None = None) -> int:
         kept = args.keep / "sweep.json" if args.keep else None
         before = json.loads(kept.read_text()) if kept is not None and kept.is_file() else None
         sweep = run_sweep(only, args.limit, args.timeout, tuple(args.heads.split(",")), quiet=False, keep=args.keep)
-        if kept is not None and before is not None:  # a partial rerun: its pairs replace the kept ones
-            merged = merge(before, sweep)
-            save(merged, kept)
-            sweep = merged
-        elif kept is not None:
+        if args.merge and before is None:
+            before = from_doc()
+        if before is not None:  # a partial rerun: its pairs replace the kept (or --merge: the doc's) ones
+            sweep = merge(before, sweep)
+        if kept is not None:
             save(sweep, kept)
+        if args.merge:  # rows read back from the doc carry no timing: the rest were swept again here
+            sweep.rerun = sorted({c.model_type for c in sweep.cases if not math.isnan(c.seconds)})
     text = render(sweep)
     if args.write:
         write(text)

@@ -77,10 +77,11 @@ def readme() -> str:
 
 
 def generated() -> dict[Path, str]:
-    from hf_vocab_audit.facts import transformers_tables
+    from hf_vocab_audit.facts import class_shapes, transformers_tables
 
     files = {
         transformers_tables.TABLE_PATH: json.dumps(transformers_tables.generate(), indent=1, sort_keys=True) + "\n",
+        class_shapes.TABLE_PATH: json.dumps(class_shapes.generate(), indent=1, sort_keys=True) + "\n",
         ROOT / "cli" / "reference.md": cli_reference(),
         ROOT / "README.md": readme(),
     }

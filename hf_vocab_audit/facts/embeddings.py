@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..io.safetensors_header import TensorInfo
+from .class_shapes import input_pieces
 from .config import ConfigFacts
 from .tensors import CheckpointTensors
 from .transformers_tables import default_tie_word_embeddings
@@ -135,9 +136,28 @@ def _fallback_position(tensors: dict[str, TensorInfo], config: ConfigFacts) -> T
     return min(candidates, key=lambda t: (t.name.count("."), t.name)) if candidates else None
 
 
+def _pieced_input(tensors: dict[str, TensorInfo]) -> TensorInfo | None:
+    """A vocabulary matrix stored in pieces that transformers' conversion mapping concatenates at load
+    (Molmo2's ``wte.embedding`` + ``wte.new_embedding``): one matrix of their summed rows, named by its
+    pieces. None unless every piece is there, 2-D, with the same width."""
+    for sources, _target in input_pieces():
+        for name in tensors:
+            if not has_suffix(name, (sources[0],)):
+                continue
+            prefix = name[: len(name) - len(sources[0])]
+            parts = [tensors.get(prefix + s) for s in sources]
+            if all(p is not None and len(p.shape) == 2 for p in parts):
+                found = [p for p in parts if p is not None]
+                if len({p.shape[1] for p in found}) == 1:
+                    return TensorInfo(" + ".join(p.name for p in found), found[0].dtype,
+                                      (sum(p.shape[0] for p in found), found[0].shape[1]), found[0].file)
+    return None
+
+
 def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> EmbeddingFacts:
     table = tensors.tensors
-    inp = _find(table, INPUT_SUFFIXES) or _fallback_input(table) or _vocab_rows_input(table, config)
+    inp = (_find(table, INPUT_SUFFIXES) or _pieced_input(table) or _fallback_input(table)
+           or _vocab_rows_input(table, config))
     out = _find(table, OUTPUT_SUFFIXES)
     if out is not None and inp is not None and out.name == inp.name:
         out = None

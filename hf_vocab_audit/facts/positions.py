@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .class_shapes import position_table, runs_past_table
+
 if TYPE_CHECKING:
     from .checkpoint import Facts
 
@@ -28,6 +30,15 @@ def usable_positions(facts: Facts) -> tuple[int, str] | None:
     cfg = facts.config
     mtype = cfg.model_type or ""
     pos = facts.embeddings.position if facts.embeddings else None
+    if runs_past_table(cfg) is not None:
+        return None  # positions clamped to the table (derived by running the class): any length runs
+    if (pos is None or pos.rows is None) and mtype not in ABSOLUTE_TYPES and cfg.position_embedding_type in (
+            None, "absolute"):
+        # A table the checkpoint does not store, sized by a config key (a sinusoidal buffer, a table the head
+        # drops on save): transformers builds it from the config, and a position past it fails the forward.
+        derived = position_table(cfg)
+        if derived is not None:
+            return derived
     if cfg.has_rotary or (cfg.position_embedding_type not in (None, "absolute")):
         return None
     rows: int

@@ -31,6 +31,7 @@ class GapKind(str, enum.Enum):
     TOKENIZER = "tokenizer"
     WEIGHTS = "weights"
     VOCABULARY = "vocabulary matrix"
+    CLASS_ROWS = "input rows the class builds"
 
 
 def missing_fact(facts: Facts, requires: Iterable[Requirement]) -> str | None:
@@ -79,5 +80,19 @@ def _absent(facts: Facts, need: Requirement) -> tuple[str, GapKind | None] | Non
             return facts.missing.get("tokenizer", "no tokenizer"), GapKind.TOKENIZER
         return None if facts.tokenizer.chat_template else ("the tokenizer has no chat template", None)
     if need is Requirement.CONFIG_VOCAB_SIZE:
-        return None if facts.config.vocab_size is not None else ("config.json has no vocab_size", None)
+        if facts.config.vocab_size is None:
+            return "config.json has no vocab_size", None
+        return undecided_rows(facts)
     raise ValueError(f"unknown fact requirement {need!r}")
+
+
+def undecided_rows(facts: Facts) -> tuple[str, GapKind | None] | None:
+    """The input rows transformers builds beyond vocab_size cannot be derived here (a class whose extra rows
+    hang on config keys set away from the defaults, and no PyTorch to build it on the meta device)."""
+    from .class_shapes import extra_input_rows, extra_rows_keys
+
+    if extra_input_rows(facts.config) is not None:
+        return None
+    keys = ", ".join(extra_rows_keys(facts.config))
+    return (f"the input rows {facts.config.model_type} builds beyond vocab_size depend on {keys}, set away from "
+            "the defaults; deriving them needs PyTorch (the class built on the meta device)", GapKind.CLASS_ROWS)

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 from ..core.coverage import Coverage, Gap, SplitCoverage, TensorRole, TokenizerCoverage
 from ..core.findings import Skipped
-from ..errors import AuditError
+from ..errors import TORCH_EXTRA, AuditError
 from ..facts import Facts
-from ..facts.requirements import GapKind, missing_gap
+from ..facts.requirements import GapKind, missing_gap, undecided_rows
 from .registry import Scope, get_rule
 
 if TYPE_CHECKING:
@@ -49,6 +49,10 @@ def _gap(facts: Facts, kind: GapKind, rules: Sequence[str]) -> Gap:
     if kind == GapKind.WEIGHTS:
         return Gap("the weights (tensor headers)", facts.missing.get("tensors", "no weights"), tuple(rules),
                    "add model.safetensors (or its index), or pass --allow-partial to audit the rest alone")
+    if kind == GapKind.CLASS_ROWS:
+        undecided = undecided_rows(facts)
+        return Gap("the input rows the model class builds", undecided[0] if undecided else "", tuple(rules),
+                   f"{TORCH_EXTRA}, or pass --allow-partial to audit the rest alone")
     n = len(facts.tensors.tensors) if facts.tensors is not None else 0
     reason = facts.missing.get("input_embedding", f"none of the {n} tensors was recognised as the input embedding")
     return Gap("the vocabulary matrix", reason, tuple(rules),

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..core.findings import Applicability, FixPlan, Location, Severity
 from ..facts import Facts
+from ..facts.class_shapes import extra_input_rows
 from ..facts.embeddings import EXTRA_INPUT_ROWS
 from ..facts.placeholders import replaced_image_ids
 from ..facts.requirements import Requirement
@@ -94,6 +95,15 @@ def token_id_beyond_lm_head(facts: Facts) -> Iterator[Hit]:
     )
 
 
+def _extra_rows(facts: Facts) -> int:
+    """Input rows the config's class builds beyond vocab_size (derived from transformers' classes); 0 when
+    that cannot be decided here, which keeps the header-only comparison (never a silent pass)."""
+    mtype = facts.config.model_type or ""
+    if mtype in EXTRA_INPUT_ROWS:
+        return EXTRA_INPUT_ROWS[mtype]
+    return extra_input_rows(facts.config) or 0
+
+
 @rule("HVA103", "config-vocab-size-mismatch", Severity.ERROR, requires=(Requirement.INPUT_EMBEDDING, Requirement.CONFIG_VOCAB_SIZE))
 def config_vocab_size_mismatch(facts: Facts) -> Iterator[Hit]:
     """`config.json`'s `vocab_size` differs from the rows of the input-embedding matrix.
@@ -109,15 +119,16 @@ def config_vocab_size_mismatch(facts: Facts) -> Iterator[Hit]:
     """
     cfg = facts.config
     rows = facts.required_input().rows
-    extra = EXTRA_INPUT_ROWS.get(cfg.model_type or "", 0)
+    extra = _extra_rows(facts)
     if facts.required_vocab_size() + extra == rows:
         return
     key = cfg.text_prefix + "vocab_size"
     yield Hit(
         f"config.json {key} is {cfg.vocab_size} but {facts.required_input().name} has {rows} rows",
         Location(file="config.json", key=key, tensor=facts.required_input().name),
-        fix=FixPlan("set-config-vocab-size", f"set {key} to {rows}", Applicability.SAFE, {"key": key, "value": rows}),
-        details={"config_vocab_size": cfg.vocab_size, "rows": rows},
+        fix=FixPlan("set-config-vocab-size", f"set {key} to {rows - extra}", Applicability.SAFE,
+                    {"key": key, "value": rows - extra}),
+        details={"config_vocab_size": cfg.vocab_size, "rows": rows, **({"extra_rows": extra} if extra else {})},
     )
 
 
@@ -137,7 +148,7 @@ def lm_head_rows_mismatch(facts: Facts) -> Iterator[Hit]:
     inp, out = (emb.input, emb.output) if emb is not None else (None, None)
     if inp is None or out is None or inp.rows is None or out.rows is None:  # Requirement.UNTIED_OUTPUT
         return
-    if inp.rows == out.rows + EXTRA_INPUT_ROWS.get(facts.config.model_type or "", 0):
+    if inp.rows == out.rows + _extra_rows(facts):
         return
     small = out if out.rows < inp.rows else inp
     rows = max(inp.rows, out.rows)
