@@ -19,6 +19,7 @@ from .tokenizer_config import find_chat_template, read_config, special_strings
 from .tokenizer_guard import check_precompiled_charsmaps, library_call, unbounded_options_off
 from .transformers_tables import model_input_names, tokenizer_class_for
 from .tree import check_tree
+from .vocab_ids import contiguous_vocab_ids
 
 SLOW_FILES = ("vocab.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json", "source.spm")
 
@@ -80,6 +81,7 @@ def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFact
         if specials:
             backend.add_tokens([AddedToken(c, special=True, normalized=False) for c in specials])
         conflicts.extend(tokenizer_json_conflicts(text, backend))
+        ids = contiguous_vocab_ids(backend)  # our own backend: no get_vocab dictionary of every token
 
     template, template_file = find_chat_template(folder, config)
     tokenizer_class = config.get("tokenizer_class") if isinstance(config.get("tokenizer_class"), str) else None
@@ -100,6 +102,7 @@ def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFact
         names=tuple(names),
         conflicts=tuple(conflicts),
         auto_map=config.get("auto_map") if isinstance(config.get("auto_map"), dict) else None,
+        ids=ids,
     )
 
 
