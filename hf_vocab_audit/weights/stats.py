@@ -86,6 +86,9 @@ def _duplicates(reader: RowReader, hashes: np.ndarray, zero: np.ndarray) -> np.n
     ids = np.flatnonzero(~zero)
     if len(ids) < 2:
         return out
+    keys = np.sort(hashes[ids])  # most matrices have no two equal rows: a plain sort says so, no argsort
+    if not (keys[1:] == keys[:-1]).any():
+        return out
     order = ids[np.argsort(hashes[ids], kind="stable")]
     h = hashes[order]
     same_as_prev = np.concatenate([[False], h[1:] == h[:-1]])
