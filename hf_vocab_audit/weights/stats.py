@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..io.rows import RowReader
+from .median import median
 from .rowpass import row_words, run_pass
 
 # A row whose every |value| is at most this is zero (unsloth's untrained-token test).
@@ -55,7 +56,7 @@ def scan(reader: RowReader) -> MatrixStats:
     mean_norm = float(np.sqrt(mean @ mean))
     # transformers averages every old row, zero rows included: try both means.
     means = [mean, one.colsum / max(n, 1)] if nonzero < n else [mean]
-    median_norm = float(np.median(norm[~zero])) if nonzero else 0.0
+    median_norm = median(norm[~zero]) if nonzero else 0.0
     return MatrixStats(
         tensor=reader.info.name,
         dtype=reader.info.dtype,
