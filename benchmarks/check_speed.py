@@ -47,35 +47,43 @@ shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}
 """
 
 
-def _env() -> dict[str, str]:
+def _env(code: Path | None = None) -> dict[str, str]:
     """The children's environment: offline, quiet, and free to cache bytecode as an installed package has it
-    (PYTHONDONTWRITEBYTECODE would make every run recompile the package, which no user's install does)."""
+    (PYTHONDONTWRITEBYTECODE would make every run recompile the package, which no user's install does).
+    ``code``: another copy of the package to run (``--before``), first on the path."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error")
+    if code is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(code), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     return env
 
 
-def run_once(cmd: list[str]) -> tuple[float, float, float]:
-    """(wall seconds, CPU seconds user + system, peak RSS MB) of one fresh process."""
+def run_once(cmd: list[str], code: Path | None = None) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds user + system, peak RSS MB) of one fresh process (``code``: run in that copy,
+    whose folder ``python -m`` puts first on the path)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env())
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env(code),
+                            cwd=str(code) if code is not None else None)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):
-        raise SystemExit(f"{cmd} failed with {code}: {proc.stderr.read().decode()[-2000:]}")
+    exit_code = os.waitstatus_to_exitcode(status)
+    if exit_code not in (0, 1):
+        raise SystemExit(f"{cmd} failed with {exit_code}: {proc.stderr.read().decode()[-2000:]}")
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def interleaved(cmds: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float, float]]:
+def interleaved(cmds: dict[str, list[str]], repeat: int,
+                code: dict[str, Path] | None = None) -> dict[str, tuple[float, float, float]]:
     """Each command ``repeat`` times, taking turns (a load that comes and goes hits all alike after one
-    warm-up run each); (median wall, median CPU, peak RSS MB) per command."""
-    for cmd in cmds.values():
-        run_once(cmd)  # warm-up: page cache, bytecode
+    warm-up run each); (median wall, median CPU, peak RSS MB) per command. ``code``: per command name, the
+    copy of the package it runs (default: this one)."""
+    code = code or {}
+    for name, cmd in cmds.items():
+        run_once(cmd, code.get(name))  # warm-up: page cache, bytecode
     seen: dict[str, list[tuple[float, float, float]]] = {name: [] for name in cmds}
     for _ in range(repeat):
         for name, cmd in cmds.items():
-            seen[name].append(run_once(cmd))
+            seen[name].append(run_once(cmd, code.get(name)))
     return {name: (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs),
                    max(r[2] for r in runs)) for name, runs in seen.items()}
 
@@ -84,6 +92,9 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--skip-baseline", action="store_true")
+    parser.add_argument("--before", type=Path, help="another copy of the code (git archive REV | tar -x -C DIR), "
+                        "run in the same rounds; a different typer for it goes into DIR too "
+                        "(pip install --no-deps --target DIR typer==X)")
     args = parser.parse_args()
     small, large = _checkpoints.llama_1b(), _checkpoints.llama_405b_headers()
     py = sys.executable
@@ -91,8 +102,11 @@ def main() -> int:
     for label, folder in (("1.2B", small), ("405B", large)):
         cmds[f"limit {label}"] = [py, "-c", LIMIT, str(folder)]
         cmds[f"check {label}"] = [py, "-m", "hf_vocab_audit", "check", str(folder), "--format", "json"]
+        if args.before is not None:
+            cmds[f"before {label}"] = cmds[f"check {label}"]
+    code = {name: args.before.resolve() for name in cmds if name.startswith("before")} if args.before else {}
     load_before = os.getloadavg()[0]
-    r = interleaved(cmds, args.repeat)
+    r = interleaved(cmds, args.repeat, code)
     load_after = os.getloadavg()[0]
     if not args.skip_baseline:
         r["baseline 1.2B"] = interleaved({"b": [py, "-c", BASELINE, str(small)]}, 1)["b"]
@@ -105,6 +119,10 @@ def main() -> int:
         wall = r[f"check {label}"][0] / r[f"limit {label}"][0]
         cpu = r[f"check {label}"][1] / r[f"limit {label}"][1]
         print(f"check / limit ({label}):  wall {wall:.2f}x  CPU {cpu:.2f}x  (target <= 1.3x)")
+        if args.before is not None:
+            wall = r[f"before {label}"][0] / r[f"limit {label}"][0]
+            cpu = r[f"before {label}"][1] / r[f"limit {label}"][1]
+            print(f"before / limit ({label}): wall {wall:.2f}x  CPU {cpu:.2f}x")
     print(f"check 405B / check 1.2B:  wall {r['check 405B'][0] / r['check 1.2B'][0]:.2f}x  (target <= ~1x)")
     print(f"peak RSS of check:        {max(v[2] for n, v in r.items() if n.startswith('check')):.0f} MB "
           "(target < 700 MB)")
