@@ -59,6 +59,69 @@ def install(src: Path, venv: Path) -> tuple[float, float]:
     return seconds, kb / 1024
 
 
+SIZES = """
+import importlib.metadata as md, json, os
+out = {}
+for d in md.distributions():
+    total = 0
+    for f in d.files or []:
+        try:
+            total += os.path.getsize(d.locate_file(f))
+        except OSError:
+            pass
+    out.setdefault(d.metadata["Name"].lower().replace("_", "-"), [d.version, total])
+print(json.dumps(out))
+"""
+# What the issue keeps in the base install whatever else moves: these and what they pull in.
+KEPT = ("transformers", "tokenizers", "datasets")
+
+
+def package_sizes(venv: Path) -> dict[str, tuple[str, int]]:
+    """name -> (version, bytes on disk) of every distribution in ``venv`` (its RECORD files, as pip lists them)."""
+    import json
+
+    out = subprocess.run([str(venv / "bin" / "python"), "-c", SIZES], check=True, capture_output=True, text=True)
+    return {name: (version, size) for name, (version, size) in json.loads(out.stdout).items()}
+
+
+def requires_closure(venv: Path, roots: tuple[str, ...]) -> set[str]:
+    """The distributions ``roots`` pull in (their Requires-Dist without extras, markers as evaluated there)."""
+    code = (
+        "import importlib.metadata as md, json, sys\n"
+        "from packaging.requirements import Requirement\n"
+        "seen, stack = set(), list(sys.argv[1:])\n"
+        "while stack:\n"
+        "    name = stack.pop().lower().replace('_', '-')\n"
+        "    if name in seen: continue\n"
+        "    seen.add(name)\n"
+        "    try: reqs = md.requires(name) or []\n"
+        "    except md.PackageNotFoundError: continue\n"
+        "    for r in map(Requirement, reqs):\n"
+        "        if r.marker is None or r.marker.evaluate({'extra': ''}): stack.append(r.name)\n"
+        "print(json.dumps(sorted(seen)))\n"
+    )
+    import json
+
+    out = subprocess.run([str(venv / "bin" / "python"), "-c", code, *roots], capture_output=True, text=True)
+    return set(json.loads(out.stdout)) if out.returncode == 0 else set()
+
+
+def report_sizes(venv: Path) -> None:
+    """The largest packages of the base install, and how much of it the kept dependencies alone take."""
+    sizes = package_sizes(venv)
+    total = sum(size for _, size in sizes.values())
+    print(f"\npackages in the base install: {len(sizes)}, {total / 1e6:.0f} MB of files (pip's RECORDs); largest:")
+    for name, (version, size) in sorted(sizes.items(), key=lambda kv: -kv[1][1])[:15]:
+        print(f"  {size / 1e6:7.1f} MB  {name} {version}")
+    kept = requires_closure(venv, KEPT)
+    if kept:
+        kept_mb = sum(size for name, (_, size) in sizes.items() if name in kept) / 1e6
+        print(f"{' + '.join(KEPT)} and what they pull in: {kept_mb:.0f} MB "
+              f"({kept_mb / SIZE_TARGET_MB:.2f} of the {SIZE_TARGET_MB} MB limit by themselves)")
+        others = sorted(((size, name) for name, (_, size) in sizes.items() if name not in kept), reverse=True)
+        print("the rest: " + ", ".join(f"{name} {size / 1e6:.1f} MB" for size, name in others[:10]))
+
+
 def smoke(venv: Path, work: Path) -> list[str]:
     """check, --dataset and --fix in the base install; returns what failed (empty: all ran)."""
     cli = str(venv / "bin" / "hf-vocab-audit")
@@ -108,6 +171,7 @@ def main() -> None:
           f"{'met' if sizes['after'] <= SIZE_TARGET_MB else 'MISSED'}")
     print(f"install time: {t_after:.1f} s vs {t_before:.1f} s before = {speed:.2f}x faster; "
           f"{speed / SPEED_TARGET:.2f} of the {SPEED_TARGET:.0f}x target: {'met' if speed >= SPEED_TARGET else 'MISSED'}")
+    report_sizes(work / "venv-after")
     failed = smoke(work / "venv-after", work)
     print("base install runs demo, check, --dataset, --fix without torch: " + ("yes" if not failed else "NO"))
     for line in failed:

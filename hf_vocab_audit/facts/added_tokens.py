@@ -64,10 +64,13 @@ def added_tokens_decoder(path: Path, config: dict[str, Any]) -> dict[int, tuple[
     return out
 
 
-def added_tokens_section(text: str) -> list[object]:
+def added_tokens_section(text: str | bytes) -> list[object]:
     """tokenizer.json's top-level ``added_tokens`` list, parsed alone (the vocabulary is not parsed) from the
-    text the library was given: no second decode or copy of a file that is megabytes long."""
+    text the library was given: no second copy of a file that is megabytes long. Given the file's bytes, only
+    a window after the key is decoded, grown until the list is whole (the same list as decoding all of it)."""
 
+    if isinstance(text, bytes):
+        return _section_of_bytes(text)
     needle = '"added_tokens"'
     start = 0
     while (at := text.find(needle, start)) != -1:
@@ -89,7 +92,49 @@ def added_tokens_section(text: str) -> list[object]:
     return []
 
 
-def tokenizer_json_conflicts(text: str, backend: Any) -> list[AddedTokenConflict]:
+SECTION_WINDOW = 1 << 16  # bytes decoded first after the key; doubled while the list runs past the window
+
+
+def _section_of_bytes(raw: bytes) -> list[object]:
+    """``added_tokens_section`` of the UTF-8 bytes of tokenizer.json (the needle and JSON's punctuation are
+    ASCII, so byte positions find the same key as character positions)."""
+    needle = b'"added_tokens"'
+    start = 0
+    while (at := raw.find(needle, start)) != -1:
+        start = at + len(needle)
+        if raw[at - 1 : at] == b"\\":
+            continue
+        colon = raw.find(b":", start)
+        if colon == -1 or raw[start:colon].decode("utf-8", "replace").strip():
+            continue
+        value_at = colon + 1
+        while raw[value_at : value_at + 1] in (b" ", b"\t", b"\n", b"\r"):
+            value_at += 1
+        window = SECTION_WINDOW
+        while True:
+            stop = min(len(raw), value_at + window)
+            chunk = raw[value_at:stop]
+            try:
+                piece = chunk.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                if stop == len(raw) or exc.start < len(chunk) - 3:
+                    return []  # not UTF-8 (the library refuses such a file before this is asked)
+                piece = chunk[: exc.start].decode("utf-8", "replace")  # a character cut by the window
+            try:
+                with short_integers():
+                    value, _ = json.JSONDecoder().raw_decode(piece)
+            except RecursionError:
+                return []
+            except ValueError:
+                if stop == len(raw):
+                    return []
+                window *= 2  # the list runs past the window: grow (a list is whole only at its "]")
+                continue
+            return value if isinstance(value, list) else []
+    return []
+
+
+def tokenizer_json_conflicts(text: str | bytes, backend: Any) -> list[AddedTokenConflict]:
     """Duplicates inside tokenizer.json's own ``added_tokens`` list (the library keeps only one)."""
     by_id: dict[int, set[str]] = {}
     by_content: dict[str, set[int]] = {}

@@ -101,12 +101,14 @@ def facts_of_backend(
     names: tuple[str, ...],
     conflicts: tuple[AddedTokenConflict, ...],
     auto_map: dict[str, Any] | None,
+    ids: tuple[int, ...] | None = None,
 ) -> TokenizerFacts:
     """The facts of a loaded ``tokenizers`` backend (or the slow shim) plus what its files declare: one
-    derivation for the folder, the transformers fallback and the in-memory source, so they agree."""
+    derivation for the folder, the transformers fallback and the in-memory source, so they agree. ``ids``:
+    the vocabulary's ids when the caller proved them without ``get_vocab`` (``vocab_ids``), else read here."""
     unbounded_options_off(backend)
-    vocab = backend.get_vocab(with_added_tokens=True)
-    ids = tuple(sorted(set(vocab.values())))
+    if ids is None:
+        ids = tuple(sorted(set(backend.get_vocab(with_added_tokens=True).values())))
     added = tuple(
         AddedTokenInfo(i, t.content, bool(t.special)) for i, t in sorted(backend.get_added_tokens_decoder().items())
     )

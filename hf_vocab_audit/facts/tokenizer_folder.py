@@ -19,6 +19,7 @@ from .tokenizer_config import find_chat_template, read_config, special_strings
 from .tokenizer_guard import check_precompiled_charsmaps, library_call, unbounded_options_off
 from .transformers_tables import model_input_names, tokenizer_class_for
 from .tree import check_tree
+from .vocab_ids import contiguous_vocab_ids
 
 SLOW_FILES = ("vocab.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json", "source.spm")
 
@@ -38,13 +39,19 @@ def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFact
 
     refuse_stand_in(path, binary=False)  # tokenizer.json is often stored in Git LFS too
     raw = read_bytes(path, MAX_TOKENIZER_BYTES)
+    # The library parses the bytes (as Tokenizer.from_file does): decoding 10 MB to a str here and the
+    # library encoding it back to UTF-8 cost a tenth of the parse. A file refused on the way is then checked
+    # for UTF-8 first, so that message stays the one a user sees (the library accepts only UTF-8 JSON).
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise AuditError(path, "is not valid UTF-8") from None
-    check_precompiled_charsmaps(raw, path)
-    with library_call(path, "is not a tokenizer the tokenizers library can load"):
-        backend = unbounded_options_off(Tokenizer.from_str(text))
+        check_precompiled_charsmaps(raw, path)
+        with library_call(path, "is not a tokenizer the tokenizers library can load"):
+            backend = unbounded_options_off(Tokenizer.from_buffer(raw))
+    except AuditError:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise AuditError(path, "is not valid UTF-8") from None
+        raise
     config = read_config(folder, "tokenizer_config.json")
     special_map = read_config(folder, "special_tokens_map.json")
     files = ["tokenizer.json"] + [
@@ -79,7 +86,8 @@ def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFact
         specials = [c for c in dict.fromkeys([*named.values(), *extra]) if c not in added]
         if specials:
             backend.add_tokens([AddedToken(c, special=True, normalized=False) for c in specials])
-        conflicts.extend(tokenizer_json_conflicts(text, backend))
+        conflicts.extend(tokenizer_json_conflicts(raw, backend))
+        ids = contiguous_vocab_ids(backend)  # our own backend: no get_vocab dictionary of every token
 
     template, template_file = find_chat_template(folder, config)
     tokenizer_class = config.get("tokenizer_class") if isinstance(config.get("tokenizer_class"), str) else None
@@ -100,6 +108,7 @@ def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFact
         names=tuple(names),
         conflicts=tuple(conflicts),
         auto_map=config.get("auto_map") if isinstance(config.get("auto_map"), dict) else None,
+        ids=ids,
     )
 
 

@@ -8,18 +8,62 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..core.report import DISPLAY, Report
-from . import github, html, json_format, junit, markdown, sarif, text
 
 Renderer = Callable[[Report], str]
 
+
+# Each renderer's module is imported when its format is asked for: the static gate in a pre-commit hook prints
+# one format, and rich (text) or the HTML plots cost more to import than a small audit takes to run.
+def _text(report: Report) -> str:
+    from . import text
+
+    return text.render(report)
+
+
+def _json(report: Report) -> str:
+    from . import json_format
+
+    return json_format.render(report)
+
+
+def _markdown(report: Report) -> str:
+    from . import markdown
+
+    return markdown.render(report)
+
+
+def _sarif(report: Report) -> str:
+    from . import sarif
+
+    return sarif.render(report)
+
+
+def _junit(report: Report) -> str:
+    from . import junit
+
+    return junit.render(report)
+
+
+def _github(report: Report) -> str:
+    from . import github
+
+    return github.render(report)
+
+
+def _html(report: Report) -> str:
+    from . import html
+
+    return html.render(report)
+
+
 RENDERERS: dict[str, Renderer] = {
-    "text": text.render,
-    "json": json_format.render,
-    "markdown": markdown.render,
-    "sarif": sarif.render,
-    "junit": junit.render,
-    "github": github.render,
-    "html": html.render,
+    "text": _text,
+    "json": _json,
+    "markdown": _markdown,
+    "sarif": _sarif,
+    "junit": _junit,
+    "github": _github,
+    "html": _html,
 }
 
 
@@ -32,7 +76,15 @@ def render(report: Report, fmt: str) -> str:
 
 
 def _text_for_display(report: Report) -> str:
+    from . import text
+
     return text.render(report, color=False)
 
 
-DISPLAY.update(text=_text_for_display, html=html.fragment)  # str(report) and a notebook cell's view
+def _html_for_display(report: Report) -> str:
+    from . import html
+
+    return html.fragment(report)
+
+
+DISPLAY.update(text=_text_for_display, html=_html_for_display)  # str(report) and a notebook cell's view

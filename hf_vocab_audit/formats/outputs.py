@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..core.report import Report
 from ..errors import AuditError
-from . import render, text
+from . import render
 
 
 def pair_outputs(formats: list[str], files: list[Path]) -> list[tuple[str, Path | None]]:
@@ -34,7 +34,12 @@ def write_outputs(report: Report, pairs: list[tuple[str, Path | None]]) -> None:
         if path is None:
             write_stdout(render(report, fmt))
             continue
-        out = text.render(report, color=False) if fmt == "text" else render(report, fmt)
+        if fmt == "text":
+            from . import text
+
+            out = text.render(report, color=False)
+        else:
+            out = render(report, fmt)
         try:
             path.write_text(out, encoding="utf-8", errors="backslashreplace")
         except OSError as exc:

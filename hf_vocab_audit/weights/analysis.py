@@ -132,19 +132,29 @@ def _histogram(w: WeightFacts, side: Side) -> dict[str, Any]:
         edges = np.array([1e-3, 1.0])
     return {
         "edges": [float(e) for e in edges],
-        "counts": {k: np.histogram(st.norm[m & positive], edges)[0].tolist() for k, m in kinds.items()},
+        "counts": _bin_counts(st.norm, positive, edges, kinds),
         "zero_rows": {k: int((m & ~positive).sum()) for k, m in kinds.items()},
         "threshold_norm": side.cls.threshold_norm,
         "median_norm": st.median_norm,
     }
 
 
+def _bin_counts(norm: np.ndarray, positive: np.ndarray, edges: np.ndarray,
+                kinds: dict[str, np.ndarray]) -> dict[str, list[int]]:
+    """``np.histogram(norm[mask & positive], edges)`` counts for every kind's mask, with the bins found once:
+    np.histogram sorts its input for bins that are not evenly spaced (these are log-spaced), once per call."""
+    bins = len(edges) - 1
+    index = np.searchsorted(edges, norm, side="right") - 1
+    index[norm == edges[-1]] = bins - 1  # the last bin includes its right edge, as np.histogram's does
+    inside = positive & (index >= 0) & (index < bins)
+    return {k: np.bincount(index[m & inside], minlength=bins)[:bins].tolist() for k, m in kinds.items()}
+
+
 def _flagged(cls: C.Classification) -> np.ndarray:
     return np.flatnonzero((cls.status == C.UNTRAINED) | (cls.status == C.SUSPECT))
 
 
-def _token_ids(facts: Facts, rows: int) -> np.ndarray:
-    ids = np.asarray(facts.required_tokenizer().ids, dtype=np.int64)
+def _token_ids(ids: np.ndarray, rows: int) -> np.ndarray:
     return ids[(ids >= 0) & (ids < rows)]
 
 
@@ -163,6 +173,7 @@ def gather_weights(facts: Facts) -> tuple[WeightFacts | None, list[Skipped]]:
     if not emb.tied and emb.output is not None:
         matrices.append(("output", emb.output))
     scanned, skipped = [], []
+    all_ids = np.asarray(facts.required_tokenizer().ids, dtype=np.int64)  # once for both sides
     for name, info in matrices:
         unreadable = supported(info)
         if unreadable:
@@ -170,7 +181,7 @@ def gather_weights(facts: Facts) -> tuple[WeightFacts | None, list[Skipped]]:
             continue
         reader = RowReader(facts.model_dir, info)
         stats = scan(reader)
-        ids = _token_ids(facts, stats.rows)
+        ids = _token_ids(all_ids, stats.rows)
         scanned.append((name, info, reader, stats, C.classify(stats, ids), ids))
     if not scanned:
         return None, skipped

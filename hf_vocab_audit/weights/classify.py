@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .median import median
 from .stats import MatrixStats
 from .status import (  # noqa: F401 - re-exported: the classification's vocabulary
     DUPLICATE,
@@ -52,8 +53,8 @@ def suspect_threshold(token_norms: np.ndarray) -> tuple[float, float, float]:
     if len(norms) == 0:
         return 0.0, float("-inf"), 0.0
     logs = np.log(norms)
-    m = float(np.median(logs))
-    s = MAD_SCALE * float(np.median(np.abs(logs - m)))
+    m = median(logs)
+    s = MAD_SCALE * median(np.abs(logs - m))
     return min(float(np.exp(m - SUSPECT_Z * s)), SUSPECT_RATIO * float(np.exp(m))), m, s
 
 

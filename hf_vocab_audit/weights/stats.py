@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..io.rows import RowReader
+from .median import median
 from .rowpass import row_words, run_pass
 
 # A row whose every |value| is at most this is zero (unsloth's untrained-token test).
@@ -55,7 +56,7 @@ def scan(reader: RowReader) -> MatrixStats:
     mean_norm = float(np.sqrt(mean @ mean))
     # transformers averages every old row, zero rows included: try both means.
     means = [mean, one.colsum / max(n, 1)] if nonzero < n else [mean]
-    median_norm = float(np.median(norm[~zero])) if nonzero else 0.0
+    median_norm = median(norm[~zero]) if nonzero else 0.0
     return MatrixStats(
         tensor=reader.info.name,
         dtype=reader.info.dtype,
@@ -85,6 +86,9 @@ def _duplicates(reader: RowReader, hashes: np.ndarray, zero: np.ndarray) -> np.n
     out = np.full(len(hashes), -1, np.int64)
     ids = np.flatnonzero(~zero)
     if len(ids) < 2:
+        return out
+    keys = np.sort(hashes[ids])  # most matrices have no two equal rows: a plain sort says so, no argsort
+    if not (keys[1:] == keys[:-1]).any():
         return out
     order = ids[np.argsort(hashes[ids], kind="stable")]
     h = hashes[order]
