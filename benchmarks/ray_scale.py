@@ -50,7 +50,8 @@ def shard(data: Path, shards: int) -> Path:
 def child(engine: str, cpus: int, model: str, data: str) -> None:
     """One scan in this process; prints seconds, tokens and rows as JSON."""
     sys.path.insert(0, os.environ.get("HVA_CODE", str(ROOT)))
-    from hf_vocab_audit.dataset.scan import Options, scan
+    from hf_vocab_audit.core.options import ScanOptions as Options
+    from hf_vocab_audit.dataset.engines import scan
     from hf_vocab_audit.facts import gather
 
     facts = gather(model)
