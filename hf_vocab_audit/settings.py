@@ -121,9 +121,11 @@ def _value(path: Path, option: Option, where: str, value: Any) -> Any:
         if bad:
             raise AuditError(path, f"{name}: must be one of {', '.join(option.choices)}, not {bad[0]!r}"[:200])
         return tuple(values) if kind == "choices" else value
-    if kind in ("strs", "paths"):
+    if kind in ("strs", "paths", "specs"):
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise AuditError(path, f"{name}: must be a list of strings, not {value!r}"[:200])
+        if kind == "specs":  # a data file or folder beside the settings file, else as given (a Hub id, a glob)
+            return tuple(str(_relative(path, v)) if _relative(path, v).exists() else v for v in value)
         return tuple(_relative(path, v) for v in value) if kind == "paths" else tuple(value)
     if not isinstance(value, str) or not value:
         raise AuditError(path, f"{name}: must be a string, not {value!r}"[:200])

@@ -11,7 +11,7 @@ alone, before anything is gathered.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -158,7 +158,7 @@ class Option:
     """One option of ``check``: its settings key (its flag without ``--``), value kind, and group."""
 
     key: str
-    kind: str  # bool, int, str, strs, path, paths, or choice / choices (of ``choices``)
+    kind: str  # bool, int, str, strs, path, paths, specs (paths or Hub ids), or choice / choices (of ``choices``)
     group: str  # gate, audit, scan, fix, output
     help: str
     choices: tuple[str, ...] = ()
@@ -185,7 +185,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("weights", "bool", "audit", "also read the embedding matrices"),
     Option("source", "path", "audit", "a GGUF target's HF checkpoint", model_file=False),
     Option("target", "choice", "audit", "consumer to predict (gguf, vllm)", tuple(t.value for t in TargetKind)),
-    Option("dataset", "strs", "scan", "datasets to stream (data files, folders, Hub ids)", model_file=False),
+    Option("dataset", "specs", "scan", "datasets to stream (data files, folders, Hub ids)", model_file=False),
     Option("dataset-config", "str", "scan", "dataset configuration name"),
     Option("split", "strs", "scan", "only these splits"),
     Option("text-column", "strs", "scan", "tokenize these columns"),
@@ -289,12 +289,3 @@ def build_gate_options(values: Mapping[str, Any], target: object = None, *, prog
                            v.get("suppress_ids_file"), bool(v.get("debug")))
     return GateOptions(audit, fix, output, FailOn(v.get("fail_on") or FailOn.ERROR.value),
                        bool(v.get("exit_zero")), bool(v.get("allow_partial")))
-
-
-def audit_values(**kwargs: Any) -> dict[str, Any]:
-    """Library keywords of ``audit()`` (``datasets=``, ``splits=``, ``dataset_histograms=``...) as option values."""
-    return {k: v for k, v in kwargs.items() if v is not None}
-
-
-def specs_of(datasets: Iterable[Any] | None) -> tuple[Any, ...]:
-    return tuple(datasets) if datasets is not None else ()

@@ -13,6 +13,7 @@ from dataset_builders import write_jsonl, write_parquet
 from hf_vocab_audit import AuditError, audit
 from hf_vocab_audit.dataset.kernel import summarize
 from hf_vocab_audit.dataset.ray_engine import INSTALL, shift, source_for
+from hf_vocab_audit.dataset.spec import open_spec
 from hf_vocab_audit.dataset.summary import ColumnRole, Limits, ScanContext
 from hf_vocab_audit.formats import render
 
@@ -128,10 +129,10 @@ def test_shift_moves_every_row_like_a_later_offset():
 def test_ray_readers_are_chosen_from_the_resolved_files(tmp_path):
     write_parquet(tmp_path / "pq" / "train" / "b.parquet", {"x": [1]})
     write_parquet(tmp_path / "pq" / "train" / "a.parquet", {"x": [1]})
-    src = source_for(str(tmp_path / "pq"), "train", None)
+    src = source_for(open_spec(str(tmp_path / "pq"))[0].resolved, "train", None)
     assert src.reader == "parquet" and [p.rsplit("/", 1)[1] for p in src.files] == ["a.parquet", "b.parquet"]
     (tmp_path / "t.csv").write_text("x\n1\n", encoding="utf-8")
-    assert source_for(str(tmp_path / "t.csv"), "train", None).reader == "datasets"
+    assert source_for(open_spec(str(tmp_path / "t.csv"))[0].resolved, "train", None).reader == "datasets"
 
 
 def test_ray_label_alignment_equals_local(ray_local, tmp_path):
