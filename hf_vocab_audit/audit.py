@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .core.findings import AppliedFix, FixResult, Skipped, Source
-from .core.report import Report, sort_findings
-from .errors import AuditError
 from .core.options import AuditOptions, ScanOptions
+from .core.report import Report, sort_findings
 from .facts import Facts, gather
 from .facts.memory import is_path
 from .facts.sources import FactsSource

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 import sys
 import warnings
 from pathlib import Path

@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..core.options import DEFAULT_BATCH_SIZE, ScanOptions
+from ..core.options import ScanOptions
 from ..errors import AuditError, first_line
 from ..facts import Facts
 from ..facts.positions import usable_positions
@@ -22,8 +22,6 @@ from .progress import ProgressBar
 from .roles import SplitColumns, Unchecked, head_kind, plan_columns
 from .spec import Split, open_spec
 from .summary import ColumnRole, Limits, ScanContext, Summary, merge
-
-
 
 Options = ScanOptions  # the typed scan options (core.options) by their old name
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-
 from dataset_builders import write_jsonl
+
 from hf_vocab_audit import audit
-from hf_vocab_audit.dataset import engines, scan as scan_module
+from hf_vocab_audit.dataset import engines
+from hf_vocab_audit.dataset import scan as scan_module
 from hf_vocab_audit.dataset.engines import ENGINES, EngineError, LocalEngine, ScanEngine
 from hf_vocab_audit.errors import AuditError
 

@@ -12,8 +12,7 @@ from hf_vocab_audit.core.options import AuditOptions
 from hf_vocab_audit.demo import build_demo_checkpoint
 from hf_vocab_audit.errors import AuditError
 from hf_vocab_audit.facts import gather
-from hf_vocab_audit.facts.sources import FactsSource, SourceError
-from hf_vocab_audit.facts.sources import registry
+from hf_vocab_audit.facts.sources import FactsSource, SourceError, registry
 from hf_vocab_audit.formats import render
 from hf_vocab_audit.gate import run_gate
 

@@ -29,7 +29,7 @@ class ScanEngine(ABC):
 
     name: ClassVar[str]
 
-    def check(self, options: ScanOptions) -> None:
+    def check(self, options: ScanOptions) -> None:  # noqa: B027 - a hook: most engines take any options
         """Refuse, before anything is read, what this engine cannot do (``EngineError``)."""
 
     @abstractmethod
@@ -53,7 +53,7 @@ class RayEngine(ScanEngine):
 
     name = "ray"
 
-    def check(self, options: ScanOptions) -> None:
+    def check(self, options: ScanOptions) -> None:  # noqa: B027 - a hook: most engines take any options
         from ..ray_engine import require_ray
 
         require_ray()  # before reading anything: exit 2 with the install command

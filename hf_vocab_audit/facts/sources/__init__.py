@@ -41,7 +41,7 @@ class FactsSource(ABC):
     def accepts(cls, target: object) -> bool:
         """Whether this source reads ``target`` (from the path or object alone: no file is read)."""
 
-    def refuse(self, options: AuditOptions, fixing: bool = False) -> None:
+    def refuse(self, options: AuditOptions, fixing: bool = False) -> None:  # noqa: B027 - a hook
         """Raise :class:`SourceError` for options this kind of target cannot take (nothing is read)."""
 
     def open(self, stack: ExitStack) -> Path | None:
