@@ -99,7 +99,7 @@ def audit(
     Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run, or when the target has nothing to
     examine (no tokenizer, no vocabulary matrix, no model config).
     """
-    from .dataset.engines import check_engine
+    from .dataset.engines import check_scan
 
     selected(select, ignore)  # bad selectors fail before any file is read
     scan = None
@@ -114,7 +114,7 @@ def audit(
                            chat_flags=(("max_length", max_length), ("assistant_only_loss", assistant_only_loss),
                                        ("completion_only_loss", completion_only_loss), ("packing", packing)),
                            trl_config=str(trl_config) if trl_config is not None else None, live=live)
-        check_engine(scan)
+        check_scan(scan)
     options = AuditOptions(tokenizer=tokenizer, select=_tuple(select), ignore=_tuple(ignore), weights=weights,
                            base=base, target_kind=target_kind, scan=scan)
     target = _target(model_dir, model)

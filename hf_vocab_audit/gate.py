@@ -79,9 +79,9 @@ def run_gate(
         chosen = build_gate_options(settings.values, target, progress=progress)
         source.refuse(chosen.audit, fixing=chosen.fix is not None)
         if chosen.audit.scan is not None:
-            from .dataset.engines import check_engine
+            from .dataset.engines import check_scan
 
-            check_engine(chosen.audit.scan)
+            check_scan(chosen.audit.scan)
         report = _fix(source, chosen, settings) if chosen.fix is not None else audit_source(source, chosen.audit)
     report, unused = apply_allowlist(report, settings.allow)
     return GateOutcome(report.judged(settings.fail_on, settings.exit_zero, settings.allow_partial), settings,

@@ -66,3 +66,9 @@ def test_the_spec_is_resolved_once_by_the_local_side(bert_cls, tmp_path, monkeyp
     assert opened == [str(data)]
     (resolved,) = got
     assert (resolved.kind, resolved.builder, resolved.path) == ("file", "json", data)
+
+
+def test_an_unknown_chat_format_is_refused_before_the_data_is_opened(bert_cls, tmp_path, monkeypatch):
+    monkeypatch.setattr(scan_module, "open_spec", lambda *_: pytest.fail("the dataset was opened"))
+    with pytest.raises(AuditError, match="--chat-format 'chatml': use one of language-modeling"):
+        audit(bert_cls, datasets=[str(tmp_path / "t.jsonl")], chat_format="chatml")

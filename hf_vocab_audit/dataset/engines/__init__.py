@@ -80,9 +80,14 @@ def engine_for(options: ScanOptions) -> ScanEngine:
     return engine
 
 
-def check_engine(options: ScanOptions) -> None:
-    """Refuse an unknown engine, or one that cannot run here, before any file is read."""
+def check_scan(options: ScanOptions) -> None:
+    """Refuse, before any file is read, an unknown engine or one that cannot run here, and a chat format
+    that does not exist (a format the columns do not hold is found when the splits are opened)."""
+    from ..chat_formats import FORMATS, OFF
+
     engine_for(options)
+    if options.chat_format is not None and options.chat_format not in (*FORMATS, OFF):
+        raise AuditError(None, f"--chat-format {options.chat_format!r}: use one of {', '.join((*FORMATS, OFF))}")
 
 
 def scan(facts: Facts, options: ScanOptions) -> DatasetFacts:
@@ -94,4 +99,4 @@ def scan(facts: Facts, options: ScanOptions) -> DatasetFacts:
     return collect(resolved, engine.scan(resolved, options))
 
 
-__all__ = ["ENGINES", "EngineError", "LocalEngine", "RayEngine", "ScanEngine", "check_engine", "engine_for", "scan"]
+__all__ = ["ENGINES", "EngineError", "LocalEngine", "RayEngine", "ScanEngine", "check_scan", "engine_for", "scan"]
