@@ -199,7 +199,7 @@ def test_json_lines_that_need_the_json_builder_go_through_ray_data(ray_local, be
     through = ray_engine._scan_ray_data
 
     def spy(*args, **kwargs):
-        calls.append(args[0])
+        calls.append(args[0].spec)  # the resolved SPEC the local side opened
         return through(*args, **kwargs)
 
     monkeypatch.setattr(ray_engine, "_scan_ray_data", spy)
