@@ -137,7 +137,7 @@ def child_rss(model: str, data: str) -> None:
     """One scan in this process; prints seconds, rows, tokens and peak RSS as JSON."""
     sys.path.insert(0, str(ROOT))
     from hf_vocab_audit.core.options import ScanOptions as Options
-    from hf_vocab_audit.dataset.engines import scan
+    from hf_vocab_audit.dataset.engines.registry import scan
     from hf_vocab_audit.facts import gather
 
     facts = gather(model)

@@ -99,7 +99,7 @@ def audit(
     Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run, or when the target has nothing to
     examine (no tokenizer, no vocabulary matrix, no model config).
     """
-    from .dataset.engines import check_scan
+    from .dataset.engines.registry import check_scan
 
     selected(select, ignore)  # bad selectors fail before any file is read
     scan = None
@@ -150,7 +150,7 @@ def audit_source(source: FactsSource, options: AuditOptions) -> Report:
         if weight_facts is not None:
             extra["weights"] = weight_facts.summary()
     if options.scan is not None:
-        from .dataset.engines import scan
+        from .dataset.engines.registry import scan
         from .dataset.report import dataset_section
 
         df = scan(facts, options.scan)
@@ -228,7 +228,7 @@ def audit_gguf(path: str | Path, *, select: Iterable[str] | None = None,
     tensor infos: the checkpoint rules that mean the same on a GGUF, located in it (file + metadata key),
     and the GGUF rules (HVA90x). ``source``: the HF checkpoint folder it was converted from, compared id by
     id (HVA91x). Raises :class:`AuditError` for a file that cannot be read safely."""
-    from .facts.sources.gguf import GGUFSource
+    from .facts.gguf import GGUFSource
 
     selected(select, ignore)
     options = AuditOptions(tokenizer=tokenizer, select=_tuple(select), ignore=_tuple(ignore), source=source)

@@ -20,8 +20,8 @@ from .core.options import GateOptions, build_gate_options
 from .core.outcome import Outcome
 from .core.report import Report
 from .errors import AuditError
+from .facts.adapter_base import AdapterSource
 from .facts.sources import FactsSource
-from .facts.sources.adapter import AdapterSource
 from .facts.sources.registry import resolve_source
 from .settings import AllowEntry, Settings, apply_allowlist, load_settings, mark_allowed
 
@@ -79,7 +79,7 @@ def run_gate(
         chosen = build_gate_options(settings.values, target, progress=progress)
         source.refuse(chosen.audit, fixing=chosen.fix is not None)
         if chosen.audit.scan is not None:
-            from .dataset.engines import check_scan
+            from .dataset.engines.registry import check_scan
 
             check_scan(chosen.audit.scan)
         report = _fix(source, chosen, settings) if chosen.fix is not None else audit_source(source, chosen.audit)

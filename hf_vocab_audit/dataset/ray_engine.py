@@ -28,8 +28,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ..core.options import ScanOptions
 from ..errors import AuditError, first_line
 from .chat import summarize
+from .engines import ScanEngine, SplitResult
+from .scan import ResolvedScan
 from .spec import ResolvedSpec
 from .summary import ScanContext, Summary, merge
 
@@ -402,3 +405,15 @@ def _ray_cause(exc: BaseException) -> str:
             break
         cause = inner
     return f"{cause.__class__.__name__}: {first_line(cause)}"
+
+
+class RayEngine(ScanEngine):
+    """On Ray (``ray_address``, else ``RAY_ADDRESS``, else a local instance): pip install 'hf-vocab-audit[ray]'."""
+
+    name = "ray"
+
+    def check(self, options: ScanOptions) -> None:
+        require_ray()  # before reading anything: exit 2 with the install command
+
+    def scan(self, resolved: ResolvedScan, options: ScanOptions) -> list[SplitResult]:
+        return scan_with_ray(resolved.opened, resolved.contexts, options)

@@ -6,9 +6,10 @@ import pytest
 from dataset_builders import write_jsonl
 
 from hf_vocab_audit import audit
-from hf_vocab_audit.dataset import engines
 from hf_vocab_audit.dataset import scan as scan_module
-from hf_vocab_audit.dataset.engines import ENGINES, EngineError, LocalEngine, ScanEngine
+from hf_vocab_audit.dataset.engines import EngineError, ScanEngine
+from hf_vocab_audit.dataset.engines.local import LocalEngine
+from hf_vocab_audit.dataset.engines.registry import ENGINES
 from hf_vocab_audit.errors import AuditError
 
 
@@ -38,7 +39,7 @@ def test_an_unknown_engine_is_refused_before_the_data_is_opened(bert_cls, tmp_pa
     monkeypatch.setattr(scan_module, "open_spec", lambda *_: pytest.fail("the dataset was opened"))
     with pytest.raises(EngineError, match="unknown engine 'spark' \\(local or ray\\)"):
         audit(bert_cls, datasets=[str(tmp_path / "t.jsonl")], engine="spark")
-    assert issubclass(EngineError, AuditError) and set(engines.ENGINES) >= {"local", "ray"}
+    assert issubclass(EngineError, AuditError) and set(ENGINES) >= {"local", "ray"}
 
 
 def test_the_spec_is_resolved_once_by_the_local_side(bert_cls, tmp_path, monkeypatch):

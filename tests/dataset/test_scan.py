@@ -7,7 +7,7 @@ from dataset_builders import write_jsonl, write_parquet
 
 from hf_vocab_audit import AuditError, audit
 from hf_vocab_audit.core.options import ScanOptions as Options
-from hf_vocab_audit.dataset.engines import scan
+from hf_vocab_audit.dataset.engines.registry import scan
 from hf_vocab_audit.facts import gather
 
 
