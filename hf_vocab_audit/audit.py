@@ -13,8 +13,8 @@ from .core.findings import AppliedFix, FixResult, Skipped, Source
 from .core.options import AuditOptions, ScanOptions
 from .core.report import Report, sort_findings
 from .facts import Facts, gather
-from .facts.memory import is_path
 from .facts.sources import FactsSource
+from .facts.sources.memory import is_path
 from .facts.sources.registry import resolve_source
 from .rules import Rule, Scope, selected
 from .rules.causes import explain
@@ -168,7 +168,7 @@ def audit_source(source: FactsSource, options: AuditOptions) -> Report:
                 extra["vllm"] = {"suppress_token_ids": sorted(set(suppress) | set(reserved)),
                                  "untrained_reserved_ids": reserved}
     if facts.adapter is not None:
-        from .facts.adapter_base import relocate_base_findings
+        from .facts.sources.adapter_base import relocate_base_findings
 
         run = replace(run, findings=tuple(relocate_base_findings(list(run.findings), facts)))
     return make_report(source.label, facts, run, start, extra,
@@ -228,7 +228,7 @@ def audit_gguf(path: str | Path, *, select: Iterable[str] | None = None,
     tensor infos: the checkpoint rules that mean the same on a GGUF, located in it (file + metadata key),
     and the GGUF rules (HVA90x). ``source``: the HF checkpoint folder it was converted from, compared id by
     id (HVA91x). Raises :class:`AuditError` for a file that cannot be read safely."""
-    from .facts.gguf import GGUFSource
+    from .facts.sources.gguf import GGUFSource
 
     selected(select, ignore)
     options = AuditOptions(tokenizer=tokenizer, select=_tuple(select), ignore=_tuple(ignore), source=source)
@@ -240,8 +240,8 @@ def audit_gguf(path: str | Path, *, select: Iterable[str] | None = None,
 def _gguf_report(target: str, facts: Facts, rules: list[Rule], options: AuditOptions, start: float) -> Report:
     """The GGUF audit: the static rules that mean the same on a GGUF, the GGUF rules, and the comparison
     with ``options.source`` (the HF checkpoint it was converted from)."""
-    from .facts.gguf import relocate_gguf_findings
     from .facts.requirements import missing_fact
+    from .facts.sources.gguf import relocate_gguf_findings
     from .rules.gguf import NOT_FOR_GGUF
 
     assert facts.gguf is not None

@@ -20,8 +20,8 @@ from .core.options import GateOptions, build_gate_options
 from .core.outcome import Outcome
 from .core.report import Report
 from .errors import AuditError
-from .facts.adapter_base import AdapterSource
 from .facts.sources import FactsSource
+from .facts.sources.adapter_base import AdapterSource
 from .facts.sources.registry import resolve_source
 from .settings import AllowEntry, Settings, apply_allowlist, load_settings, mark_allowed
 

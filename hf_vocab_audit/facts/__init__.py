@@ -9,7 +9,7 @@ strings, vocabulary geometry, rule requirements, line numbers of JSON keys.
 from __future__ import annotations
 
 from .checkpoint import Facts
-from .folder import gather
-from .memory import facts_from_memory
+from .sources.folder import gather
+from .sources.memory import facts_from_memory
 
 __all__ = ["Facts", "facts_from_memory", "gather"]

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..io.safetensors_header import TensorInfo
-from .adapter import AdapterFacts
 from .config import ConfigFacts, GenerationFacts
 from .embeddings import EmbeddingFacts
 from .sentence_transformers import SentenceTransformerFacts
+from .sources.adapter import AdapterFacts
 from .tensors import CheckpointTensors
 from .tokenizer import TokenizerFacts
 

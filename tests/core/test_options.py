@@ -80,7 +80,7 @@ def test_options_a_kind_of_target_cannot_take_are_refused_before_it_is_read(proj
 def test_a_gguf_target_with_weights_is_refused_before_it_is_read(project, monkeypatch):
     gguf = project / "m.gguf"
     gguf.write_bytes(b"GGUF")
-    from hf_vocab_audit.facts import gguf as gguf_facts
+    from hf_vocab_audit.facts.sources import gguf as gguf_facts
 
     monkeypatch.setattr(gguf_facts, "read_gguf_facts", lambda *_: pytest.fail("the GGUF was read"))
     with pytest.raises(AuditError, match="a GGUF is checked from its metadata only"):

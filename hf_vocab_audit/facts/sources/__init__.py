@@ -13,12 +13,14 @@ import os
 from abc import ABC, abstractmethod
 from contextlib import ExitStack
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ...core.findings import Source
 from ...core.options import AuditOptions
 from ...errors import AuditError
-from ..checkpoint import Facts
+
+if TYPE_CHECKING:  # checkpoint imports sources.adapter (AdapterFacts): no loop at import time
+    from ..checkpoint import Facts
 
 
 class SourceError(AuditError):

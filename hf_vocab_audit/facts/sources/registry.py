@@ -5,12 +5,12 @@ A new source is a :class:`~hf_vocab_audit.facts.sources.FactsSource` subclass an
 
 from __future__ import annotations
 
-from ..adapter_base import AdapterSource
-from ..folder import FolderSource
-from ..gguf import GGUFSource
-from ..hub import HubSource
-from ..memory import MemorySource
 from . import FactsSource, SourceError
+from .adapter_base import AdapterSource
+from .folder import FolderSource
+from .gguf import GGUFSource
+from .hub import HubSource
+from .memory import MemorySource
 
 SOURCES: list[type[FactsSource]] = [
     MemorySource,

@@ -22,14 +22,14 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from ..core.findings import Source
-from ..core.options import AuditOptions
-from ..errors import AuditError, first_line
-from ..io.jsonfile import MAX_CONFIG_BYTES, MAX_TOKENIZER_BYTES, read_bytes
-from ..io.safetensors_header import MAX_HEADER_BYTES, TensorInfo, _tensor
-from .checkpoint import Facts
-from .sources import FactsSource, SourceError
-from .tensors import SAFETENSORS, SAFETENSORS_INDEX, CheckpointTensors, check_shard_names
+from ...core.findings import Source
+from ...core.options import AuditOptions
+from ...errors import AuditError, first_line
+from ...io.jsonfile import MAX_CONFIG_BYTES, MAX_TOKENIZER_BYTES, read_bytes
+from ...io.safetensors_header import MAX_HEADER_BYTES, TensorInfo, _tensor
+from ..checkpoint import Facts
+from ..tensors import SAFETENSORS, SAFETENSORS_INDEX, CheckpointTensors, check_shard_names
+from . import FactsSource, SourceError
 
 HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[^\s@]+))?$")
 SMALL_FILES = (

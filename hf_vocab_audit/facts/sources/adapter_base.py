@@ -8,11 +8,11 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from ..core.findings import Finding
-from ..core.options import AuditOptions
-from ..errors import AuditError
+from ...core.findings import Finding
+from ...core.options import AuditOptions
+from ...errors import AuditError
+from ..checkpoint import Facts
 from .adapter import ADAPTER_CONFIG, ADAPTER_WEIGHTS, is_adapter, load_adapter
-from .checkpoint import Facts
 from .folder import FolderSource, gather
 
 ADAPTER_FILES = (ADAPTER_CONFIG, *ADAPTER_WEIGHTS)

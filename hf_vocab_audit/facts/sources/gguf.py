@@ -14,20 +14,20 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..core.findings import Finding
-from ..core.options import AuditOptions
-from ..errors import AuditError
-from ..io.gguf_header import GGUFArray, GGUFHeader, read_gguf
-from ..io.safetensors_header import TensorInfo
-from .added_tokens import AddedTokenConflict, AddedTokenInfo
-from .checkpoint import Facts
-from .config import parse_config
-from .embeddings import EmbeddingFacts
-from .gguf_facts import GGUFFacts
-from .llama_cpp_tables import MATCHED_WHOLE, SPECIAL_ID_KEYS
-from .sources import FactsSource, SourceError
-from .tensors import CheckpointTensors
-from .tokenizer import TokenizerFacts
+from ...core.findings import Finding
+from ...core.options import AuditOptions
+from ...errors import AuditError
+from ...io.gguf_header import GGUFArray, GGUFHeader, read_gguf
+from ...io.safetensors_header import TensorInfo
+from ..added_tokens import AddedTokenConflict, AddedTokenInfo
+from ..checkpoint import Facts
+from ..config import parse_config
+from ..embeddings import EmbeddingFacts
+from ..gguf_facts import GGUFFacts
+from ..llama_cpp_tables import MATCHED_WHOLE, SPECIAL_ID_KEYS
+from ..tensors import CheckpointTensors
+from ..tokenizer import TokenizerFacts
+from . import FactsSource, SourceError
 
 TOKENS = "tokenizer.ggml.tokens"
 TOKEN_TYPE = "tokenizer.ggml.token_type"

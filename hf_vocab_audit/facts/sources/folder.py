@@ -10,17 +10,17 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from ..core.options import AuditOptions
-from ..errors import AuditError
-from .checkpoint import Facts
-from .config import load_config, load_generation_config
-from .embeddings import find_embeddings
-from .sentence_transformers import sentence_transformer
-from .sources import FactsSource, SourceError
-from .tensors import CheckpointTensors, load_tensors
-from .tokenizer import TokenizerFacts
-from .tokenizer_folder import has_tokenizer, load_tokenizer
-from .tree import check_tree, existing_folder
+from ...core.options import AuditOptions
+from ...errors import AuditError
+from ..checkpoint import Facts
+from ..config import load_config, load_generation_config
+from ..embeddings import find_embeddings
+from ..sentence_transformers import sentence_transformer
+from ..tensors import CheckpointTensors, load_tensors
+from ..tokenizer import TokenizerFacts
+from ..tokenizer_folder import has_tokenizer, load_tokenizer
+from ..tree import check_tree, existing_folder
+from . import FactsSource, SourceError
 
 
 def gather(

@@ -18,17 +18,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from ..core.findings import Source
-from ..core.options import AuditOptions
-from ..errors import AuditError
-from ..io.safetensors_header import TensorInfo
-from .checkpoint import Facts
-from .config import ConfigFacts, GenerationFacts, parse_config, parse_generation_config
-from .embeddings import EmbeddingFacts, find_embeddings, vocab_biases
-from .sources import FactsSource, SourceError
-from .tensors import _TORCH_TO_ST, CheckpointTensors
-from .tokenizer import ROLES, VERY_LARGE, TokenizerFacts, facts_of_backend, parse_max_length
-from .tree import existing_folder
+from ...core.findings import Source
+from ...core.options import AuditOptions
+from ...errors import AuditError
+from ...io.safetensors_header import TensorInfo
+from ..checkpoint import Facts
+from ..config import ConfigFacts, GenerationFacts, parse_config, parse_generation_config
+from ..embeddings import EmbeddingFacts, find_embeddings, vocab_biases
+from ..tensors import _TORCH_TO_ST, CheckpointTensors
+from ..tokenizer import ROLES, VERY_LARGE, TokenizerFacts, facts_of_backend, parse_max_length
+from ..tree import existing_folder
+from . import FactsSource, SourceError
 
 MEMORY_FORMAT = "memory"  # CheckpointTensors.format of a live model
 MODEL_FILE = "<model>"  # Location.file of a live model's tensors
@@ -266,8 +266,8 @@ def facts_from_memory(model: object, tokenizer: str | Path | object | None = Non
 
     ``model_dir`` is the label ``<in-memory LlamaForCausalLM>``; tensors have format ``"memory"``.
     """
-    from .tokenizer_folder import load_tokenizer
-    from .tree import check_tree
+    from ..tokenizer_folder import load_tokenizer
+    from ..tree import check_tree
 
     config, generation, tensors, embeddings = model_facts(model)
     missing: dict[str, str] = {}
