@@ -263,7 +263,7 @@ def check(
     except Exception as exc:  # noqa: BLE001 - never a traceback without --debug
         _fail(f"{target}: unexpected {exc.__class__.__name__}: {exc}", debug)
     except BaseException as exc:  # a Rust panic (pyo3's PanicException) that no reader turned into a line
-        from .facts.tokenizer_guard import is_panic
+        from .facts.tokenizer.bounded_calls import is_panic
 
         if not is_panic(exc):
             raise

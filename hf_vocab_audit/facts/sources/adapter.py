@@ -21,7 +21,7 @@ from ...io.stand_in import refuse_stand_in
 from ..embeddings import INPUT_SUFFIXES, OUTPUT_SUFFIXES, has_suffix
 from ..tensors import RefusedFile
 from ..tokenizer import TokenizerFacts
-from ..tokenizer_folder import has_tokenizer, load_tokenizer
+from ..tokenizer.folder import has_tokenizer, load_tokenizer
 from ..tree import check_tree
 
 ADAPTER_CONFIG = "adapter_config.json"

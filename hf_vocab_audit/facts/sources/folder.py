@@ -18,7 +18,7 @@ from ..embeddings import find_embeddings
 from ..sentence_transformers import sentence_transformer
 from ..tensors import CheckpointTensors, load_tensors
 from ..tokenizer import TokenizerFacts
-from ..tokenizer_folder import has_tokenizer, load_tokenizer
+from ..tokenizer.folder import has_tokenizer, load_tokenizer
 from ..tree import check_tree, existing_folder
 from . import FactsSource, SourceError
 

@@ -19,7 +19,6 @@ from ...core.options import AuditOptions
 from ...errors import AuditError
 from ...io.gguf_header import GGUFArray, GGUFHeader, read_gguf
 from ...io.safetensors_header import TensorInfo
-from ..added_tokens import AddedTokenConflict, AddedTokenInfo
 from ..checkpoint import Facts
 from ..config import parse_config
 from ..embeddings import EmbeddingFacts
@@ -27,6 +26,7 @@ from ..gguf_facts import GGUFFacts
 from ..llama_cpp_tables import MATCHED_WHOLE, SPECIAL_ID_KEYS
 from ..tensors import CheckpointTensors
 from ..tokenizer import TokenizerFacts
+from ..tokenizer.added_tokens import AddedTokenConflict, AddedTokenInfo
 from . import FactsSource, SourceError
 
 TOKENS = "tokenizer.ggml.tokens"

@@ -266,7 +266,7 @@ def facts_from_memory(model: object, tokenizer: str | Path | object | None = Non
 
     ``model_dir`` is the label ``<in-memory LlamaForCausalLM>``; tensors have format ``"memory"``.
     """
-    from ..tokenizer_folder import load_tokenizer
+    from ..tokenizer.folder import load_tokenizer
     from ..tree import check_tree
 
     config, generation, tensors, embeddings = model_facts(model)
