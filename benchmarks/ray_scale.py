@@ -100,8 +100,8 @@ def driver_cost(model: Path, data: Path, batches: int = 200) -> tuple[float, flo
     sys.path.insert(0, str(ROOT))
     import pyarrow as pa
 
+    from hf_vocab_audit.dataset.engines.ray import shift
     from hf_vocab_audit.dataset.kernel import summarize
-    from hf_vocab_audit.dataset.ray_engine import shift
     from hf_vocab_audit.dataset.scan import _tokenizer, limits_for
     from hf_vocab_audit.dataset.summary import ColumnRole, ScanContext, Summary, merge
     from hf_vocab_audit.facts import gather

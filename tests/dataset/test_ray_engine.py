@@ -11,8 +11,8 @@ import pytest
 from dataset_builders import write_jsonl, write_parquet
 
 from hf_vocab_audit import AuditError, audit
+from hf_vocab_audit.dataset.engines.ray import INSTALL, shift, source_for
 from hf_vocab_audit.dataset.kernel import summarize
-from hf_vocab_audit.dataset.ray_engine import INSTALL, shift, source_for
 from hf_vocab_audit.dataset.spec import open_spec
 from hf_vocab_audit.dataset.summary import ColumnRole, Limits, ScanContext
 from hf_vocab_audit.formats import render
@@ -161,7 +161,8 @@ def test_ray_tasks_cut_files_anywhere_and_keep_global_rows(ray_local, bert_cls, 
     """Units of 64 bytes: rows straddle the cuts, files hold several units, parquet units are row groups."""
     import pyarrow.parquet as pq
 
-    from hf_vocab_audit.dataset import ray_engine, ray_tasks
+    from hf_vocab_audit.dataset.engines import ray as ray_engine
+    from hf_vocab_audit.dataset.engines import ray_tasks
 
     monkeypatch.setattr(ray_tasks, "MIN_UNIT_BYTES", 64)
     monkeypatch.setattr(ray_engine, "_scan_ray_data", _ray_data_forbidden)
@@ -193,7 +194,7 @@ def test_ray_tasks_cut_files_anywhere_and_keep_global_rows(ray_local, bert_cls, 
 
 
 def test_json_lines_that_need_the_json_builder_go_through_ray_data(ray_local, bert_cls, tmp_path, monkeypatch):
-    from hf_vocab_audit.dataset import ray_engine
+    from hf_vocab_audit.dataset.engines import ray as ray_engine
 
     calls = []
     through = ray_engine._scan_ray_data

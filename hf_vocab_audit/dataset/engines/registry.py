@@ -7,10 +7,10 @@ from ...core.options import ScanOptions
 from ...errors import AuditError
 from ...facts import Facts
 from ..chat_formats import FORMATS, OFF
-from ..ray_engine import RayEngine
 from ..scan import DatasetFacts, collect, resolve
 from . import EngineError, ScanEngine
 from .local import LocalEngine
+from .ray import RayEngine
 
 ENGINES: dict[str, type[ScanEngine]] = {
     LocalEngine.name: LocalEngine,

@@ -28,13 +28,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..core.options import ScanOptions
-from ..errors import AuditError, first_line
-from .chat import summarize
-from .engines import ScanEngine, SplitResult
-from .scan import ResolvedScan
-from .spec import ResolvedSpec
-from .summary import ScanContext, Summary, merge
+from ...core.options import ScanOptions
+from ...errors import AuditError, first_line
+from ..chat import summarize
+from ..scan import ResolvedScan
+from ..spec import ResolvedSpec
+from ..summary import ScanContext, Summary, merge
+from . import ScanEngine, SplitResult
 
 INSTALL = 'pip install "hf-vocab-audit[ray]"'
 INDEX = "__hva_row__"  # explicit global row index of a datasets-object split
@@ -161,7 +161,7 @@ class RaySource:
 def source_for(resolved: ResolvedSpec, split: str, config: str | None) -> RaySource:
     """The data files of ``split`` as ``datasets`` resolves them (same order as the local engine), from what
     the SPEC resolved to when the local side opened it (``spec.open_spec``: never resolved again here)."""
-    from .spec import BUILDERS
+    from ..spec import BUILDERS
 
     path, builder = resolved.path, resolved.builder
     if resolved.kind in ("saved", "hub"):
@@ -366,7 +366,7 @@ def _scan_ray_data(resolved: ResolvedSpec, split: str, ctx: ScanContext, *, conf
 def scan_with_ray(opened: Sequence[Any], contexts: Sequence[ScanContext], opts: Any) -> list[tuple[Summary, int, bool]]:
     """The Ray engine behind ``scan.scan``: one (summary, rows, truncated) per opened split."""
     require_ray()
-    from .progress import ProgressBar
+    from ..progress import ProgressBar
 
     results = []
     with ray_session(opts.ray_address):
