@@ -224,7 +224,7 @@ def tokenizer_facts(tokenizer: Any) -> TokenizerFacts:
     specials = getattr(tokenizer, "special_tokens_map", None) or {}
     named = {role: str(specials[f"{role}_token"]) for role in ROLES if specials.get(f"{role}_token")}
     extra_obj = getattr(tokenizer, "extra_special_tokens", None) or []
-    # Ordered and deduplicated in linear time, like the folder path (facts/tokenizer.py).
+    # Ordered and deduplicated in linear time, like the folder path (facts/tokenizer/__init__.py).
     extra = list(dict.fromkeys(str(t) for t in (extra_obj.values() if isinstance(extra_obj, dict) else extra_obj)))
     # A role set after construction (tokenizer.pad_token = "<pad>") to a string the vocabulary lacks encodes
     # as unk now, and is added at the next id when the saved tokenizer is loaded: audit what will be loaded.

@@ -1,6 +1,6 @@
 """Tokenizer facts exactly as ``AutoTokenizer`` (transformers 5) presents them to users, and the one
 derivation of those facts from a loaded backend that every source (folder, transformers fallback, live
-objects) shares. Loading from a folder is ``tokenizer_folder``; its JSON files are ``tokenizer_config``.
+objects) shares. Loading from a folder is :mod:`.folder`; its JSON files are read by :mod:`.config`.
 """
 
 from __future__ import annotations
