@@ -235,7 +235,7 @@ def check(
     )  # flags not given are None: the settings files fill them, then the defaults
     try:
         parse_selectors([*(select or []), *(ignore or [])], "--select/--ignore")
-        build_gate_options({k: v for k, v in given.items() if v is not None}, target)  # clashes: before any read
+        build_gate_options({k: v for k, v in given.items() if v is not None}, target, complete=False)  # no read
     except AuditError as exc:
         _fail(str(exc), False)
     try:

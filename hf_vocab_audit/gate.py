@@ -69,10 +69,9 @@ def run_gate(
     Raises :class:`AuditError` for bad input, bad configuration or an unreachable Hub.
     """
     given = {k: v for k, v in {**(options or {}), **overrides}.items() if v is not None}
-    build_gate_options(given, target)  # clashes among the flags: refused before anything is read
+    first = build_gate_options(given, target, complete=False)  # clashes among the flags: before any read
     source = resolve_source(target)
     with ExitStack() as stack:
-        first = build_gate_options(given, target)
         source.refuse(first.audit, fixing=first.fix is not None)
         settings_dir = source.open(stack)
         settings = load_settings(settings_dir, cwd=cwd, config=config, overrides=given)

@@ -226,16 +226,18 @@ def _tuple(value: Any) -> tuple[Any, ...] | None:
     return None if value is None else tuple(value)
 
 
-def refuse_clashes(values: Mapping[str, Any], target: object = None) -> None:
+def refuse_clashes(values: Mapping[str, Any], target: object = None, *, complete: bool = True) -> None:
     """Refuse options that cannot go together, from the values alone (no file is read): one line, exit 2.
 
-    ``values`` are option attributes (``OPTIONS``' ``attr``) as given; None or absent = not given."""
+    ``values`` are option attributes (``OPTIONS``' ``attr``) as given; None or absent = not given.
+    ``complete=False``: the flags alone, before the settings files are read: an option one needs
+    (``--target vllm`` for ``--suppress-ids-file``) may still come from them, so only clashes are refused."""
     def given(attr: str) -> bool:
         v = values.get(attr)
         return v is not None and v is not False and v != () and v != []
 
     where = target if isinstance(target, (str, Path)) else None
-    if given("suppress_ids_file") and values.get("target_kind") != TargetKind.VLLM.value:
+    if complete and given("suppress_ids_file") and values.get("target_kind") != TargetKind.VLLM.value:
         raise AuditError(values["suppress_ids_file"], "--suppress-ids-file needs --target vllm")
     if given("fix") and given("datasets"):
         raise AuditError(where, "--dataset cannot be combined with --fix: fix the checkpoint, then audit "
@@ -253,11 +255,11 @@ def refuse_clashes(values: Mapping[str, Any], target: object = None) -> None:
 
 
 def build_gate_options(values: Mapping[str, Any], target: object = None, *, progress: bool = False,
-                       live: Mapping[str, Any] | None = None) -> GateOptions:
+                       live: Mapping[str, Any] | None = None, complete: bool = True) -> GateOptions:
     """The typed options of one ``check`` from merged option values (attr -> value; absent = default).
 
     Clashes are refused first (:func:`refuse_clashes`), so nothing is read for options that cannot run."""
-    refuse_clashes(values, target)
+    refuse_clashes(values, target, complete=complete)
     v = dict(values)
     datasets = _tuple(v.get("datasets"))
     formats = tuple(OutputFormat(f) for f in v.get("formats") or ())

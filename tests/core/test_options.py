@@ -132,3 +132,14 @@ def test_library_keywords_and_defaults():
     assert dict(options.audit.scan.chat_flags)["max_length"] == 8
     with pytest.raises(AuditError, match="--batch-size must be >= 1"):
         build_gate_options({"datasets": ["d"], "batch_size": 0})
+
+
+def test_what_a_flag_needs_may_come_from_the_settings(project):
+    """--suppress-ids-file needs --target vllm: the settings file may give it; without it, refused."""
+    (project / "pyproject.toml").write_text('[tool.hf-vocab-audit]\ntarget = "vllm"\n')
+    outcome = run_gate("models/broken", suppress_ids_file=project / "ids.json")
+    assert outcome.options.output.suppress_ids_file == project / "ids.json"
+    assert "suppress_token_ids" in outcome.report.extra["vllm"]
+    (project / "pyproject.toml").write_text('[tool.hf-vocab-audit]\nweights = false\n')
+    with pytest.raises(AuditError, match="--suppress-ids-file needs --target vllm"):
+        run_gate("models/broken", suppress_ids_file=project / "ids.json")
