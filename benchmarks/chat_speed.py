@@ -136,7 +136,8 @@ def ratio(model: Path, data: Path, rounds: int) -> tuple[float, float, float, fl
 def child_rss(model: str, data: str) -> None:
     """One scan in this process; prints seconds, rows, tokens and peak RSS as JSON."""
     sys.path.insert(0, str(ROOT))
-    from hf_vocab_audit.dataset.scan import Options, scan
+    from hf_vocab_audit.core.options import ScanOptions as Options
+    from hf_vocab_audit.dataset.engines.registry import scan
     from hf_vocab_audit.facts import gather
 
     facts = gather(model)

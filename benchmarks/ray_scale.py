@@ -50,7 +50,8 @@ def shard(data: Path, shards: int) -> Path:
 def child(engine: str, cpus: int, model: str, data: str) -> None:
     """One scan in this process; prints seconds, tokens and rows as JSON."""
     sys.path.insert(0, os.environ.get("HVA_CODE", str(ROOT)))
-    from hf_vocab_audit.dataset.scan import Options, scan
+    from hf_vocab_audit.core.options import ScanOptions as Options
+    from hf_vocab_audit.dataset.engines.registry import scan
     from hf_vocab_audit.facts import gather
 
     facts = gather(model)
@@ -99,8 +100,8 @@ def driver_cost(model: Path, data: Path, batches: int = 200) -> tuple[float, flo
     sys.path.insert(0, str(ROOT))
     import pyarrow as pa
 
+    from hf_vocab_audit.dataset.engines.ray import shift
     from hf_vocab_audit.dataset.kernel import summarize
-    from hf_vocab_audit.dataset.ray_engine import shift
     from hf_vocab_audit.dataset.scan import _tokenizer, limits_for
     from hf_vocab_audit.dataset.summary import ColumnRole, ScanContext, Summary, merge
     from hf_vocab_audit.facts import gather

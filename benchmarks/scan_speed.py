@@ -158,7 +158,8 @@ def write_ids(tokenizer_path: Path, texts: list[str], path: Path, copies: int = 
 def child_scan(model: str, data: str, text: bool) -> None:
     """Run one scan in this process and print seconds, stats and peak RSS as JSON (for subprocess use)."""
     sys.path.insert(0, str(ROOT))
-    from hf_vocab_audit.dataset.scan import Options, scan
+    from hf_vocab_audit.core.options import ScanOptions as Options
+    from hf_vocab_audit.dataset.engines.registry import scan
     from hf_vocab_audit.facts import gather
 
     facts = gather(model)

@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .core.findings import AppliedFix, FixResult, Skipped, Source
+from .core.options import AuditOptions, ScanOptions
 from .core.report import Report, sort_findings
-from .errors import AuditError
-from .facts import Facts, facts_from_memory, gather
-from .facts.memory import MEMORY_FORMAT, is_path, tokenizer_facts
+from .facts import Facts, gather
+from .facts.sources import FactsSource
+from .facts.sources.memory import is_path
+from .facts.sources.registry import resolve_source
 from .rules import Rule, Scope, selected
 from .rules.causes import explain
 from .rules.coverage import coverage_of, ensure_auditable
@@ -24,37 +26,20 @@ if TYPE_CHECKING:
     from .dataset.scan import DatasetFacts
 
 
-def gather_for_audit(model_dir: str | Path | None, model: object | None,
-                     tokenizer: str | Path | object | None, base: str | Path | None = None) -> tuple[str, Facts]:
-    """(report target, facts) from the source that fits: a PEFT adapter folder against its base, a folder,
-    or a live model, with a tokenizer folder or object."""
-    from .facts.adapter import is_adapter
-
-    if model is None and is_path(model_dir) and is_adapter(Path(os.fspath(model_dir))):
-        from .facts.adapter_base import gather_adapter
-
-        if tokenizer is not None and not is_path(tokenizer):
-            raise TypeError("a PEFT adapter folder is audited with its own tokenizer files, not a live tokenizer")
-        folder = Path(os.fspath(model_dir))
-        return str(model_dir), gather_adapter(folder, base, os.fspath(tokenizer) if tokenizer is not None else None)
-    if base is not None:
-        raise AuditError(Path(os.fspath(model_dir)) if is_path(model_dir) else None,
-                         "--base applies to a PEFT adapter folder (adapter_config.json) only")
+def _target(model_dir: str | Path | None, model: object | None) -> object:
+    """What ``audit()`` was given to read: a folder, or a live model (``model=``), never both."""
     if model is not None:
         if model_dir is not None:
             raise TypeError("audit() takes a model folder or model=<live model>, not both")
         if is_path(model):
             raise TypeError("model= takes a live PreTrainedModel; pass a folder as audit(model_dir)")
-        facts = facts_from_memory(model, tokenizer)
-        return str(facts.model_dir), facts
+        return model
     if model_dir is None:
         raise TypeError("audit() needs a model folder (audit(model_dir)) or a live model (audit(model=...))")
     if not is_path(model_dir):
         raise TypeError(f"model_dir must be a folder path, not {type(model_dir).__name__}: "
                         "pass a live model as audit(model=..., tokenizer=...)")
-    if tokenizer is None or is_path(tokenizer):
-        return str(model_dir), gather(os.fspath(model_dir), os.fspath(tokenizer) if tokenizer is not None else None)
-    return str(model_dir), gather(os.fspath(model_dir), tokenizer_facts=tokenizer_facts(tokenizer))
+    return model_dir
 
 
 def audit(
@@ -114,15 +99,48 @@ def audit(
     Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run, or when the target has nothing to
     examine (no tokenizer, no vocabulary matrix, no model config).
     """
+    from .dataset.engines.registry import check_scan
+
+    selected(select, ignore)  # bad selectors fail before any file is read
+    scan = None
+    if datasets:
+        from .dataset.live import spec_names
+
+        specs, live = spec_names(datasets)
+        scan = ScanOptions(specs, dataset_config, tuple(splits or ()), tuple(text_columns or ()),
+                           tuple(label_columns or ()), max_rows, batch_size, num_proc, progress, engine=engine,
+                           ray_address=ray_address, histograms=dataset_histograms, chat_format=chat_format,
+                           messages_column=messages_column,
+                           chat_flags=(("max_length", max_length), ("assistant_only_loss", assistant_only_loss),
+                                       ("completion_only_loss", completion_only_loss), ("packing", packing)),
+                           trl_config=str(trl_config) if trl_config is not None else None, live=live)
+        check_scan(scan)
+    options = AuditOptions(tokenizer=tokenizer, select=_tuple(select), ignore=_tuple(ignore), weights=weights,
+                           base=base, target_kind=target_kind, scan=scan)
+    target = _target(model_dir, model)
+    source = resolve_source(target, remote=False)
+    source.refuse(options)
+    return audit_source(source, options)
+
+
+def _tuple(values: Iterable[str] | None) -> tuple[str, ...] | None:
+    return None if values is None else tuple(values)
+
+
+def audit_source(source: FactsSource, options: AuditOptions) -> Report:
+    """Audit what ``source`` reads (opened already, where it needs opening) under ``options``."""
     start = time.perf_counter()
-    rules = selected(select, ignore)  # bad selectors fail before any file is read
-    target, facts = gather_for_audit(model_dir, model, tokenizer, base)
+    rules = selected(options.select, options.ignore)
+    facts = source.gather(options)
+    if facts.gguf is not None:  # llama.cpp's format: its own rules, located in the file
+        return _gguf_report(source.label, facts, rules, options, start)
     ensure_auditable(facts)
-    in_memory = facts.tensors is not None and facts.tensors.format == MEMORY_FORMAT
-    run = run_static(facts, rules, lines=not in_memory)
+    in_memory = source.origin is Source.MEMORY
+    run = run_static(facts, rules, lines=source.lines)
     extra: dict[str, Any] = {}
     df = None
     weight_facts = None
+    weights, target_kind = options.weights, options.target_kind
     if weights and in_memory:
         run += run_scope(rules, Scope.WEIGHTS, None, lambda _r: "the weight statistics read safetensors files; a live "
                          "model has none here (audit its saved folder with weights=True)")
@@ -131,21 +149,13 @@ def audit(
         run += more
         if weight_facts is not None:
             extra["weights"] = weight_facts.summary()
-    if datasets:
-        from .dataset.live import spec_names
+    if options.scan is not None:
+        from .dataset.engines.registry import scan
         from .dataset.report import dataset_section
-        from .dataset.scan import Options, scan
 
-        specs, live = spec_names(datasets)
-        chat_flags = (("max_length", max_length), ("assistant_only_loss", assistant_only_loss),
-                      ("completion_only_loss", completion_only_loss), ("packing", packing))
-        df = scan(facts, Options(specs, dataset_config, tuple(splits or ()), tuple(text_columns or ()),
-                                 tuple(label_columns or ()), max_rows, batch_size, num_proc, progress,
-                                 engine=engine, ray_address=ray_address, histograms=dataset_histograms,
-                                 chat_format=chat_format, messages_column=messages_column, chat_flags=chat_flags,
-                                 trl_config=str(trl_config) if trl_config is not None else None, live=live))
+        df = scan(facts, options.scan)
         run += run_dataset(df, rules)
-        extra["dataset"] = dataset_section(df, specs)
+        extra["dataset"] = dataset_section(df, options.scan.specs)
     if target_kind is not None:
         from .facts.targets import predict, undecodable_ids
 
@@ -158,11 +168,12 @@ def audit(
                 extra["vllm"] = {"suppress_token_ids": sorted(set(suppress) | set(reserved)),
                                  "untrained_reserved_ids": reserved}
     if facts.adapter is not None:
-        from .facts.adapter_base import relocate_base_findings
+        from .facts.sources.adapter_base import relocate_base_findings
 
         run = replace(run, findings=tuple(relocate_base_findings(list(run.findings), facts)))
-    return make_report(target, facts, run, start, extra, source=Source.MEMORY if in_memory else Source.FOLDER,
-                       rules_selected=auditable(rules, weights=weights, datasets=bool(datasets),
+    return make_report(source.label, facts, run, start, extra,
+                       source=source.origin, rules_selected=auditable(rules, weights=weights,
+                                                datasets=options.scan is not None,
                                                 target=target_kind is not None), dataset=df)
 
 
@@ -217,26 +228,33 @@ def audit_gguf(path: str | Path, *, select: Iterable[str] | None = None,
     tensor infos: the checkpoint rules that mean the same on a GGUF, located in it (file + metadata key),
     and the GGUF rules (HVA90x). ``source``: the HF checkpoint folder it was converted from, compared id by
     id (HVA91x). Raises :class:`AuditError` for a file that cannot be read safely."""
-    from .facts.gguf import gather_gguf, relocate_gguf_findings
+    from .facts.sources.gguf import GGUFSource
+
+    selected(select, ignore)
+    options = AuditOptions(tokenizer=tokenizer, select=_tuple(select), ignore=_tuple(ignore), source=source)
+    gguf = GGUFSource(path)
+    gguf.refuse(options)
+    return audit_source(gguf, options)
+
+
+def _gguf_report(target: str, facts: Facts, rules: list[Rule], options: AuditOptions, start: float) -> Report:
+    """The GGUF audit: the static rules that mean the same on a GGUF, the GGUF rules, and the comparison
+    with ``options.source`` (the HF checkpoint it was converted from)."""
     from .facts.requirements import missing_fact
+    from .facts.sources.gguf import relocate_gguf_findings
     from .rules.gguf import NOT_FOR_GGUF
 
-    start = time.perf_counter()
-    rules = selected(select, ignore)
-    facts = gather_gguf(path)
     assert facts.gguf is not None
     run = run_scope(rules, Scope.STATIC, facts, lambda r: NOT_FOR_GGUF.get(r.code) or missing_fact(facts, r.requires))
     run += run_scope(rules, Scope.GGUF, facts)
     run = replace(run, findings=tuple(relocate_gguf_findings(list(run.findings), facts.gguf)))
     extra: dict[str, Any] = {}
-    if source is not None:
+    if options.source is not None:
         from .facts.gguf_source import compare
 
-        hf = gather(os.fspath(source), os.fspath(tokenizer) if tokenizer is not None else None)
+        source = options.source
+        hf = gather(os.fspath(source), options.tokenizer_path)
         why = None if hf.tokenizer is not None else hf.missing.get("tokenizer", "the source has no tokenizer")
         run += run_scope(rules, Scope.GGUF_SOURCE, compare(facts, hf, str(source)), lambda _r: why)
         extra["gguf_source"] = str(source)
-    elif tokenizer is not None:
-        raise AuditError(Path(os.fspath(tokenizer)), "--tokenizer with a GGUF target names the source's tokenizer: "
-                         "pass --source HF_DIR too")
-    return make_report(str(path), facts, run, start, extra)
+    return make_report(target, facts, run, start, extra)

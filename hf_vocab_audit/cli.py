@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 import sys
 import warnings
 from pathlib import Path
@@ -10,6 +9,8 @@ from typing import Annotated, NoReturn, Optional
 
 import typer
 
+from .core.options import Method, OutputFormat, VerifyLoad
+from .core.outcome import EXIT_ERROR, FailOn
 from .errors import AuditError, one_line
 from .version import __version__
 
@@ -21,42 +22,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-
-
-class Format(str, enum.Enum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
-    sarif = "sarif"
-    junit = "junit"
-    github = "github"
-    html = "html"
-
-
-class Method(str, enum.Enum):
-    surgical = "surgical"
-    transformers = "transformers"
-
-
-class VerifyLoad(str, enum.Enum):
-    auto = "auto"
-    always = "always"
-    never = "never"
-
-
-class Engine(str, enum.Enum):
-    local = "local"
-    ray = "ray"
-
-
-class FailOn(str, enum.Enum):
-    error = "error"
-    warning = "warning"
-    info = "info"
-    never = "never"
-
 
 def _fail(message: str, debug: bool) -> NoReturn:
     if debug:
@@ -93,7 +58,7 @@ def check(
                                      "base_model_name_or_path, a local folder or a Hub id).")
     ] = None,
     fmt: Annotated[
-        Optional[list[Format]], typer.Option("--format", help="Output format (repeatable; default text).")
+        Optional[list[OutputFormat]], typer.Option("--format", help="Output format (repeatable; default text).")
     ] = None,
     fail_on: Annotated[
         Optional[FailOn],
@@ -144,11 +109,13 @@ def check(
                            "rows or 4,194,304 rows.")
     ] = False,
     method: Annotated[
-        Method, typer.Option("--method", help="--fix: rewrite only the changed tensors, or load with transformers.")
-    ] = Method.surgical,
+        Optional[Method], typer.Option("--method", help="--fix: rewrite only the changed tensors (surgical, the "
+                                       "default), or load with transformers.")
+    ] = None,
     verify_load: Annotated[
-        VerifyLoad, typer.Option("--verify-load", help="--fix: load the result with transformers (auto: if small).")
-    ] = VerifyLoad.auto,
+        Optional[VerifyLoad], typer.Option("--verify-load", help="--fix: load the result with transformers (auto, "
+                                           "the default: if small).")
+    ] = None,
     dataset: Annotated[
         Optional[list[str]],
         typer.Option("--dataset", help="Also stream this dataset (data file, glob, folder, save_to_disk folder "
@@ -175,16 +142,17 @@ def check(
                                     rich_help_panel="Dataset audit")
     ] = None,
     batch_size: Annotated[
-        int, typer.Option("--batch-size", min=1, help="Rows per scanned batch.", rich_help_panel="Dataset audit")
-    ] = 1000,
+        Optional[int], typer.Option("--batch-size", min=1, help="Rows per scanned batch (default 1000).",
+                                    rich_help_panel="Dataset audit")
+    ] = None,
     num_proc: Annotated[
-        int, typer.Option("--num-proc", min=1, help="Scan up to N splits in parallel processes.",
-                          rich_help_panel="Dataset audit")
-    ] = 1,
+        Optional[int], typer.Option("--num-proc", min=1, help="Scan up to N splits in parallel processes "
+                                    "(default 1).", rich_help_panel="Dataset audit")
+    ] = None,
     engine: Annotated[
-        Engine, typer.Option("--engine", help="Scan here (local) or on Ray (ray; pip install "
-                             "'hf-vocab-audit\\[ray]').", rich_help_panel="Dataset audit")  # \\[: not rich markup
-    ] = Engine.local,
+        Optional[str], typer.Option("--engine", help="Scan here (local, the default) or on Ray (ray; pip install "
+                                    "'hf-vocab-audit\\[ray]').", rich_help_panel="Dataset audit")  # \\[: not rich markup
+    ] = None,
     ray_address: Annotated[
         Optional[str], typer.Option("--ray-address", help="Ray cluster to run on (default: RAY_ADDRESS, "
                                     "else a local instance).", rich_help_panel="Dataset audit")
@@ -244,6 +212,7 @@ def check(
     With --fix, write a repaired copy (see --output) and report the audit of that copy.
     TARGET may be a GGUF file (llama.cpp's format); --source HF_DIR compares it with its HF checkpoint.
     """
+    from .core.options import build_gate_options
     from .formats.outputs import pair_outputs, write_outputs
     from .gate import run_gate
     from .io.output_path import check_output_file
@@ -251,47 +220,42 @@ def check(
 
     if not debug:  # a library's warning (torch.load's TorchScript notice) must not add lines to stderr
         warnings.simplefilter("ignore")
+    given = dict(
+        tokenizer=tokenizer, base=base, formats=[f.value for f in fmt] if fmt else None,
+        fail_on=fail_on.value if fail_on else None, exit_zero=exit_zero, allow_partial=allow_partial,
+        select=select, ignore=ignore, output_files=output_file, weights=weights or None, debug=debug or None,
+        fix=fix or None, output=output, pad_to_multiple_of=pad_to_multiple_of, unsafe_fixes=unsafe_fixes or None,
+        force=force or None, allow_large_growth=allow_large_growth or None,
+        method=method.value if method else None, verify_load=verify_load.value if verify_load else None,
+        datasets=dataset, dataset_config=dataset_config, splits=split, text_columns=text_column,
+        label_columns=label_column, max_rows=max_rows, batch_size=batch_size, num_proc=num_proc, engine=engine,
+        ray_address=ray_address, chat_format=chat_format, messages_column=messages_column, max_length=max_length,
+        assistant_only_loss=assistant_only_loss, completion_only_loss=completion_only_loss, packing=packing,
+        trl_config=trl_config, source=source, target_kind=target_kind, suppress_ids_file=suppress_ids_file,
+    )  # flags not given are None: the settings files fill them, then the defaults
     try:
         parse_selectors([*(select or []), *(ignore or [])], "--select/--ignore")
-        if suppress_ids_file is not None and target_kind != "vllm":
-            raise AuditError(suppress_ids_file, "--suppress-ids-file needs --target vllm")
+        build_gate_options({k: v for k, v in given.items() if v is not None}, target, complete=False)  # no read
     except AuditError as exc:
         _fail(str(exc), False)
     try:
-        pairs = pair_outputs([f.value for f in fmt or []], list(output_file or []))
         inputs = [target, tokenizer, base, *(dataset or [])]
-        for _, out_path in pairs:  # a planted link or a path into the checkpoint: refused before the audit
-            if out_path is not None:
+        for _, out_path in pair_outputs([f.value for f in fmt or []], list(output_file or [])):
+            if out_path is not None:  # a planted link or a path into the checkpoint: refused before the audit
                 check_output_file(out_path, inputs)
-        outcome = run_gate(
-            target, tokenizer=tokenizer, config=config, select=select, ignore=ignore,
-            fail_on=fail_on.value if fail_on else None, exit_zero=exit_zero, allow_partial=allow_partial,
-            audit_options=dict(
-                weights=weights, base=base, datasets=dataset, dataset_config=dataset_config, splits=split,
-                text_columns=text_column, label_columns=label_column, max_rows=max_rows, batch_size=batch_size,
-                num_proc=num_proc, engine=engine.value, ray_address=ray_address,
-                chat_format=chat_format, messages_column=messages_column, max_length=max_length,
-                assistant_only_loss=assistant_only_loss, completion_only_loss=completion_only_loss, packing=packing,
-                trl_config=trl_config,
-                dataset_histograms=any(f.value == "html" for f in fmt or []),
-                progress=all(f is Format.text for f in fmt or []) and not output_file and sys.stderr.isatty(),
-                **({"source": source} if source is not None else {}),
-                **({"target_kind": target_kind} if target_kind is not None else {}),
-            ),
-            fix_options=dict(
-                output=output, unsafe_fixes=unsafe_fixes, pad_to_multiple_of=pad_to_multiple_of, force=force,
-                method=method.value, verify_load=verify_load.value, weights=weights,
-                allow_large_growth=allow_large_growth,
-            ) if fix else None,
-        )
+        outcome = run_gate(target, config=config, options=given, progress=all(
+            f is OutputFormat.TEXT for f in fmt or []) and not output_file and sys.stderr.isatty())
+        out = outcome.options.output
+        debug = out.debug
         for entry in outcome.unused_allow:
             typer.echo(f"hf-vocab-audit: warning: {entry.where} ({entry.code}) matched no finding", err=True)
-        for _, out_path in pairs:  # again: the audit took a while
+        pairs = pair_outputs([f.value for f in out.formats], list(out.output_files))
+        for _, out_path in pairs:  # again: the audit took a while (and the settings may name more)
             if out_path is not None:
                 check_output_file(out_path, inputs)
         write_outputs(outcome.report, pairs)
-        if suppress_ids_file is not None:
-            _write_suppress_ids(suppress_ids_file, outcome.report.extra)
+        if out.suppress_ids_file is not None:
+            _write_suppress_ids(Path(out.suppress_ids_file), outcome.report.extra)
     except AuditError as exc:
         _fail(str(exc), debug)
     except RecursionError:
@@ -299,7 +263,7 @@ def check(
     except Exception as exc:  # noqa: BLE001 - never a traceback without --debug
         _fail(f"{target}: unexpected {exc.__class__.__name__}: {exc}", debug)
     except BaseException as exc:  # a Rust panic (pyo3's PanicException) that no reader turned into a line
-        from .facts.tokenizer_guard import is_panic
+        from .facts.tokenizer.bounded_calls import is_panic
 
         if not is_panic(exc):
             raise
@@ -309,7 +273,7 @@ def check(
 
 @app.command("rules")
 def rules_cmd(
-    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.TEXT,
 ) -> None:
     """List every rule: code, name, severity and summary."""
     import json
@@ -317,7 +281,7 @@ def rules_cmd(
     from .rules import all_rules
 
     rules = all_rules()
-    if fmt is Format.json:
+    if fmt is OutputFormat.JSON:
         data = [
             {"code": r.code, "name": r.name, "severity": r.severity.value, "scope": r.scope, "summary": r.summary}
             for r in rules

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .core.findings import Finding
+from .core.options import BY_KEY, OPTIONS, Option
 from .core.outcome import FAIL_ON
 from .core.report import Report
 from .errors import AuditError
@@ -27,7 +28,7 @@ else:  # pragma: no cover - Python 3.10
 
 MODEL_FILE = "hf-vocab-audit.toml"
 TOOL_TABLE = "hf-vocab-audit"
-KEYS = ("select", "ignore", "fail-on", "exit-zero", "allow-partial", "chat-format", "messages-column")
+KEYS = tuple(o.key for o in OPTIONS)  # every option of ``check`` but --config (which names this file)
 MATCH_KEYS = ("file", "key", "tensor", "token", "token_id", "split", "column")
 
 
@@ -57,6 +58,7 @@ class Settings:
     sources: tuple[str, ...] = ()  # files read, lowest precedence first
     chat_format: str | None = None  # --chat-format for --dataset (TRL's format of the splits)
     messages_column: str | None = None  # --messages-column
+    values: dict[str, Any] = field(default_factory=dict)  # every option set (``Option.attr`` -> value), flags last
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -99,28 +101,62 @@ def _strings(path: Path, key: str, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _options(path: Path, table: dict[str, Any], where: str) -> dict[str, Any]:
-    """Validate the option keys of one table; returns {select, ignore, fail_on, exit_zero, allow_partial} present."""
+def _value(path: Path, option: Option, where: str, value: Any) -> Any:
+    """One option's value from a settings file, checked against its kind (paths: relative to the file)."""
+    name = f"{where}{option.key}"
+    kind = option.kind
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise AuditError(path, f"{name}: must be true or false, not {value!r}"[:200])
+        return value
+    if kind == "int":
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise AuditError(path, f"{name}: must be a whole number >= 1, not {value!r}"[:200])
+        return value
+    if kind in ("choice", "choices"):
+        values = value if kind == "choices" and isinstance(value, list) else [value]
+        if kind == "choices" and not isinstance(value, list):
+            raise AuditError(path, f"{name}: must be a list of {', '.join(option.choices)}"[:200])
+        bad = [v for v in values if v not in option.choices]
+        if bad:
+            raise AuditError(path, f"{name}: must be one of {', '.join(option.choices)}, not {bad[0]!r}"[:200])
+        return tuple(values) if kind == "choices" else value
+    if kind in ("strs", "paths", "specs"):
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise AuditError(path, f"{name}: must be a list of strings, not {value!r}"[:200])
+        if kind == "specs":  # a data file or folder beside the settings file, else as given (a Hub id, a glob)
+            return tuple(str(_relative(path, v)) if _relative(path, v).exists() else v for v in value)
+        return tuple(_relative(path, v) for v in value) if kind == "paths" else tuple(value)
+    if not isinstance(value, str) or not value:
+        raise AuditError(path, f"{name}: must be a string, not {value!r}"[:200])
+    return _relative(path, value) if kind == "path" else value
+
+
+def _relative(settings: Path, value: str) -> Path:
+    """A path in a settings file, read from the folder of that file (as ruff and mypy read theirs)."""
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else settings.parent / path
+
+
+def _options(path: Path, table: dict[str, Any], where: str, model_file: bool = False) -> dict[str, Any]:
+    """Validate the option keys of one table; returns the options present, by ``Option.attr``.
+
+    ``model_file``: the checkpoint's own hf-vocab-audit.toml, which a downloaded checkpoint brings: it may
+    not name paths, write files, reach a Ray cluster or relax the fix's safety (``Option.model_file``)."""
     out: dict[str, Any] = {}
     for key, value in table.items():
+        option = BY_KEY.get(key)
         if key in ("select", "ignore"):
             out[key] = _strings(path, f"{where}{key}", value)
         elif key == "fail-on":
             if value not in FAIL_ON:
                 raise AuditError(path, f"{where}fail-on: must be one of {', '.join(FAIL_ON)}, not {value!r}")
             out["fail_on"] = value
-        elif key == "exit-zero":
-            if not isinstance(value, bool):
-                raise AuditError(path, f"{where}exit-zero: must be true or false, not {value!r}")
-            out["exit_zero"] = value
-        elif key == "allow-partial":
-            if not isinstance(value, bool):
-                raise AuditError(path, f"{where}allow-partial: must be true or false, not {value!r}")
-            out["allow_partial"] = value
-        elif key in ("chat-format", "messages-column"):  # dataset settings: --chat-format, --messages-column
-            if not isinstance(value, str) or not value:
-                raise AuditError(path, f"{where}{key}: must be a string, not {value!r}"[:200])
-            out[key.replace("-", "_")] = value
+        elif option is not None:
+            if model_file and not option.model_file:
+                raise AuditError(path, f"{key}: a checkpoint's own {MODEL_FILE} cannot set it (it names a path, "
+                                 "writes, or relaxes --fix): set it in pyproject.toml, --config or a flag")
+            out[option.attr] = _value(path, option, where, value)
         elif key == "allow" and where:
             raise AuditError(path, f"{where}allow: the allowlist is per model: put it in {MODEL_FILE} next to the model")
         elif key != "allow":
@@ -178,7 +214,7 @@ def load_settings(
         regular_file_inside(model_file, model_dir)
     if model_file is not None and model_file.is_file():
         data = _read_toml(model_file)
-        values.update(_options(model_file, data, ""))
+        values.update(_options(model_file, data, "", model_file=config is None))
         allow = _allow(model_file, data.get("allow", []))
         sources.append(str(model_file))
     values.update({k: v for k, v in (overrides or {}).items() if v is not None})
@@ -187,7 +223,9 @@ def load_settings(
     for key in ("select", "ignore"):
         if key in values:
             values[key] = tuple(values[key])
-    return Settings(**values, allow=allow, sources=tuple(sources))
+    fields = ("select", "ignore", "fail_on", "exit_zero", "allow_partial", "chat_format", "messages_column")
+    return Settings(**{k: v for k, v in values.items() if k in fields}, allow=allow, sources=tuple(sources),
+                    values=values)
 
 
 def mark_allowed(findings: Iterable[Finding], entries: tuple[AllowEntry, ...]) -> tuple[list[Finding], list[AllowEntry]]:

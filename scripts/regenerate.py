@@ -73,6 +73,24 @@ def readme() -> str:
     rows = ["| code | name | severity | what it finds |", "| --- | --- | --- | --- |"]
     pipe = "\\|"
     rows += [f"| {r.code} | {r.name} | {r.severity.value} | {r.summary.replace('|', pipe)} |" for r in all_rules()]
+    text = text[:start] + "\n".join(rows) + "\n" + text[end:]
+    return settings_table(text)
+
+
+def settings_table(text: str) -> str:
+    """README.md's settings table rebuilt from the option table (every key of check's options)."""
+    from hf_vocab_audit.core.options import OPTIONS
+
+    start = text.index("<!-- settings:start")
+    start = text.index("\n", start) + 1
+    end = text.index("<!-- settings:end -->")
+    kinds = {"bool": "true/false", "int": "integer >= 1", "str": "string", "strs": "list of strings",
+             "path": "path", "paths": "list of paths", "specs": "list of paths or Hub ids"}
+    rows = ["| key | value | group | model's own file | what |", "| --- | --- | --- | --- | --- |"]
+    for o in OPTIONS:
+        value = " / ".join(f"`{c}`" for c in o.choices) if o.choices else kinds[o.kind]
+        value = f"list of {value}" if o.kind == "choices" else value
+        rows.append(f"| `{o.key}` | {value} | {o.group} | {'yes' if o.model_file else 'no'} | {o.help} |")
     return text[:start] + "\n".join(rows) + "\n" + text[end:]
 
 

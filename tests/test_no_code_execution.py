@@ -23,7 +23,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "hf_vocab_audit"
 IMPORT_MODULE_ALLOWED = {"rules/registry.py", "facts/transformers_tables.py"}
 # pickle.loads allowed only on bytes our own code produced in this run, never on checkpoint or dataset bytes:
 # the Ray engine's workers return their scan summaries pickled (Ray's own transport is pickle too).
-PICKLE_LOADS_ALLOWED = {"dataset/ray_engine.py"}
+PICKLE_LOADS_ALLOWED = {"dataset/engines/ray.py"}
 FORBIDDEN_CALLS = {"eval", "exec", "compile", "__import__", "execfile"}
 FORBIDDEN_ATTRS = {("pickle", "load"), ("pickle", "loads"), ("pickle", "Unpickler"), ("os", "system"),
                    ("os", "popen"), ("runpy", "run_path"), ("runpy", "run_module"), ("marshal", "loads"),

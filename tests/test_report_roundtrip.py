@@ -34,9 +34,9 @@ def scenarios(tmp_path_factory):
         "healthy": run_gate(str(healthy)).report,
         "partial": run_gate(str(partial), allow_partial=True).report,
         "not-examined": run_gate(str(partial)).report,
-        "labels": run_gate(str(cls), audit_options={"datasets": [str(data)], "dataset_histograms": True}).report,
-        "chat": run_gate(str(chat), audit_options={"datasets": [str(messages)]}).report,
-        "fixed": run_gate(str(demo), fix_options={"output": root / "fixed"}).report,
+        "labels": run_gate(str(cls), datasets=[str(data)], formats=["html"]).report,
+        "chat": run_gate(str(chat), datasets=[str(messages)]).report,
+        "fixed": run_gate(str(demo), fix=True, output=root / "fixed").report,
         "unjudged": hva.audit(demo),
     }
 

@@ -61,7 +61,7 @@ def test_fix_with_dataset_is_refused(tmp_path, run_cli):
 
 
 def test_slow_tokenizer_fallback_leaves_the_environment_alone(minilm_dir, tmp_path, monkeypatch):
-    from hf_vocab_audit.facts.tokenizer_folder import load_tokenizer
+    from hf_vocab_audit.facts.tokenizer.folder import load_tokenizer
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     for name in ("vocab.txt", "tokenizer_config.json", "special_tokens_map.json", "config.json"):

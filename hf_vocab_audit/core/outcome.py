@@ -28,9 +28,6 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 VERDICTS = {EXIT_OK: "PASS", EXIT_FINDINGS: "FAIL", EXIT_ERROR: "ERROR"}
 PARTIAL = "PARTIAL"  # exit 0 under --allow-partial when something the rules needed was not examined
 
-# The report's JSON fields that state the verdict (reports/schema/report.schema.json says the same).
-VERDICT_FIELDS = ("exit_code", "verdict", "fail_on", "exit_zero", "failing", "not_examined", "allow_partial")
-
 
 def fail_on_value(fail_on: str | FailOn) -> FailOn:
     """``fail_on`` as a :class:`FailOn`; ValueError naming the choices otherwise."""

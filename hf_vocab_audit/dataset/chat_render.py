@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import first_line
-from ..facts.tokenizer_guard import library_call
+from ..facts.tokenizer.bounded_calls import library_call
 from .chat_formats import LM, PREFERENCE, UNPAIRED, ChatFormat
 
 IGNORE = -100
@@ -264,7 +264,7 @@ def prepare(r: Renderer, rows: list[dict[str, Any]], tokenizer: Any, tokenizer_f
             out.append(RenderedRow({}))
         except Exception as exc:  # noqa: BLE001 - a template raises whatever its author wrote (TemplateError mostly)
             out.append(RenderedRow({}, f"{exc.__class__.__name__}: {first_line(exc)}"[:300]))
-    from ..facts.tokenizer_guard import MAX_TEXT_CHARS
+    from ..facts.tokenizer.bounded_calls import MAX_TEXT_CHARS
 
     kept = []
     for job in jobs:  # never hand the library unbounded work (one 32 MB word aborts it), as for text columns

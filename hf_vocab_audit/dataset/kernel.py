@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..facts.tokenizer_guard import MAX_TEXT_CHARS, library_call
+from ..facts.tokenizer.bounded_calls import MAX_TEXT_CHARS, library_call
 from .arrays import (
     as_array,
     flat_sequences,

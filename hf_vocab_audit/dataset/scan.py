@@ -11,6 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..core.options import ScanOptions
 from ..errors import AuditError, first_line
 from ..facts import Facts
 from ..facts.positions import usable_positions
@@ -22,28 +23,7 @@ from .roles import SplitColumns, Unchecked, head_kind, plan_columns
 from .spec import Split, open_spec
 from .summary import ColumnRole, Limits, ScanContext, Summary, merge
 
-DEFAULT_BATCH_SIZE = 1000
-
-
-@dataclass(frozen=True)
-class Options:
-    specs: tuple[str, ...]
-    config: str | None = None
-    splits: tuple[str, ...] = ()
-    text_columns: tuple[str, ...] = ()
-    label_columns: tuple[str, ...] = ()
-    max_rows: int | None = None
-    batch_size: int = DEFAULT_BATCH_SIZE
-    num_proc: int = 1
-    progress: bool = False
-    engine: str = "local"  # "local" or "ray" (ray_engine.py)
-    ray_address: str | None = None
-    histograms: bool = False  # id/length histograms for the HTML report's plots (an extra pass over the ids)
-    chat_format: str | None = None  # --chat-format: one of chat_formats.FORMATS, "off", or None (recognised)
-    messages_column: str | None = None  # --messages-column
-    chat_flags: tuple[tuple[str, Any], ...] = ()  # --max-length, --assistant-only-loss, ... (chat_settings.KEYS)
-    trl_config: str | None = None  # --trl-config: a saved SFTConfig/DPOConfig/KTOConfig
-    live: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # SPEC name -> datasets object
+Options = ScanOptions  # the typed scan options (core.options) by their old name
 
 
 @dataclass(frozen=True)
@@ -292,22 +272,24 @@ def _worker(spec: str, config: str | None, split_name: str, ctx: ScanContext, op
 
 
 
-def scan(facts: Facts, opts: Options) -> DatasetFacts:
-    """Scan every selected split of ``opts.specs`` against ``facts``' model."""
-    start = time.perf_counter()
-    if opts.batch_size < 1:
-        raise AuditError(None, f"--batch-size must be >= 1, not {opts.batch_size}")
-    if opts.max_rows is not None and opts.max_rows < 1:
-        raise AuditError(None, f"--max-rows must be >= 1, not {opts.max_rows}")
-    if opts.engine not in ("local", "ray"):
-        raise AuditError(None, f"unknown engine {opts.engine!r} (local or ray)")
-    if opts.engine == "ray" and opts.live:
-        raise AuditError(", ".join(opts.live), "--engine ray reads data files and Hub datasets: scan live "
-                                               "datasets objects with the local engine (or save_to_disk them)")
-    if opts.engine == "ray":
-        from .ray_engine import require_ray
+@dataclass(frozen=True)
+class ResolvedScan:
+    """The dataset resolved once, before any engine runs: every selected split opened (its first batch read
+    and its columns planned), the scan context of each, and the model's limits."""
 
-        require_ray()  # before reading anything: exit 2 with the install command
+    facts: Facts
+    opened: tuple[Any, ...]  # _Opened, one per split
+    contexts: tuple[ScanContext, ...]
+    limits: Limits
+    head: str | None
+    num_labels_source: str | None
+    missing: dict[str, str]
+    start: float
+
+
+def resolve(facts: Facts, opts: Options) -> ResolvedScan:
+    """Open every selected split of ``opts.specs`` and plan its columns against ``facts``' model."""
+    start = time.perf_counter()
     limits, head, num_labels_source, missing = limits_for(facts)
     opened = _open_all(opts, facts)
     tokenizer = _tokenizer(facts)
@@ -319,12 +301,14 @@ def scan(facts: Facts, opts: Options) -> DatasetFacts:
                             limits, tokenizer, causal_lm=_causal(facts), histograms=opts.histograms,
                             tokenizer_file=tokenizer_file, chat=o.chat)
                 for o in opened]
-    results: list[tuple[Summary, int, bool]]
-    if opts.engine == "ray":
-        from .ray_engine import scan_with_ray
+    return ResolvedScan(facts, tuple(opened), tuple(contexts), limits, head, num_labels_source, missing, start)
 
-        results = scan_with_ray(opened, contexts, opts)
-    elif opts.num_proc > 1 and len(opened) > 1 and not opts.live:  # a live object cannot be reopened elsewhere
+
+def scan_local(resolved: ResolvedScan, opts: Options) -> list[tuple[Summary, int, bool]]:
+    """The local engine: split after split here, or up to ``num_proc`` splits in spawned processes."""
+    opened, contexts = resolved.opened, resolved.contexts
+    results: list[tuple[Summary, int, bool]]
+    if opts.num_proc > 1 and len(opened) > 1 and not opts.live:  # a live object cannot be reopened elsewhere
         import multiprocessing
 
         spawn = multiprocessing.get_context("spawn")  # no fork after the tokenizer's threads started
@@ -340,15 +324,20 @@ def scan(facts: Facts, opts: Options) -> DatasetFacts:
                     results.append(_scan_one(o, ctx, opts, bar))
             else:
                 results.append(_scan_one(o, ctx, opts, None))
+    return results
+
+
+def collect(resolved: ResolvedScan, results: Sequence[tuple[Summary, int, bool]]) -> DatasetFacts:
+    """The engine's per-split results merged into what the dataset rules read."""
     summary = Summary()
     splits = []
-    for o, (s, rows, truncated) in zip(opened, results):
+    for o, (s, rows, truncated) in zip(resolved.opened, results):
         summary = merge(summary, s)
         plan = _plan(o)
         splits.append(SplitScan(o.split.source, o.split.name, rows, plan.columns, plan.unchecked, plan.skipped,
                                 truncated, **_chat_fields(o)))
-    return DatasetFacts(facts, limits, head, num_labels_source, tuple(splits), summary,
-                        time.perf_counter() - start, missing)
+    return DatasetFacts(resolved.facts, resolved.limits, resolved.head, resolved.num_labels_source, tuple(splits),
+                        summary, time.perf_counter() - resolved.start, resolved.missing)
 
 
 def _chat_fields(o: _Opened) -> dict[str, Any]:
@@ -363,7 +352,3 @@ def _chat_fields(o: _Opened) -> dict[str, Any]:
                                 f"{s.assistant_only_loss}, completion-only loss {s.completion_only_loss}, packing "
                                 f"{s.packing} (from {s.source})")
     return out
-
-
-def scan_specs(facts: Facts, specs: Sequence[str], **kwargs: Any) -> DatasetFacts:
-    return scan(facts, Options(tuple(specs), **kwargs))

@@ -8,6 +8,7 @@ streaming mode, so memory stays flat however large the files are.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -38,6 +39,22 @@ class Split:
     features: Any  # datasets.Features or None
     num_rows: int | None
     batches: Callable[[int], Iterator[pa.Table]] = field(repr=False, compare=False)
+    resolved: ResolvedSpec | None = field(default=None, repr=False, compare=False)  # what open_spec found
+
+
+@dataclass(frozen=True)
+class ResolvedSpec:
+    """What a SPEC names, decided once by :func:`open_spec` (engines read it; none resolves the SPEC again).
+
+    ``kind``: ``glob``, ``saved`` (a ``save_to_disk`` folder), ``folder`` (data files whose names give the
+    splits), ``file`` or ``hub``; ``builder``: the ``datasets`` builder of its data files (json, csv,
+    parquet, text, arrow; None for saved folders, folders and Hub ids); ``files``: what a glob matched."""
+
+    spec: str
+    kind: str
+    path: Path
+    builder: str | None = None
+    files: tuple[Path, ...] = ()
 
 
 def _quiet() -> None:
@@ -277,7 +294,12 @@ def _builder_for(path: str) -> str:
 
 
 def open_spec(spec: str, config: str | None = None) -> list[Split]:
-    """The splits of ``spec``, each able to stream Arrow batches."""
+    """The splits of ``spec``, each able to stream Arrow batches, and each carrying what ``spec`` resolved to."""
+    splits, resolved = _open_spec(spec, config)
+    return [dataclasses.replace(s, resolved=resolved) for s in splits]
+
+
+def _open_spec(spec: str, config: str | None) -> tuple[list[Split], ResolvedSpec]:
     path = Path(os.path.expanduser(spec))
     if any(c in spec for c in GLOB_CHARS):
         builder = _builder_for(spec)
@@ -286,27 +308,30 @@ def open_spec(spec: str, config: str | None = None) -> list[Split]:
             raise AuditError(spec, "matches no file")
         for file in files:
             check_text_file(file)  # decompressed lines, JSON depth, CSV columns: before any parser
+        resolved = ResolvedSpec(spec, "glob", path, builder, tuple(files))
         if builder == "parquet" and not spec.lower().endswith(".gz"):
-            return _parquet(files, spec)
-        return _load(spec, builder, data_files={"train": [str(f) for f in files]}, streaming=True)
+            return _parquet(files, spec), resolved
+        return _load(spec, builder, data_files={"train": [str(f) for f in files]}, streaming=True), resolved
     if path.is_dir():
         check_tree(path, "dataset folder")  # FIFOs (a read that never returns), devices, links out
         if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
-            return _saved(path, spec)
+            return _saved(path, spec), ResolvedSpec(spec, "saved", path)
         check_readme_configs(path)  # data_files that are URLs or leave the folder
         check_folder(path)
-        return _load(spec, str(path), config, streaming=True)
+        return _load(spec, str(path), config, streaming=True), ResolvedSpec(spec, "folder", path)
     if path.exists():
         regular_data_file(path)
         if not os.access(path, os.R_OK):
             raise AuditError(path, "is not readable")
         check_text_file(path)
-        if _builder_for(spec) == "parquet" and path.suffix.lower() == ".parquet":
-            return _parquet([path], spec)
+        builder = _builder_for(spec)
+        resolved = ResolvedSpec(spec, "file", path, builder)
+        if builder == "parquet" and path.suffix.lower() == ".parquet":
+            return _parquet([path], spec), resolved
         if path.suffix.lower() == ".jsonl":
-            return [_jsonl(path, spec)]
-        return _load(spec, _builder_for(spec), data_files={"train": str(path)}, streaming=True)
+            return [_jsonl(path, spec)], resolved
+        return _load(spec, builder, data_files={"train": str(path)}, streaming=True), resolved
     looks_local = spec.startswith((".", "/", "~")) or spec.count("/") > 1 or Path(spec).suffix.lower() in BUILDERS
     if looks_local:
         raise AuditError(spec, "does not exist")
-    return _load(spec, spec, config)  # a Hub id: the cache when offline
+    return _load(spec, spec, config), ResolvedSpec(spec, "hub", path)  # a Hub id: the cache when offline

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..io.safetensors_header import TensorInfo
-from .adapter import AdapterFacts
 from .config import ConfigFacts, GenerationFacts
 from .embeddings import EmbeddingFacts
 from .sentence_transformers import SentenceTransformerFacts
+from .sources.adapter import AdapterFacts
 from .tensors import CheckpointTensors
 from .tokenizer import TokenizerFacts
 
@@ -28,7 +28,7 @@ class Facts:
     embeddings: EmbeddingFacts | None
     missing: dict[str, str] = field(default_factory=dict)  # fact name -> why it is absent
     adapter: AdapterFacts | None = None  # set when auditing a PEFT adapter against these (base) facts
-    gguf: GGUFFacts | None = None  # set when the facts come from a GGUF file (facts.gguf)
+    gguf: GGUFFacts | None = None  # set when the facts come from a GGUF file (facts.sources.gguf)
     sentence_transformers: SentenceTransformerFacts | None = None  # a modules.json folder: its Transformer module
 
     @property

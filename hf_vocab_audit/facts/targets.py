@@ -22,9 +22,9 @@ from ..errors import AuditError
 from ..io.jsonfile import read_json_object
 from .checkpoint import Facts
 from .llama_cpp_tables import CHKTXT, PRE_TOKENIZER_HASHES
-from .slow_files import check_slow_folder
-from .tokenizer_folder import has_tokenizer
-from .tokenizer_guard import library_call
+from .tokenizer.bounded_calls import library_call
+from .tokenizer.folder import has_tokenizer
+from .tokenizer.slow_files import check_slow_folder
 from .tree import check_tree
 
 TARGETS = ("gguf", "vllm")

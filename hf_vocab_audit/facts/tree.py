@@ -75,3 +75,11 @@ def _raise(root: Path) -> Callable[[OSError], None]:
         raise AuditError(exc.filename or root, f"cannot be listed: {exc.strerror or exc.__class__.__name__}")
 
     return onerror
+
+
+def existing_folder(path: Path, what: str) -> Path:
+    if not path.exists():
+        raise AuditError(path, f"{what} does not exist")
+    if not path.is_dir():
+        raise AuditError(path, f"{what} must be a folder, not a file")
+    return path

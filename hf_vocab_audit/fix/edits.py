@@ -24,7 +24,7 @@ def apply_edits(src: Path, dst: Path, plan: CheckpointRepair) -> None:
     if plan.new_tokens:
         from tokenizers import AddedToken, Tokenizer
 
-        from ..facts.tokenizer_guard import library_call
+        from ..facts.tokenizer.bounded_calls import library_call
 
         with library_call(src / "tokenizer.json", "the tokenizers library cannot add the new tokens"):
             backend = Tokenizer.from_file(str(src / "tokenizer.json"))

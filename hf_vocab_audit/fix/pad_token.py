@@ -51,7 +51,7 @@ def new_pad(facts: Facts) -> tuple[str, int] | str:
     content = next((c for c in NEW_PAD_CANDIDATES if tok.backend.token_to_id(c) is None), None)
     if content is None:
         return "no free name for a new pad token"
-    from ..facts.tokenizer_guard import library_call
+    from ..facts.tokenizer.bounded_calls import library_call
 
     with library_call(path, "the tokenizers library cannot add a pad token"):
         backend = Tokenizer.from_str(path.read_text(encoding="utf-8"))

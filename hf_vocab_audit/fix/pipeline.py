@@ -73,7 +73,7 @@ def fix_checkpoint(
     if verify_load not in VERIFY_LOAD:
         raise AuditError(None, f"--verify-load must be one of {', '.join(VERIFY_LOAD)}, not {verify_load!r}")
     src = Path(model_dir)
-    from ..facts.adapter import is_adapter
+    from ..facts.sources.adapter import is_adapter
 
     if is_adapter(src):  # a PEFT adapter: nothing is written, each finding says why (fix/adapter_refusal.py)
         from .adapter_refusal import refuse_adapter_fix

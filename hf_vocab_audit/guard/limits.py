@@ -183,7 +183,7 @@ def limits_of(model: torch.nn.Module, tokenizer: Any = None, *, ignore_index: in
     """Read the limits from the live modules of ``model`` (and cause hints from ``tokenizer``)."""
     nn = import_torch(None, "the training guard").nn
 
-    from ..facts.memory import unwrap
+    from ..facts.sources.memory import unwrap
 
     model = unwrap(model)
     config = getattr(model, "config", None)

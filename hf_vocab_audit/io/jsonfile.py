@@ -135,7 +135,3 @@ class JsonLines:
             self._starts = [m.start() for m in re.finditer("\n", self.text)]
         return bisect.bisect_left(self._starts, at) + 1
 
-
-def json_line_of_key(path: Path, key: str) -> int | None:
-    """1-based line of the first ``"key":`` in a JSON file (for SARIF/GitHub annotations)."""
-    return JsonLines(path).line_of_key(key)

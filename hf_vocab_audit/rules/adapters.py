@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from ..core.findings import Location, Severity
 from ..facts import Facts
-from ..facts.adapter import AdapterFacts
+from ..facts.sources.adapter import AdapterFacts
 from ..facts.tokenizer import TokenizerFacts
 from .registry import Hit, rule
 

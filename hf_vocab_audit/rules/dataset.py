@@ -160,7 +160,7 @@ def dataset_text_too_long_to_scan(df: DatasetFacts) -> Iterator[Hit]:
     Fix:
     Split long documents into chunks before tokenizing (the usual preprocessing), or drop those rows.
     """
-    from ..facts.tokenizer_guard import MAX_TEXT_CHARS
+    from ..facts.tokenizer.bounded_calls import MAX_TEXT_CHARS
 
     for source, split, column, v in each_violation(df, k.TEXT_TOO_LONG):
         yield dataset_hit(source, split, column, v, f"are texts over {MAX_TEXT_CHARS:,} characters, not tokenized "

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from ..core.findings import Finding
-from ..facts.memory import MODEL_FILE, TOKENIZER_FILE
+from ..facts.sources.memory import MODEL_FILE, TOKENIZER_FILE
 
 OBJECTS = {
     "tokenizer_config.json": TOKENIZER_FILE,

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from ..core.findings import Finding, Skipped
 from ..errors import AuditError
 from ..facts import Facts
-from ..facts.locations import with_lines
 from ..facts.requirements import missing_fact
+from .locations import with_lines
 from .registry import Rule, Scope
 
 if TYPE_CHECKING:

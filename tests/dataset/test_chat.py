@@ -110,7 +110,7 @@ def test_chat_format_from_the_settings_file(tmp_path, run_cli):
 
 def test_a_rendered_row_too_long_to_tokenize_is_skipped_and_said(tmp_path):
     """One multi-megabyte turn is not handed to the tokenizers library (it can abort the process): HVA532."""
-    from hf_vocab_audit.facts.tokenizer_guard import MAX_TEXT_CHARS
+    from hf_vocab_audit.facts.tokenizer.bounded_calls import MAX_TEXT_CHARS
 
     model = chat_checkpoint(tmp_path / "model", CHATML, resized=False)
     rows = [{"messages": _turns(("user", "w1"), ("assistant", "x" * (MAX_TEXT_CHARS + 10)))},

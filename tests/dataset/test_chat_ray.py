@@ -14,7 +14,7 @@ from hf_vocab_audit.dataset.chat import summarize
 from hf_vocab_audit.dataset.chat_formats import detect
 from hf_vocab_audit.dataset.chat_render import ChatSettings
 from hf_vocab_audit.dataset.chat_settings import renderer_for
-from hf_vocab_audit.dataset.ray_engine import shift
+from hf_vocab_audit.dataset.engines.ray import shift
 from hf_vocab_audit.dataset.scan import limits_for
 from hf_vocab_audit.dataset.summary import ScanContext
 from hf_vocab_audit.facts import gather

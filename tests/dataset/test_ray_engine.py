@@ -11,8 +11,9 @@ import pytest
 from dataset_builders import write_jsonl, write_parquet
 
 from hf_vocab_audit import AuditError, audit
+from hf_vocab_audit.dataset.engines.ray import INSTALL, shift, source_for
 from hf_vocab_audit.dataset.kernel import summarize
-from hf_vocab_audit.dataset.ray_engine import INSTALL, shift, source_for
+from hf_vocab_audit.dataset.spec import open_spec
 from hf_vocab_audit.dataset.summary import ColumnRole, Limits, ScanContext
 from hf_vocab_audit.formats import render
 
@@ -128,10 +129,10 @@ def test_shift_moves_every_row_like_a_later_offset():
 def test_ray_readers_are_chosen_from_the_resolved_files(tmp_path):
     write_parquet(tmp_path / "pq" / "train" / "b.parquet", {"x": [1]})
     write_parquet(tmp_path / "pq" / "train" / "a.parquet", {"x": [1]})
-    src = source_for(str(tmp_path / "pq"), "train", None)
+    src = source_for(open_spec(str(tmp_path / "pq"))[0].resolved, "train", None)
     assert src.reader == "parquet" and [p.rsplit("/", 1)[1] for p in src.files] == ["a.parquet", "b.parquet"]
     (tmp_path / "t.csv").write_text("x\n1\n", encoding="utf-8")
-    assert source_for(str(tmp_path / "t.csv"), "train", None).reader == "datasets"
+    assert source_for(open_spec(str(tmp_path / "t.csv"))[0].resolved, "train", None).reader == "datasets"
 
 
 def test_ray_label_alignment_equals_local(ray_local, tmp_path):
@@ -160,7 +161,8 @@ def test_ray_tasks_cut_files_anywhere_and_keep_global_rows(ray_local, bert_cls, 
     """Units of 64 bytes: rows straddle the cuts, files hold several units, parquet units are row groups."""
     import pyarrow.parquet as pq
 
-    from hf_vocab_audit.dataset import ray_engine, ray_tasks
+    from hf_vocab_audit.dataset.engines import ray as ray_engine
+    from hf_vocab_audit.dataset.engines import ray_tasks
 
     monkeypatch.setattr(ray_tasks, "MIN_UNIT_BYTES", 64)
     monkeypatch.setattr(ray_engine, "_scan_ray_data", _ray_data_forbidden)
@@ -192,13 +194,13 @@ def test_ray_tasks_cut_files_anywhere_and_keep_global_rows(ray_local, bert_cls, 
 
 
 def test_json_lines_that_need_the_json_builder_go_through_ray_data(ray_local, bert_cls, tmp_path, monkeypatch):
-    from hf_vocab_audit.dataset import ray_engine
+    from hf_vocab_audit.dataset.engines import ray as ray_engine
 
     calls = []
     through = ray_engine._scan_ray_data
 
     def spy(*args, **kwargs):
-        calls.append(args[0])
+        calls.append(args[0].spec)  # the resolved SPEC the local side opened
         return through(*args, **kwargs)
 
     monkeypatch.setattr(ray_engine, "_scan_ray_data", spy)

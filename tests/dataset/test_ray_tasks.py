@@ -5,8 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hf_vocab_audit.dataset.engines.ray_tasks import Unit, scan_unit
 from hf_vocab_audit.dataset.kernel import summarize
-from hf_vocab_audit.dataset.ray_tasks import Unit, scan_unit
 from hf_vocab_audit.dataset.summary import ColumnRole, Limits, ScanContext
 
 CTX = ScanContext("s", "train", (ColumnRole("input_ids", "input_ids"),), Limits(input_rows=50, positions=None,

@@ -6,7 +6,8 @@ import pytest
 from dataset_builders import write_jsonl, write_parquet
 
 from hf_vocab_audit import AuditError, audit
-from hf_vocab_audit.dataset.scan import Options, scan
+from hf_vocab_audit.core.options import ScanOptions as Options
+from hf_vocab_audit.dataset.engines.registry import scan
 from hf_vocab_audit.facts import gather
 
 

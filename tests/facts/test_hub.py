@@ -14,7 +14,7 @@ from hub_server import HubServer, Repo
 from safetensors.numpy import load_file, save_file
 
 from hf_vocab_audit.demo import build_demo_checkpoint
-from hf_vocab_audit.facts.hub import HubRef, parse_hub_ref
+from hf_vocab_audit.facts.sources.hub import HubRef, parse_hub_ref
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "hf_test_s3cret"

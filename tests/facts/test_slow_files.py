@@ -10,8 +10,8 @@ from family_builders import marian_tokenizer
 from malformed import VOCAB, sentencepiece_model
 
 from hf_vocab_audit.errors import AuditError
-from hf_vocab_audit.facts.slow_files import check_slow_folder, check_tokenizer_class, sentencepiece_pieces
-from hf_vocab_audit.facts.tokenizer_folder import load_tokenizer
+from hf_vocab_audit.facts.tokenizer.folder import load_tokenizer
+from hf_vocab_audit.facts.tokenizer.slow_files import check_slow_folder, check_tokenizer_class, sentencepiece_pieces
 
 
 def test_a_real_sentencepiece_model_reads_as_the_library_reads_it(tmp_path: Path):

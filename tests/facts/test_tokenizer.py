@@ -9,7 +9,7 @@ import pytest
 from builders import CHATML, edit_json, make_tokenizer
 
 from hf_vocab_audit.errors import AuditError
-from hf_vocab_audit.facts.tokenizer_folder import load_tokenizer, load_tokenizer_via_transformers
+from hf_vocab_audit.facts.tokenizer.folder import load_tokenizer, load_tokenizer_via_transformers
 
 CASES = {
     "llama": dict(style="llama"),

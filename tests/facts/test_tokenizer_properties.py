@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from malformed import TOKENIZER_CONFIG, tokenizer_json
 
 from hf_vocab_audit.errors import AuditError
-from hf_vocab_audit.facts.tokenizer_folder import load_tokenizer
+from hf_vocab_audit.facts.tokenizer.folder import load_tokenizer
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 token_text = st.text(min_size=1, max_size=6) | st.sampled_from(["<s>", "</s>", "<pad>", "<|im_end|>", " ", "\u2581a"])

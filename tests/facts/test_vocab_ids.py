@@ -9,8 +9,8 @@ import random
 import pytest
 from tokenizers import AddedToken, Tokenizer, decoders, models
 
-from hf_vocab_audit.facts.tokenizer_folder import load_tokenizer
-from hf_vocab_audit.facts.vocab_ids import contiguous_vocab_ids
+from hf_vocab_audit.facts.tokenizer.folder import load_tokenizer
+from hf_vocab_audit.facts.tokenizer.vocab_ids import contiguous_vocab_ids
 
 
 def _expected(tok: Tokenizer) -> tuple[int, ...]:

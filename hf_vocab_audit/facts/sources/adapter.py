@@ -14,15 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import AuditError, import_torch
-from ..io.jsonfile import check_inside, read_json_object
-from ..io.safetensors_header import TensorInfo, read_header
-from ..io.stand_in import refuse_stand_in
-from .embeddings import INPUT_SUFFIXES, OUTPUT_SUFFIXES, has_suffix
-from .tensors import RefusedFile
-from .tokenizer import TokenizerFacts
-from .tokenizer_folder import has_tokenizer, load_tokenizer
-from .tree import check_tree
+from ...errors import AuditError, import_torch
+from ...io.jsonfile import check_inside, read_json_object
+from ...io.safetensors_header import TensorInfo, read_header
+from ...io.stand_in import refuse_stand_in
+from ..embeddings import INPUT_SUFFIXES, OUTPUT_SUFFIXES, has_suffix
+from ..tensors import RefusedFile
+from ..tokenizer import TokenizerFacts
+from ..tokenizer.folder import has_tokenizer, load_tokenizer
+from ..tree import check_tree
 
 ADAPTER_CONFIG = "adapter_config.json"
 ADAPTER_WEIGHTS = ("adapter_model.safetensors", "adapter_model.bin")

@@ -11,20 +11,25 @@ per commit, so an offline run (``HF_HUB_OFFLINE=1``) of a revision audited befor
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import struct
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from ..errors import AuditError, first_line
-from ..io.jsonfile import MAX_CONFIG_BYTES, MAX_TOKENIZER_BYTES, read_bytes
-from ..io.safetensors_header import MAX_HEADER_BYTES, TensorInfo, _tensor
-from .tensors import SAFETENSORS, SAFETENSORS_INDEX, CheckpointTensors, check_shard_names
+from ...core.findings import Source
+from ...core.options import AuditOptions
+from ...errors import AuditError, first_line
+from ...io.jsonfile import MAX_CONFIG_BYTES, MAX_TOKENIZER_BYTES, read_bytes
+from ...io.safetensors_header import MAX_HEADER_BYTES, TensorInfo, _tensor
+from ..checkpoint import Facts
+from ..tensors import SAFETENSORS, SAFETENSORS_INDEX, CheckpointTensors, check_shard_names
+from . import FactsSource, SourceError
 
 HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[^\s@]+))?$")
 SMALL_FILES = (
@@ -317,3 +322,59 @@ def checkout(ref: HubRef) -> Iterator[HubCheckout]:
         if weights is not None:
             tensors = _tensors_from_headers(weights["shards"], weights["index_file"])
         yield HubCheckout(ref, commit, dest, tensors, missing)
+
+
+class HubSource(FactsSource):
+    name = "hub"
+    origin = Source.HUB
+    lines = False  # the checkout is removed after the audit
+    remote = True
+
+    def __init__(self, target: object) -> None:
+        super().__init__(target)
+        self.checkout: Any = None
+
+    @classmethod
+    def accepts(cls, target: object) -> bool:
+        return isinstance(target, str) and not Path(target).exists() and parse_hub_ref(target) is not None
+
+    def refuse(self, options: AuditOptions, fixing: bool = False) -> None:
+        if fixing:
+            raise SourceError(str(self.target), "--fix needs a local checkpoint folder, not a Hub id")
+        flags = (("--weights", options.weights), ("--dataset", options.scan is not None),
+                 ("--base", options.base is not None), ("--source", options.source is not None),
+                 ("--target", options.target_kind is not None))
+        local_only = [flag for flag, given in flags if given]
+        if local_only:
+            raise SourceError(str(self.target), f"{', '.join(local_only)} need a local checkpoint folder (Hub "
+                              "targets are audited from their small files and headers only)")
+
+    def open(self, stack: ExitStack) -> Path | None:
+        ref = parse_hub_ref(str(self.target))
+        assert ref is not None
+        try:
+            self.checkout = stack.enter_context(checkout(ref))
+        except AuditError as exc:  # say so when the user meant a local folder
+            raise SourceError(exc.path, f"{exc.problem} (and no local folder {self.target!r} exists)") from None
+        return Path(self.checkout.folder)
+
+    def gather(self, options: AuditOptions) -> Facts:
+        from .folder import gather
+
+        co = self.checkout
+        if co is None:
+            raise RuntimeError("HubSource.gather before open")
+        facts = gather(co.folder, options.tokenizer_path, tensors_from=lambda _folder: co.tensors)
+        if co.tensors is None and co.tensors_missing:
+            facts = replace(facts, missing={**facts.missing, "tensors": co.tensors_missing})
+        return facts
+
+    @property
+    def path(self) -> Path | None:
+        return None
+
+    @property
+    def label(self) -> str:
+        if self.checkout is None:
+            return os.fspath(str(self.target))
+        return f"{self.checkout.ref.repo_id}@{self.checkout.commit}"

@@ -9,16 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import AuditError
-from ..io.jsonfile import MAX_TOKENIZER_BYTES, check_inside, read_bytes
-from ..io.stand_in import refuse_stand_in
+from ...errors import AuditError
+from ...io.jsonfile import MAX_TOKENIZER_BYTES, check_inside, read_bytes
+from ...io.stand_in import refuse_stand_in
+from ..transformers_tables import model_input_names, tokenizer_class_for
+from ..tree import check_tree
+from . import ROLES, VERY_LARGE, TokenizerFacts, facts_of_backend, parse_max_length
 from .added_tokens import AddedTokenConflict, added_contents, added_tokens_decoder, tokenizer_json_conflicts
+from .bounded_calls import check_precompiled_charsmaps, library_call, unbounded_options_off
+from .config import find_chat_template, read_config, special_strings
 from .slow_files import check_slow_folder
-from .tokenizer import ROLES, VERY_LARGE, TokenizerFacts, facts_of_backend, parse_max_length
-from .tokenizer_config import find_chat_template, read_config, special_strings
-from .tokenizer_guard import check_precompiled_charsmaps, library_call, unbounded_options_off
-from .transformers_tables import model_input_names, tokenizer_class_for
-from .tree import check_tree
 from .vocab_ids import contiguous_vocab_ids
 
 SLOW_FILES = ("vocab.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json", "source.spm")
@@ -136,7 +136,7 @@ def load_tokenizer_via_transformers(folder: Path, model_type: str | None = None)
         with library_call(folder, "the tokenizer converted by transformers cannot be loaded"):
             backend = unbounded_options_off(Tokenizer.from_str(fast.to_str()))
     elif callable(getattr(tok, "get_vocab", None)):
-        from .slow_tokenizer import SlowBackend
+        from .slow import SlowBackend
 
         backend = SlowBackend(tok)  # Marian / SentencePiece-only: no fast converter exists
     else:

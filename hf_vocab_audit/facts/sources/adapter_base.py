@@ -8,11 +8,12 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from ..core.findings import Finding
-from ..errors import AuditError
+from ...core.findings import Finding
+from ...core.options import AuditOptions
+from ...errors import AuditError
+from ..checkpoint import Facts
 from .adapter import ADAPTER_CONFIG, ADAPTER_WEIGHTS, is_adapter, load_adapter
-from .checkpoint import Facts
-from .folder import gather
+from .folder import FolderSource, gather
 
 ADAPTER_FILES = (ADAPTER_CONFIG, *ADAPTER_WEIGHTS)
 
@@ -53,3 +54,21 @@ def relocate_base_findings(findings: list[Finding], facts: Facts) -> list[Findin
         rel = os.path.relpath(facts.model_dir / f.location.file, facts.adapter.folder)
         out.append(dataclasses.replace(f, location=dataclasses.replace(f.location, file=Path(rel).as_posix())))
     return out
+
+
+class AdapterSource(FolderSource):
+    name = "adapter"
+
+    @classmethod
+    def accepts(cls, target: object) -> bool:
+        return isinstance(target, (str, os.PathLike)) and is_adapter(Path(os.fspath(target)))
+
+    def refuse(self, options: AuditOptions, fixing: bool = False) -> None:
+        if options.source is not None:
+            super().refuse(options, fixing)
+        if options.tokenizer is not None and options.tokenizer_path is None:
+            raise TypeError("a PEFT adapter folder is audited with its own tokenizer files, not a live tokenizer")
+
+    def gather(self, options: AuditOptions) -> Facts:
+        assert self.path is not None
+        return gather_adapter(self.path, options.base, options.tokenizer_path)

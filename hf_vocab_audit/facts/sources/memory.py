@@ -18,14 +18,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from ..errors import AuditError
-from ..io.safetensors_header import TensorInfo
-from .checkpoint import Facts
-from .config import ConfigFacts, GenerationFacts, parse_config, parse_generation_config
-from .embeddings import EmbeddingFacts, find_embeddings, vocab_biases
-from .folder import existing_folder
-from .tensors import _TORCH_TO_ST, CheckpointTensors
-from .tokenizer import ROLES, VERY_LARGE, TokenizerFacts, facts_of_backend, parse_max_length
+from ...core.findings import Source
+from ...core.options import AuditOptions
+from ...errors import AuditError
+from ...io.safetensors_header import TensorInfo
+from ..checkpoint import Facts
+from ..config import ConfigFacts, GenerationFacts, parse_config, parse_generation_config
+from ..embeddings import EmbeddingFacts, find_embeddings, vocab_biases
+from ..tensors import _TORCH_TO_ST, CheckpointTensors
+from ..tokenizer import ROLES, VERY_LARGE, TokenizerFacts, facts_of_backend, parse_max_length
+from ..tree import existing_folder
+from . import FactsSource, SourceError
 
 MEMORY_FORMAT = "memory"  # CheckpointTensors.format of a live model
 MODEL_FILE = "<model>"  # Location.file of a live model's tensors
@@ -221,7 +224,7 @@ def tokenizer_facts(tokenizer: Any) -> TokenizerFacts:
     specials = getattr(tokenizer, "special_tokens_map", None) or {}
     named = {role: str(specials[f"{role}_token"]) for role in ROLES if specials.get(f"{role}_token")}
     extra_obj = getattr(tokenizer, "extra_special_tokens", None) or []
-    # Ordered and deduplicated in linear time, like the folder path (facts/tokenizer.py).
+    # Ordered and deduplicated in linear time, like the folder path (facts/tokenizer/__init__.py).
     extra = list(dict.fromkeys(str(t) for t in (extra_obj.values() if isinstance(extra_obj, dict) else extra_obj)))
     # A role set after construction (tokenizer.pad_token = "<pad>") to a string the vocabulary lacks encodes
     # as unk now, and is added at the next id when the saved tokenizer is loaded: audit what will be loaded.
@@ -263,8 +266,8 @@ def facts_from_memory(model: object, tokenizer: str | Path | object | None = Non
 
     ``model_dir`` is the label ``<in-memory LlamaForCausalLM>``; tensors have format ``"memory"``.
     """
-    from .tokenizer_folder import load_tokenizer
-    from .tree import check_tree
+    from ..tokenizer.folder import load_tokenizer
+    from ..tree import check_tree
 
     config, generation, tensors, embeddings = model_facts(model)
     missing: dict[str, str] = {}
@@ -284,3 +287,24 @@ def facts_from_memory(model: object, tokenizer: str | Path | object | None = Non
     elif embeddings.input is None:
         missing["input_embedding"] = "no module recognised as the input embeddings"
     return Facts(Path(model_label(model)), config, generation, tok, tensors, embeddings, missing)
+
+
+class MemorySource(FactsSource):
+    name = "memory"
+    origin = Source.MEMORY
+    lines = False  # objects, not files
+
+    @classmethod
+    def accepts(cls, target: object) -> bool:
+        return target is not None and not isinstance(target, (str, os.PathLike))
+
+    def refuse(self, options: AuditOptions, fixing: bool = False) -> None:
+        if options.base is not None:
+            raise SourceError(None, "--base applies to a PEFT adapter folder (adapter_config.json) only")
+
+    def gather(self, options: AuditOptions) -> Facts:
+        return facts_from_memory(self.target, options.tokenizer)
+
+    @property
+    def label(self) -> str:
+        return model_label(self.target)

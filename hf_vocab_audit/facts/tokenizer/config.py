@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import AuditError
-from ..io.jsonfile import check_inside, read_bytes, read_json_object
+from ...errors import AuditError
+from ...io.jsonfile import check_inside, read_bytes, read_json_object
+from . import ROLES
 from .added_tokens import token_content
-from .tokenizer import ROLES
 
 
 def special_strings(config: dict[str, Any]) -> tuple[dict[str, str], list[str]]:

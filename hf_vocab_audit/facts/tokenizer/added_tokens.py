@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import AuditError
-from ..io.jsonfile import short_integers
+from ...errors import AuditError
+from ...io.jsonfile import short_integers
 
 MAX_TOKEN_ID = 2**32  # the tokenizers library stores ids as u32
 

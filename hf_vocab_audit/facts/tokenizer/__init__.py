@@ -1,6 +1,6 @@
 """Tokenizer facts exactly as ``AutoTokenizer`` (transformers 5) presents them to users, and the one
 derivation of those facts from a loaded backend that every source (folder, transformers fallback, live
-objects) shares. Loading from a folder is ``tokenizer_folder``; its JSON files are ``tokenizer_config``.
+objects) shares. Loading from a folder is :mod:`.folder`; its JSON files are read by :mod:`.config`.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..errors import AuditError
+from ...errors import AuditError
+from ..chat_template import control_strings
 from .added_tokens import AddedTokenConflict, AddedTokenInfo
-from .chat_template import control_strings
-from .tokenizer_guard import library_call, unbounded_options_off
+from .bounded_calls import library_call, unbounded_options_off
 
 ROLES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")
 VERY_LARGE = int(1e29)  # transformers' VERY_LARGE_INTEGER (1e30) means "no limit set"

@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..errors import AuditError
-from ..io.jsonfile import MAX_CONFIG_BYTES, read_bytes, read_json_object
-from ..io.stand_in import refuse_stand_in
-from .tokenizer_guard import check_charsmap_blob
+from ...errors import AuditError
+from ...io.jsonfile import MAX_CONFIG_BYTES, read_bytes, read_json_object
+from ...io.stand_in import refuse_stand_in
+from .bounded_calls import check_charsmap_blob
 
 # The largest real SentencePiece models are about 5 MB (mT5, XLM-R, Gemma); XLM-V's 901,629 pieces fit.
 MAX_SLOW_BYTES = 64 * 1024 * 1024

@@ -28,9 +28,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..errors import AuditError, first_line
-from .chat import summarize
-from .summary import ScanContext, Summary, merge
+from ...core.options import ScanOptions
+from ...errors import AuditError, first_line
+from ..chat import summarize
+from ..scan import ResolvedScan
+from ..spec import ResolvedSpec
+from ..summary import ScanContext, Summary, merge
+from . import ScanEngine, SplitResult
 
 INSTALL = 'pip install "hf-vocab-audit[ray]"'
 INDEX = "__hva_row__"  # explicit global row index of a datasets-object split
@@ -154,69 +158,58 @@ class RaySource:
     files: tuple[str, ...] = ()
 
 
-def _is_saved(path: Path) -> bool:
-    return path.is_dir() and ((path / "dataset_dict.json").exists() or (path / "state.json").exists())
+def source_for(resolved: ResolvedSpec, split: str, config: str | None) -> RaySource:
+    """The data files of ``split`` as ``datasets`` resolves them (same order as the local engine), from what
+    the SPEC resolved to when the local side opened it (``spec.open_spec``: never resolved again here)."""
+    from ..spec import BUILDERS
 
-
-def source_for(spec: str, split: str, config: str | None) -> RaySource:
-    """The data files of ``split`` as ``datasets`` resolves them (same order as the local engine)."""
-    from .spec import BUILDERS, GLOB_CHARS, _builder_for
-
-    path = Path(os.path.expanduser(spec))
-    if _is_saved(path):
-        return RaySource("datasets")
-    is_glob = any(c in spec for c in GLOB_CHARS)
+    path, builder = resolved.path, resolved.builder
+    if resolved.kind in ("saved", "hub"):
+        return RaySource("datasets")  # a save_to_disk folder, or a Hub dataset (its cache)
     reader = RAY_READERS.get(path.suffix.lower())
-    if reader and path.is_file() and not is_glob:
+    if resolved.kind == "file" and reader:
         return RaySource(reader, (str(path),))  # one file: no need to ask datasets (its import costs 1 s)
-    if is_glob and _builder_for(spec) == "parquet" and not spec.lower().endswith(".gz"):
-        import glob  # spec.open_spec reads parquet globs itself, in this order
-
-        return RaySource("parquet", tuple(str(p) for p in sorted(
-            Path(p) for p in glob.glob(os.path.expanduser(spec), recursive=True))))
-    if is_glob or path.is_file():
-        args: tuple[Any, ...] = (_builder_for(spec),)
-        kwargs: dict[str, Any] = {"data_files": {"train": os.path.expanduser(spec)}}
-    elif path.is_dir():
-        args, kwargs = (str(path), config), {}
+    if resolved.kind == "glob" and builder == "parquet" and not resolved.spec.lower().endswith(".gz"):
+        return RaySource("parquet", tuple(str(p) for p in sorted(resolved.files)))  # as spec.open_spec reads them
+    if resolved.kind in ("glob", "file"):
+        args: tuple[Any, ...] = (builder,)
+        kwargs: dict[str, Any] = {"data_files": {"train": str(path)}}
     else:
-        return RaySource("datasets")  # a Hub dataset (its cache)
+        args, kwargs = (str(path), config), {}
     import datasets
 
     try:
-        builder = datasets.load_dataset_builder(*args, **kwargs)
-        files = tuple(str(f) for f in (builder.config.data_files or {}).get(split, ()))
+        data = datasets.load_dataset_builder(*args, **kwargs)
+        files = tuple(str(f) for f in (data.config.data_files or {}).get(split, ()))
     except Exception:  # noqa: BLE001 - the local engine opened it; fall back to its datasets object
         return RaySource("datasets")
     readers = {RAY_READERS.get(Path(f).suffix.lower()) for f in files}
-    reader = readers.pop() if len(readers) == 1 else None
-    if reader is not None and BUILDERS.get(Path(files[0]).suffix.lower()) == builder.name:
-        return RaySource(reader, files)
+    one = readers.pop() if len(readers) == 1 else None
+    if one is not None and BUILDERS.get(Path(files[0]).suffix.lower()) == data.name:
+        return RaySource(one, files)
     return RaySource("datasets")
 
 
-def _datasets_table(spec: str, split: str, config: str | None) -> pa.Table:
+def _datasets_table(resolved: ResolvedSpec, split: str, config: str | None) -> pa.Table:
     """The split as one Arrow table (memory-mapped by ``datasets``), for specs Ray has no reader for."""
     import datasets
 
-    from .spec import _builder_for
-
-    path = Path(os.path.expanduser(spec))
-    if _is_saved(path):
+    path = resolved.path
+    if resolved.kind == "saved":
         loaded: Any = datasets.load_from_disk(str(path))
         ds = loaded[split] if isinstance(loaded, datasets.DatasetDict) else loaded
-    elif any(c in spec for c in "*?[") or path.is_file():
-        ds = datasets.load_dataset(_builder_for(spec), data_files={"train": str(path)})[split]
+    elif resolved.kind in ("glob", "file"):
+        ds = datasets.load_dataset(resolved.builder, data_files={"train": str(path)})[split]
     else:
-        ds = datasets.load_dataset(str(path) if path.is_dir() else spec, config)[split]
+        ds = datasets.load_dataset(str(path) if resolved.kind == "folder" else resolved.spec, config)[split]
     return ds.with_format("arrow")[:]
 
 
-def read_split(spec: str, split: str, config: str | None, batch_size: int) -> Any:
+def read_split(resolved: ResolvedSpec, split: str, config: str | None, batch_size: int) -> Any:
     """A Ray Dataset of one split: Ray Data's file readers, or the datasets table with an index column."""
     import ray.data
 
-    src = source_for(spec, split, config)
+    src = source_for(resolved, split, config)
     files = list(src.files)
     if src.reader == "parquet":
         return ray.data.read_parquet(files, file_extensions=None, partitioning=None)
@@ -225,7 +218,7 @@ def read_split(spec: str, split: str, config: str | None, batch_size: int) -> An
                                   partitioning=None)  # type: ignore[arg-type]  # None: no path partitioning (ray's own default for parquet)
     if src.reader == "text":  # the local engine keeps empty lines
         return ray.data.read_text(files, drop_empty_lines=False, file_extensions=None)
-    table = _datasets_table(spec, split, config)
+    table = _datasets_table(resolved, split, config)
     table = table.append_column(INDEX, pa.array(np.arange(table.num_rows, dtype=np.int64)))
     step = max(batch_size * BLOCK_ROWS, 1)
     blocks = [table.slice(i, step) for i in range(0, table.num_rows, step)] or [table]
@@ -263,14 +256,14 @@ def _data_context() -> Iterator[None]:
         ctx.execution_options.preserve_order = saved_order
 
 
-def scan_split(spec: str, split: str, ctx: ScanContext, *, config: str | None, batch_size: int,
+def scan_split(resolved: ResolvedSpec, split: str, ctx: ScanContext, *, config: str | None, batch_size: int,
                max_rows: int | None, num_rows: int | None, bar: Any = None, schema: pa.Schema | None = None,
                tokenizer: Any = None) -> tuple[Summary, int, bool]:
     """Scan one split on Ray: (merged summary, rows scanned, stopped at ``max_rows``).
 
     ``schema``: the split's first batch as the local engine read it (JSON lines of another schema go
     through Ray Data); ``tokenizer``: the object ref of ``ctx.tokenizer`` (put once per scan)."""
-    src = source_for(spec, split, config)
+    src = source_for(resolved, split, config)
     if src.reader in FAST_READERS and src.files and all(os.path.isfile(f) for f in src.files):
         done = scan_files(src, ctx, tokenizer=tokenizer, batch_size=batch_size, max_rows=max_rows,
                           schema=schema if src.reader == "jsonl" else None, bar=bar)
@@ -278,7 +271,7 @@ def scan_split(spec: str, split: str, ctx: ScanContext, *, config: str | None, b
             return done
     require_ray(data=True)
     with _data_context():
-        return _scan_ray_data(spec, split, ctx, config=config, batch_size=batch_size, max_rows=max_rows,
+        return _scan_ray_data(resolved, split, ctx, config=config, batch_size=batch_size, max_rows=max_rows,
                               num_rows=num_rows, bar=bar)
 
 
@@ -348,10 +341,10 @@ def _get(ref: Any) -> Any:
         raise
 
 
-def _scan_ray_data(spec: str, split: str, ctx: ScanContext, *, config: str | None, batch_size: int,
+def _scan_ray_data(resolved: ResolvedSpec, split: str, ctx: ScanContext, *, config: str | None, batch_size: int,
                    max_rows: int | None, num_rows: int | None, bar: Any = None) -> tuple[Summary, int, bool]:
     """Scan one split with Ray Data's readers and ``map_batches`` (specs the fast path does not take)."""
-    ds = read_split(spec, split, config, batch_size)
+    ds = read_split(resolved, split, config, batch_size)
     truncated = False
     if max_rows is not None:
         truncated = num_rows > max_rows if num_rows is not None else ds.limit(max_rows + 1).count() > max_rows
@@ -373,7 +366,7 @@ def _scan_ray_data(spec: str, split: str, ctx: ScanContext, *, config: str | Non
 def scan_with_ray(opened: Sequence[Any], contexts: Sequence[ScanContext], opts: Any) -> list[tuple[Summary, int, bool]]:
     """The Ray engine behind ``scan.scan``: one (summary, rows, truncated) per opened split."""
     require_ray()
-    from .progress import ProgressBar
+    from ..progress import ProgressBar
 
     results = []
     with ray_session(opts.ray_address):
@@ -383,15 +376,18 @@ def scan_with_ray(opened: Sequence[Any], contexts: Sequence[ScanContext], opts: 
         for o, ctx in zip(opened, contexts):
             if ctx.tokenizer is not None and id(ctx.tokenizer) not in tokenizers:
                 tokenizers[id(ctx.tokenizer)] = ray.put(ctx.tokenizer)
+            resolved = o.split.resolved
+            if resolved is None:  # a live datasets object (refused with the options) has no SPEC
+                raise AuditError(o.split.source, "the Ray engine reads data files and Hub datasets")
             kwargs = {"config": opts.config, "batch_size": opts.batch_size, "max_rows": opts.max_rows,
                       "num_rows": o.split.num_rows, "schema": o.first.schema if o.first is not None else None,
                       "tokenizer": tokenizers.get(id(ctx.tokenizer))}
             try:
                 if opts.progress:
                     with ProgressBar(f"{o.split.name} (ray)", o.split.num_rows) as bar:
-                        results.append(scan_split(o.split.source, o.split.name, ctx, bar=bar, **kwargs))
+                        results.append(scan_split(resolved, o.split.name, ctx, bar=bar, **kwargs))
                 else:
-                    results.append(scan_split(o.split.source, o.split.name, ctx, **kwargs))
+                    results.append(scan_split(resolved, o.split.name, ctx, **kwargs))
             except AuditError:
                 raise
             except Exception as exc:  # noqa: BLE001 - Ray wraps reader and task errors
@@ -409,3 +405,15 @@ def _ray_cause(exc: BaseException) -> str:
             break
         cause = inner
     return f"{cause.__class__.__name__}: {first_line(cause)}"
+
+
+class RayEngine(ScanEngine):
+    """On Ray (``ray_address``, else ``RAY_ADDRESS``, else a local instance): pip install 'hf-vocab-audit[ray]'."""
+
+    name = "ray"
+
+    def check(self, options: ScanOptions) -> None:
+        require_ray()  # before reading anything: exit 2 with the install command
+
+    def scan(self, resolved: ResolvedScan, options: ScanOptions) -> list[SplitResult]:
+        return scan_with_ray(resolved.opened, resolved.contexts, options)

@@ -6,26 +6,21 @@ headers it read remotely; a source of objects in memory builds the same :class:`
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import AuditError
-from .checkpoint import Facts
-from .config import load_config, load_generation_config
-from .embeddings import find_embeddings
-from .sentence_transformers import sentence_transformer
-from .tensors import CheckpointTensors, load_tensors
-from .tokenizer import TokenizerFacts
-from .tokenizer_folder import has_tokenizer, load_tokenizer
-from .tree import check_tree
-
-
-def existing_folder(path: Path, what: str) -> Path:
-    if not path.exists():
-        raise AuditError(path, f"{what} does not exist")
-    if not path.is_dir():
-        raise AuditError(path, f"{what} must be a folder, not a file")
-    return path
+from ...core.options import AuditOptions
+from ...errors import AuditError
+from ..checkpoint import Facts
+from ..config import load_config, load_generation_config
+from ..embeddings import find_embeddings
+from ..sentence_transformers import sentence_transformer
+from ..tensors import CheckpointTensors, load_tensors
+from ..tokenizer import TokenizerFacts
+from ..tokenizer.folder import has_tokenizer, load_tokenizer
+from ..tree import check_tree, existing_folder
+from . import FactsSource, SourceError
 
 
 def gather(
@@ -77,3 +72,26 @@ def gather(
         if embeddings.input is None:
             missing["input_embedding"] = "no tensor recognised as the input embeddings"
     return Facts(folder, config, generation, tokenizer, tensors, embeddings, missing, sentence_transformers=sentence)
+
+
+class FolderSource(FactsSource):
+    name = "folder"
+
+    @classmethod
+    def accepts(cls, target: object) -> bool:
+        return isinstance(target, (str, os.PathLike))
+
+    def refuse(self, options: AuditOptions, fixing: bool = False) -> None:
+        if options.source is not None:
+            raise SourceError(str(self.target), "--source HF_DIR applies to a GGUF target (check model.gguf "
+                              "--source HF_DIR)")
+        if options.base is not None:
+            raise SourceError(self.path, "--base applies to a PEFT adapter folder (adapter_config.json) only")
+
+    def gather(self, options: AuditOptions) -> Facts:
+        folder = os.fspath(self.path or "")
+        if options.tokenizer is None or options.tokenizer_path is not None:
+            return gather(folder, options.tokenizer_path)
+        from .memory import tokenizer_facts  # a live tokenizer beside a folder's model
+
+        return gather(folder, tokenizer_facts=tokenizer_facts(options.tokenizer))

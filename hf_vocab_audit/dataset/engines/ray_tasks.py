@@ -20,10 +20,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..io.jsonlines import NotPlain, jsonl_batches, text_batches
-from .chat import summarize
-from .expansion import check_batch
-from .summary import ScanContext, Summary, merge
+from ...io.jsonlines import NotPlain, jsonl_batches, text_batches
+from ..chat import summarize
+from ..expansion import check_batch
+from ..summary import ScanContext, Summary, merge
 
 MIN_UNIT_BYTES = 1 << 20
 MAX_UNIT_BYTES = 64 << 20  # a task's span: its reader keeps only one 4 MB block in memory at a time

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import AuditError
+from ...errors import AuditError
 
 MAX_TEXT_CHARS = 1_000_000  # characters of one dataset row handed to the library at once
 

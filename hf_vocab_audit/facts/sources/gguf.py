@@ -9,22 +9,25 @@ tensor infos of every part are gathered.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..core.findings import Finding
-from ..errors import AuditError
-from ..io.gguf_header import GGUFArray, GGUFHeader, read_gguf
-from ..io.safetensors_header import TensorInfo
-from .added_tokens import AddedTokenConflict, AddedTokenInfo
-from .checkpoint import Facts
-from .config import parse_config
-from .embeddings import EmbeddingFacts
-from .gguf_facts import GGUFFacts
-from .llama_cpp_tables import MATCHED_WHOLE, SPECIAL_ID_KEYS
-from .tensors import CheckpointTensors
-from .tokenizer import TokenizerFacts
+from ...core.findings import Finding
+from ...core.options import AuditOptions
+from ...errors import AuditError
+from ...io.gguf_header import GGUFArray, GGUFHeader, read_gguf
+from ...io.safetensors_header import TensorInfo
+from ..checkpoint import Facts
+from ..config import parse_config
+from ..embeddings import EmbeddingFacts
+from ..gguf_facts import GGUFFacts
+from ..llama_cpp_tables import MATCHED_WHOLE, SPECIAL_ID_KEYS
+from ..tensors import CheckpointTensors
+from ..tokenizer import TokenizerFacts
+from ..tokenizer.added_tokens import AddedTokenConflict, AddedTokenInfo
+from . import FactsSource, SourceError
 
 TOKENS = "tokenizer.ggml.tokens"
 TOKEN_TYPE = "tokenizer.ggml.token_type"
@@ -291,3 +294,23 @@ def relocate_gguf_findings(findings: list[Finding], gf: GGUFFacts) -> list[Findi
 FIXED_IN_HF = ("HVA101", "HVA102", "HVA201", "HVA205", "HVA206", "HVA207")
 FIX_IN_HF = ("fix the HF checkpoint the GGUF came from (`hf-vocab-audit check HF_DIR --fix` grows its embeddings; "
              "`--target gguf` says what the converter will do) and convert it again")
+
+
+class GGUFSource(FactsSource):
+    name = "gguf"
+
+    @classmethod
+    def accepts(cls, target: object) -> bool:
+        return isinstance(target, (str, os.PathLike)) and is_gguf_target(Path(os.fspath(target)))
+
+    def refuse(self, options: AuditOptions, fixing: bool = False) -> None:
+        if fixing or options.weights or options.scan is not None or options.base is not None or options.target_kind:
+            raise SourceError(str(self.target), "a GGUF is checked from its metadata only: --fix, --weights, "
+                              "--dataset, --base and --target apply to a transformers checkpoint folder")
+        if options.tokenizer is not None and options.source is None:
+            raise SourceError(Path(os.fspath(options.tokenizer)), "--tokenizer with a GGUF target names the source's "
+                              "tokenizer: pass --source HF_DIR too")
+
+    def gather(self, options: AuditOptions) -> Facts:
+        assert self.path is not None
+        return gather_gguf(self.path)

@@ -1,0 +1,68 @@
+"""Where facts come from: one small interface (:class:`FactsSource`) and its own error type.
+
+A source says whether it takes a target (``accepts``, from the path or object alone: a stat, no read),
+refuses the options that cannot apply to its kind of target (``refuse``, before anything is read),
+gets ready (``open``: a Hub checkout; it returns the folder whose ``hf-vocab-audit.toml`` applies) and
+gathers one :class:`~hf_vocab_audit.facts.checkpoint.Facts` (``gather``). The sources are listed once,
+in :mod:`.registry`; a new one is a class there and one line in ``SOURCES``.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from contextlib import ExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from ...core.findings import Source
+from ...core.options import AuditOptions
+from ...errors import AuditError
+
+if TYPE_CHECKING:  # checkpoint imports sources.adapter (AdapterFacts): no loop at import time
+    from ..checkpoint import Facts
+
+
+class SourceError(AuditError):
+    """A target no source takes, or options its source cannot apply (exit 2, one line, like every AuditError)."""
+
+
+class FactsSource(ABC):
+    """One kind of target (a folder, a Hub commit, live objects, an adapter, a GGUF file)."""
+
+    name: ClassVar[str]
+    origin: ClassVar[Source] = Source.FOLDER  # what the report says the target was
+    lines: ClassVar[bool] = True  # record JSON line numbers (the files stay on disk after the audit)
+    remote: ClassVar[bool] = False  # reaches the network (the gate's targets; ``audit()`` takes local ones)
+
+    def __init__(self, target: object) -> None:
+        self.target = target
+
+    @classmethod
+    @abstractmethod
+    def accepts(cls, target: object) -> bool:
+        """Whether this source reads ``target`` (from the path or object alone: no file is read)."""
+
+    def refuse(self, options: AuditOptions, fixing: bool = False) -> None:  # noqa: B027 - a hook
+        """Raise :class:`SourceError` for options this kind of target cannot take (nothing is read)."""
+
+    def open(self, stack: ExitStack) -> Path | None:
+        """Get ready to gather (``stack`` closes what this opens); the folder whose settings file applies."""
+        path = self.path
+        return path if path is not None and path.is_dir() else None
+
+    @abstractmethod
+    def gather(self, options: AuditOptions) -> Facts:
+        """The target's facts."""
+
+    @property
+    def path(self) -> Path | None:
+        return Path(os.fspath(self.target)) if isinstance(self.target, (str, os.PathLike)) else None
+
+    @property
+    def label(self) -> str:
+        """The report's target."""
+        return str(self.target)
+
+
+__all__ = ["FactsSource", "SourceError"]
