@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from hf_vocab_audit.facts import added_tokens
+from hf_vocab_audit.facts.tokenizer import added_tokens
 
 
 @pytest.mark.parametrize("window", [1, 7, 16, 1 << 16])
