@@ -22,6 +22,13 @@ from .chat_render import ChatSettings, Renderer
 
 KEYS = ("max_length", "truncation_mode", "assistant_only_loss", "completion_only_loss", "packing")
 SUFFIXES = (".json", ".yaml", ".yml")
+# What TRL's SFTTrainer does with assistant_only_loss and ShareGPT turns (measured with trl 1.16): it asks
+# whether the dataset is conversational before it converts the turns, and refuses the split.
+SHAREGPT_ASSISTANT_ONLY = (
+    "assistant-only loss is on and the turns are ShareGPT's (conversations of from/value): TRL refuses the split "
+    "before rendering a row (ValueError: You set `assistant_only_loss=True`, but the dataset is not "
+    "conversational), since it checks the format before it converts the turns; convert them first (column "
+    "messages, keys role/content, roles user/assistant) or train on whole sequences")
 
 
 def read_config(path: Path) -> dict[str, Any]:

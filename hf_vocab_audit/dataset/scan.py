@@ -222,7 +222,7 @@ def _plan_chat(o: _Opened, schema: pa.Schema, opts: Options, facts: Facts) -> No
         return
     o.chat_format = fmt
     from .chat_render import Renderer
-    from .chat_settings import has_generation_block, renderer_for, settings_for
+    from .chat_settings import SHAREGPT_ASSISTANT_ONLY, has_generation_block, renderer_for, settings_for
     from .checks import CHAT, CHAT_MASK_EMPTY, CHAT_NO_TEMPLATE
 
     if facts.tokenizer is None:
@@ -236,6 +236,8 @@ def _plan_chat(o: _Opened, schema: pa.Schema, opts: Options, facts: Facts) -> No
     if fmt.conversational and not renderer.template:
         problems.append((CHAT_NO_TEMPLATE, "the tokenizer has no chat template: apply_chat_template (and TRL) "
                                            "refuse every row"))
+    elif settings.assistant_only_loss and fmt.sharegpt:  # TRL checks the format before it converts ShareGPT
+        problems.append((CHAT_MASK_EMPTY, SHAREGPT_ASSISTANT_ONLY))
     elif settings.assistant_only_loss and not has_generation_block(renderer.template):
         problems.append((CHAT_MASK_EMPTY, "assistant-only loss is on but the chat template has no "
                                           "{% generation %} block: every assistant mask is empty"))
