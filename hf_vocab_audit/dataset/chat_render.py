@@ -47,6 +47,7 @@ class Renderer:
     stop_ids: frozenset[int]  # eos and the template's single-token control strings: what ends a turn
     settings: ChatSettings = field(default_factory=ChatSettings)
     tool_template: str | None = None  # the named "tool_use" template, which transformers picks when tools are given
+    template_note: str | None = None  # which template, when not simply the tokenizer's (a processor's own)
 
 
 @dataclass

@@ -234,8 +234,8 @@ def _plan_chat(o: _Opened, schema: pa.Schema, opts: Options, facts: Facts) -> No
     used = set(fmt.columns)
     problems: list[tuple[str, str]] = []
     if fmt.conversational and not renderer.template:
-        problems.append((CHAT_NO_TEMPLATE, "the tokenizer has no chat template: apply_chat_template (and TRL) "
-                                           "refuse every row"))
+        problems.append((CHAT_NO_TEMPLATE, renderer.template_note or "the tokenizer has no chat template: "
+                                           "apply_chat_template (and TRL) refuse every row"))
     elif settings.assistant_only_loss and fmt.sharegpt:  # TRL checks the format before it converts ShareGPT
         problems.append((CHAT_MASK_EMPTY, SHAREGPT_ASSISTANT_ONLY))
     elif settings.assistant_only_loss and not has_generation_block(renderer.template):
@@ -364,6 +364,8 @@ def _chat_fields(o: _Opened) -> dict[str, Any]:
         out["chat_settings"] = (f"max_length {s.max_length}, truncation {s.truncation_mode}, assistant-only loss "
                                 f"{s.assistant_only_loss}, completion-only loss {s.completion_only_loss}, packing "
                                 f"{s.packing} (from {s.source})")
+        if o.chat.template_note:  # a processor's own template, or a chat_template.json nothing reads
+            out["chat_settings"] += f"; template: {o.chat.template_note}"
     return out
 
 
