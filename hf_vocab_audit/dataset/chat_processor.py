@@ -57,7 +57,10 @@ def processor_class(folder: Path, model_type: str | None) -> str | None:
         found = read_json_object(path).get("processor_class")
         if isinstance(found, str) and found:
             return found
-    if model_type:
+    # The model type's processor: only where a processor's own config is there to load (without it the
+    # processor cannot be built); and only then imported, since transformers' processor tables import torch
+    # (13 s and 320 MB, measured: a text model's scan must not pay that).
+    if model_type and any(_inside(folder, name) is not None for name in CLASS_FILES[:3]):
         from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
 
         mapped: Any = PROCESSOR_MAPPING_NAMES.get(model_type)

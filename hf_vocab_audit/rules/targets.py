@@ -152,7 +152,8 @@ def vllm_undecodable_ids(t: TargetFacts) -> Iterator[Hit]:
     which has no token for them (vllm-project/vllm#13175 and its kin in NVIDIA-NeMo/RL and verl: an RL
     rollout whose sampled id, fed back as a prompt, fails vLLM's check "Token id X is out of vocabulary"
     in `Processor._validate_model_input`, vLLM 0.8-0.10, `vllm/v1/engine/processor.py`). The ids are in
-    the report (`extra.vllm.suppress_token_ids`), ready for a logits processor or `bad_words_ids`.
+    the report (`vllm.suppress_token_ids` in the JSON, `Report.vllm`), ready for a logits processor or
+    `bad_words_ids`.
 
     Fix:
     Mask the listed ids at sampling time (the JSON list in the report), or train/keep them at very low
