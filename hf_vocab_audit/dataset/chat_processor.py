@@ -58,14 +58,21 @@ def processor_class(folder: Path, model_type: str | None) -> str | None:
         if isinstance(found, str) and found:
             return found
     # The model type's processor: only where a processor's own config is there to load (without it the
-    # processor cannot be built); and only then imported, since transformers' processor tables import torch
-    # (13 s and 320 MB, measured: a text model's scan must not pay that).
+    # processor cannot be built).
     if model_type and any(_inside(folder, name) is not None for name in CLASS_FILES[:3]):
-        from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
-
-        mapped: Any = PROCESSOR_MAPPING_NAMES.get(model_type)
+        mapped: Any = _processor_names().get(model_type)
         return mapped if isinstance(mapped, str) else None
     return None
+
+
+def _processor_names() -> Any:
+    """transformers' model type -> processor class table, from its light module (``auto_mappings``, 5.x):
+    ``processing_auto`` imports torch (13 s and 320 MB, measured), which a scan must not pay for a table."""
+    try:
+        from transformers.models.auto.auto_mappings import PROCESSOR_MAPPING_NAMES
+    except ImportError:  # older transformers: the table lives in processing_auto only
+        from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+    return PROCESSOR_MAPPING_NAMES
 
 
 def _read_template(path: Path) -> str:
