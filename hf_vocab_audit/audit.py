@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from .core.findings import AppliedFix, FixResult, Skipped, Source
 from .core.options import AuditOptions, ScanOptions
-from .core.report import Report, sort_findings
+from .core.report import SECTIONS, Report, sort_findings
+from .core.sections import VllmSection
 from .facts import Facts, gather
 from .facts.sources import FactsSource
 from .facts.sources.memory import is_path
@@ -80,7 +81,7 @@ def audit(
 
     ``weights=True`` also reads the embedding matrices (only them) to find untrained token rows (HVA6xx).
     With ``datasets`` (SPECs: data files, globs, folders, ``save_to_disk`` folders, Hub ids), every
-    selected split is also streamed against the model (HVA5xx); ``Report.extra["dataset"]`` holds
+    selected split is also streamed against the model (HVA5xx); ``Report.dataset`` holds
     per-column stats (``dataset_histograms=True`` adds the id and length histograms the HTML report plots);
     ``engine="ray"`` scans on Ray Data (at ``ray_address`` or on a local instance).
     Splits in one of TRL's formats (``messages``; ``prompt``/``completion``; ``prompt``/``chosen``/``rejected``;
@@ -162,11 +163,10 @@ def audit_source(source: FactsSource, options: AuditOptions) -> Report:
         run += run_scope(rules, Scope.TARGET, predict(facts, target_kind))
         if target_kind == "vllm":
             suppress = undecodable_ids(facts)
-            extra["vllm"] = {"suppress_token_ids": suppress}
+            extra["vllm"] = VllmSection(tuple(suppress))
             if weight_facts is not None:  # --weights: untrained rows of tokens not in normal use (reserved)
                 reserved = [i for i in weight_facts.flagged_ids() if not weight_facts.used(i)]
-                extra["vllm"] = {"suppress_token_ids": sorted(set(suppress) | set(reserved)),
-                                 "untrained_reserved_ids": reserved}
+                extra["vllm"] = VllmSection(tuple(sorted(set(suppress) | set(reserved))), tuple(reserved))
     if facts.adapter is not None:
         from .facts.sources.adapter_base import relocate_base_findings
 
@@ -215,7 +215,9 @@ def make_report(target: str, facts: Facts, run: RuleRun, start: float, extra: di
         fix=fix,
         rules_run=run.ran,
         duration_s=round(time.perf_counter() - start, 3),  # as the JSON states it: reports round-trip
-        extra=extra or {},
+        # the typed sections by name (weights, dataset, vllm, gguf_source); anything else stays in extra
+        **{k: v for k, v in (extra or {}).items() if k in SECTIONS},
+        extra={k: v for k, v in (extra or {}).items() if k not in SECTIONS},
         source=source,
         coverage=coverage_of(facts, run, rules_selected, dataset),
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import warnings
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
 
 import typer
 
@@ -13,6 +13,9 @@ from .core.options import Method, OutputFormat, VerifyLoad
 from .core.outcome import EXIT_ERROR, FailOn
 from .errors import AuditError, one_line
 from .version import __version__
+
+if TYPE_CHECKING:
+    from .core.sections import VllmSection
 
 app = typer.Typer(
     name="hf-vocab-audit",
@@ -255,7 +258,7 @@ def check(
                 check_output_file(out_path, inputs)
         write_outputs(outcome.report, pairs)
         if out.suppress_ids_file is not None:
-            _write_suppress_ids(Path(out.suppress_ids_file), outcome.report.extra)
+            _write_suppress_ids(Path(out.suppress_ids_file), outcome.report.vllm)
     except AuditError as exc:
         _fail(str(exc), debug)
     except RecursionError:
@@ -369,12 +372,11 @@ if __name__ == "__main__":
     main()
 
 
-def _write_suppress_ids(path: Path, extra: dict[str, object]) -> None:
+def _write_suppress_ids(path: Path, section: VllmSection | None) -> None:
     """The JSON list of ids a --target vllm audit says to suppress (a logits processor's or bad_words_ids' input)."""
     import json
 
-    section = extra.get("vllm")
-    ids = section.get("suppress_token_ids", []) if isinstance(section, dict) else []
+    ids = list(section.suppress_token_ids) if section is not None else []
     try:
         path.write_text(json.dumps(ids) + "\n", encoding="utf-8")
     except OSError as exc:

@@ -46,11 +46,13 @@ def chat_models(root: Path) -> dict[str, Path]:
     }
 
 
-def trl_outcome(model_dir: Path, rows: list[dict[str, Any]], trainer: str, out: Path, **config: Any) -> dict[str, Any]:
+def trl_outcome(model_dir: Path, rows: list[dict[str, Any]], trainer: str, out: Path, *, processor: bool = False,
+                **config: Any) -> dict[str, Any]:
     """What TRL does with ``rows``: {"stage": "prepare"|"forward"|"ok", "error": str|None, "dataset": prepared}.
 
     Builds the trainer (which prepares the dataset: render, tokenize, mask, truncate, drop), collates the
-    first rows and computes the loss once on CPU."""
+    first rows and computes the loss once on CPU. ``processor``: no processing class is passed, so TRL loads
+    its default (``AutoProcessor.from_pretrained`` of the model), as a script that names only the model does."""
     trl = pytest.importorskip("trl")
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -65,7 +67,8 @@ def trl_outcome(model_dir: Path, rows: list[dict[str, Any]], trainer: str, out: 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            tr = trainer_cls(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tok)
+            tr = trainer_cls(model=model, args=args, train_dataset=Dataset.from_list(rows),
+                             processing_class=None if processor else tok)
         except Exception as exc:
             return {"stage": "prepare", "error": f"{type(exc).__name__}: {exc}", "dataset": None}
         ds = tr.train_dataset

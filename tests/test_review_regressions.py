@@ -48,7 +48,7 @@ def test_float_labels_are_skipped_not_errors(bert_cls, tmp_path):
     data = write_jsonl(tmp_path / "train.jsonl", [{"text": "w1 w2", "label": 0.5}, {"text": "w3", "label": 1.0}])
     report = audit(bert_cls, datasets=[str(data)])
     assert not [f for f in report.findings if f.severity is Severity.ERROR]
-    (split,) = report.extra["dataset"]["splits"]
+    (split,) = report.to_dict()["dataset"]["splits"]
     assert any(s["column"] == "label" and "regression" in s["reason"] for s in split["skipped_columns"])
 
 

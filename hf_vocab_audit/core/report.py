@@ -11,17 +11,21 @@ from .causes import Cause
 from .coverage import Coverage
 from .findings import AppliedFix, Finding, FixResult, Skipped, Source
 from .outcome import EXIT_FINDINGS, FAIL_ON, FailOn, Outcome, count, decide, failing
+from .sections import DatasetSection, VllmSection, WeightsSection
 
 # 1.1: ``exit_code`` is the process exit status (0 under exit-zero); ``verdict``, ``exit_zero`` and ``failing``
 # were added; skipped entries may name their ``rule``.
 # 1.2: ``coverage`` (what was examined and what was not), ``not_examined`` and ``allow_partial``; the verdict
 # may be ``PARTIAL``; ``causes``, and a finding's optional ``cause``.
 SCHEMA_VERSION = "1.2"
-__all__ = ["FAIL_ON", "SCHEMA_VERSION", "Report", "sort_findings"]
+__all__ = ["FAIL_ON", "SCHEMA_VERSION", "SECTIONS", "Report", "sort_findings"]
 # The JSON keys of the report itself; any other top-level key is an extension section (Report.extra).
 CORE_KEYS = frozenset({"schema_version", "tool", "target", "summary", "facts", "findings", "fixes", "skipped",
                        "errors", "rules_run", "duration_s", "coverage", "causes", "source", "fix",
-                       "exit_code", "verdict", "fail_on", "exit_zero", "failing", "not_examined", "allow_partial"})
+                       "exit_code", "verdict", "fail_on", "exit_zero", "failing", "not_examined", "allow_partial",
+                       "weights", "dataset", "vllm", "gguf_source"})
+# The typed optional sections (core.sections), by their JSON key and Report field name.
+SECTIONS = frozenset({"weights", "dataset", "vllm", "gguf_source"})
 
 
 # How a report shows itself (``str(report)``, a notebook cell): filled by the renderers' package when it is
@@ -40,12 +44,16 @@ class Report:
     fixes: tuple[AppliedFix, ...] = ()
     rules_run: tuple[str, ...] = ()
     duration_s: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)  # per-extension sections (dataset, weights, fix)
+    extra: dict[str, Any] = field(default_factory=dict)  # sections this version does not know (a newer report's)
     fix: FixResult | None = None  # what --fix did (hf_vocab_audit.fix)
     source: Source = Source.FOLDER  # a folder target's files are paths from the repository root
     outcome: Outcome | None = None  # decided by the gate (hf_vocab_audit.gate); renderers only read it
     coverage: Coverage = field(default_factory=Coverage)  # what was examined, and the gaps
     causes: tuple[Cause, ...] = ()  # root causes; each finding they explain names one (Finding.cause)
+    weights: WeightsSection | None = None  # --weights: the embedding matrices' row statistics
+    dataset: DatasetSection | None = None  # --dataset: what the scan read, per split and column
+    vllm: VllmSection | None = None  # --target vllm: the ids to suppress
+    gguf_source: str | None = None  # a GGUF audit's --source folder
 
     def active_causes(self) -> list[Cause]:
         """Causes that explain at least one finding no allowlist accepted, in report order."""
@@ -125,6 +133,14 @@ class Report:
         }
         if self.fix is not None:
             out["fix"] = self.fix.to_dict()
+        if self.weights is not None:
+            out["weights"] = self.weights.to_dict()
+        if self.dataset is not None:
+            out["dataset"] = self.dataset.to_dict()
+        if self.vllm is not None:
+            out["vllm"] = self.vllm.to_dict()
+        if self.gguf_source is not None:
+            out["gguf_source"] = self.gguf_source
         out.update(self.extra)
         out.update(self.verdict().to_dict())
         return out
@@ -134,7 +150,7 @@ class Report:
         """The report a JSON form describes: ``Report.from_dict(report.to_dict()) == report`` for a judged
         report (an unjudged one comes back with the default verdict it stated), so every renderer can work
         from the JSON alone."""
-        fix = d.get("fix")
+        fix, weights, dataset, vllm = d.get("fix"), d.get("weights"), d.get("dataset"), d.get("vllm")
         extra = {k: v for k, v in d.items() if k not in CORE_KEYS}
         return cls(
             target=d["target"], tool_version=d["tool"]["version"],
@@ -147,6 +163,9 @@ class Report:
             outcome=Outcome.from_dict(d, d["summary"]),
             coverage=Coverage.from_dict(d["coverage"]) if "coverage" in d else Coverage(),
             causes=tuple(Cause.from_dict(c) for c in d.get("causes", ())),
+            weights=WeightsSection.from_dict(weights) if weights is not None else None,
+            dataset=DatasetSection.from_dict(dataset) if dataset is not None else None,
+            vllm=VllmSection.from_dict(vllm) if vllm is not None else None, gguf_source=d.get("gguf_source"),
         )
 
 

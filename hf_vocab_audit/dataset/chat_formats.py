@@ -6,6 +6,11 @@ TRL reads fixed column names: ``messages`` (conversational language modelling), 
 ``label`` (unpaired preference: whether the completion is desirable, not a class id), with an optional
 ``tools`` column. The scan renders those rows through the chat template (:mod:`.chat_render`) instead of
 skipping them as columns with no role.
+
+ShareGPT's ``conversations`` column (turns of ``from``/``value``, roles ``human``/``gpt``/``system``) is
+what TRL's SFTTrainer converts itself (``maybe_convert_to_chatml``, when the first row holds such turns): the
+keys become ``role``/``content`` and the column ``messages``, but the roles are kept as written, so the
+template sees ``human`` and ``gpt``. It is read as language modelling with that same conversion.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from ..errors import AuditError
 
 LM, PROMPT_COMPLETION, PREFERENCE, UNPAIRED = "language-modeling", "prompt-completion", "preference", "unpaired-preference"
 FORMATS = (LM, PROMPT_COMPLETION, PREFERENCE, UNPAIRED)
+SHAREGPT = "conversations"  # the column TRL's SFTTrainer converts from ShareGPT turns
 OFF = "off"  # --chat-format off: treat the columns as before (strings by name, the rest skipped)
 TRAINERS = {LM: "sft", PROMPT_COMPLETION: "sft", PREFERENCE: "dpo", UNPAIRED: "kto"}
 
@@ -32,6 +38,7 @@ class ChatFormat:
     implicit_prompt: bool = False  # preference rows without a prompt column
     tools: str | None = None
     template_kwargs: str | None = None  # TRL's per-row ``chat_template_kwargs`` column
+    sharegpt: bool = False  # ShareGPT turns (from/value), converted as TRL's SFTTrainer converts them
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -48,6 +55,8 @@ class ChatFormat:
 
     def describe(self) -> str:
         shape = "turn lists" if self.conversational else "strings"
+        if self.sharegpt:
+            shape = "ShareGPT turns: from/value renamed role/content as TRL's SFTTrainer does, roles kept as written"
         extra = ", implicit prompt" if self.implicit_prompt else ""
         extra += f", tools from {self.tools!r}" if self.tools else ""
         return f"{self.kind} ({', '.join(self.columns)}; {shape}{extra})"
@@ -74,6 +83,15 @@ def is_turns(t: pa.DataType) -> bool:
         return False
     names = {item.field(i).name for i in range(item.num_fields)}
     return "role" in names and ("content" in names or "tool_calls" in names)
+
+
+def is_sharegpt(t: pa.DataType) -> bool:
+    """A list of structs with ``from`` and ``value`` fields: ShareGPT's turns."""
+    if not (pa.types.is_list(t) or pa.types.is_large_list(t)) or not pa.types.is_struct(t.value_type):
+        return False
+    item = t.value_type
+    names = {item.field(i).name for i in range(item.num_fields)}
+    return {"from", "value"} <= names
 
 
 def _text_or_turns(t: pa.DataType | None) -> bool | None:
@@ -110,7 +128,9 @@ def detect(schema: pa.Schema, requested: str | None = None, messages_column: str
         else:
             found.append(ChatFormat(PROMPT_COMPLETION, bool(prompt), tools=tools, template_kwargs=kwargs))
     name = messages_column or "messages"
-    if name in types and is_turns(types[name]):
+    if messages_column in (None, SHAREGPT) and SHAREGPT in types and is_sharegpt(types[SHAREGPT]):
+        found.append(ChatFormat(LM, True, messages=SHAREGPT, tools=tools, template_kwargs=kwargs, sharegpt=True))
+    elif name in types and is_turns(types[name]):
         found.append(ChatFormat(LM, True, messages=name, tools=tools, template_kwargs=kwargs))
     elif messages_column is not None:
         raise AuditError(None, f"--messages-column {messages_column!r}: not a column of role/content turns "

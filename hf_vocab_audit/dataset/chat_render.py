@@ -47,6 +47,7 @@ class Renderer:
     stop_ids: frozenset[int]  # eos and the template's single-token control strings: what ends a turn
     settings: ChatSettings = field(default_factory=ChatSettings)
     tool_template: str | None = None  # the named "tool_use" template, which transformers picks when tools are given
+    template_note: str | None = None  # which template, when not simply the tokenizer's (a processor's own)
 
 
 @dataclass
@@ -184,10 +185,29 @@ class _Job:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
+def to_chatml(turns: Any) -> Any:
+    """TRL's ``maybe_convert_to_chatml`` on one conversation: ``from`` becomes ``role`` and ``value``
+    ``content`` (moved to the end of each turn, as its pop-and-set does); the roles themselves are kept."""
+    if not isinstance(turns, list):
+        return turns
+    out = []
+    for turn in turns:
+        if isinstance(turn, dict):
+            turn = dict(turn)
+            if "from" in turn:
+                turn["role"] = turn.pop("from")
+            if "value" in turn:
+                turn["content"] = turn.pop("value")
+        out.append(turn)
+    return out
+
+
 def _conversation_jobs(r: Renderer, i: int, row: dict[str, Any], tools: Any, kwargs: dict[str, Any]) -> list[_Job]:
     fmt, s = r.fmt, r.settings
     if fmt.kind == LM:
         turns = row[fmt.messages or "messages"]
+        if fmt.sharegpt:
+            turns = to_chatml(turns)
         text, spans = render_text(r, turns, tools, kwargs, mask=s.assistant_only_loss)
         return [_Job(i, fmt.messages or "messages", None, text, spans if s.assistant_only_loss else None, turns, 0)]
     if fmt.kind == PREFERENCE:

@@ -22,6 +22,13 @@ from .chat_render import ChatSettings, Renderer
 
 KEYS = ("max_length", "truncation_mode", "assistant_only_loss", "completion_only_loss", "packing")
 SUFFIXES = (".json", ".yaml", ".yml")
+# What TRL's SFTTrainer does with assistant_only_loss and ShareGPT turns (measured with trl 1.16): it asks
+# whether the dataset is conversational before it converts the turns, and refuses the split.
+SHAREGPT_ASSISTANT_ONLY = (
+    "assistant-only loss is on and the turns are ShareGPT's (conversations of from/value): TRL refuses the split "
+    "before rendering a row (ValueError: You set `assistant_only_loss=True`, but the dataset is not "
+    "conversational), since it checks the format before it converts the turns; convert them first (column "
+    "messages, keys role/content, roles user/assistant) or train on whole sequences")
 
 
 def read_config(path: Path) -> dict[str, Any]:
@@ -87,19 +94,24 @@ def has_generation_block(template: str | None) -> bool:
 
 def renderer_for(fmt: ChatFormat, facts: Any, settings: ChatSettings) -> Renderer:
     """The split's renderer from the tokenizer's facts (template, special-token strings, stop ids)."""
+    from ..facts.chat_template import control_strings
+    from .chat_processor import choose_template
+
     tok = facts.tokenizer
     special = {f"{role}_token": content for role, (content, _) in tok.special_tokens.items() if content}
     eos_token, eos_id = tok.special_tokens.get("eos", (None, None))
-    stops = {ids[0] for _, ids in tok.template_markers if len(ids) == 1} if tok.chat_template else set()
+    choice = choose_template(tok.folder, facts.config.model_type, tok.chat_template, tok.chat_template_file)
+    if choice.template == tok.chat_template:
+        stops = {ids[0] for _, ids in tok.template_markers if len(ids) == 1} if tok.chat_template else set()
+    else:  # a processor's own template: its control strings end turns
+        stops = {ids[0] for ids in tok.encode_many(control_strings(choice.template or "")) if len(ids) == 1}
     tool_template = tool_use_template(tok.folder) if fmt.tools else None
     if tool_template:
-        from ..facts.chat_template import control_strings
-
         stops.update(ids[0] for ids in tok.encode_many(control_strings(tool_template)) if len(ids) == 1)
     if eos_id is not None:
         stops.add(eos_id)
-    return Renderer(fmt, tok.chat_template, special, eos_token, eos_id, frozenset(stops), settings,
-                    tool_template=tool_template)
+    return Renderer(fmt, choice.template, special, eos_token, eos_id, frozenset(stops), settings,
+                    tool_template=tool_template, template_note=choice.note)
 
 
 def tool_use_template(folder: Path) -> str | None:

@@ -1,4 +1,4 @@
-"""The dataset section of a report (``Report.extra["dataset"]``) and the dataset work skipped."""
+"""The dataset section of a report (``Report.dataset``) and the dataset work skipped."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ..core.findings import Skipped
+from ..core.sections import ColumnSection, DatasetSection, Histogram, LabelValues, SplitSection, UncheckedColumn, ValueCount
 from .checks import CHAT, CLASS_LABEL, TEXT
 from .scan import DatasetFacts
 from .summary import HIST_BINS
@@ -27,40 +28,36 @@ def skipped_work(df: DatasetFacts) -> list[Skipped]:
     return out
 
 
-def _histogram(counts: tuple[int, ...], limit: int, top: Any) -> dict[str, Any]:
+def _histogram(counts: tuple[int, ...], limit: int, top: Any) -> Histogram:
     """Edges and counts for the plots; the last, open-ended bin closes at the largest value seen."""
     edges = [limit * i / HIST_BINS for i in range(len(counts) + 1)]
     if isinstance(top, int) and top + 1 > edges[-2]:
         edges[-1] = max(edges[-1], top + 1)
-    return {"limit": limit, "edges": [round(e, 3) for e in edges], "counts": list(counts)}
+    return Histogram(limit, tuple(round(e, 3) for e in edges), tuple(counts))
 
 
-def _column(stats: Any, role: str, limits: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": role, "rows": stats.rows, "values": stats.values, "nulls": stats.nulls,
-                           "min": stats.min, "max": stats.max}
-    if stats.max_length is not None:
-        out["max_length"] = stats.max_length
-    if role == TEXT:
-        out["tokens"] = stats.tokens
-    if role == CHAT:
-        out["tokens"] = stats.values
-    for key, hist, limit in (("id_histogram", stats.id_hist, limits.input_rows),
-                             ("length_histogram", stats.length_hist,
+def _labels(stats: Any) -> LabelValues:
+    if stats.uniques_capped:
+        return LabelValues(None, None, "more distinct values than tracked")
+    ordered = sorted(stats.uniques.items(), key=lambda kv: (isinstance(kv[0], str), kv[0]))
+    return LabelValues(len(ordered), tuple(ValueCount(v, c) for v, (c, _, _) in ordered[:MAX_LISTED_VALUES]))
+
+
+def _column(stats: Any, role: str, limits: Any) -> ColumnSection:
+    hists: dict[str, Histogram] = {}
+    for key, hist, limit in (("ids", stats.id_hist, limits.input_rows),
+                             ("lengths", stats.length_hist,
                               limits.positions if limits.positions is not None else limits.rotary_positions)):
         if hist is not None and limit:
-            out[key] = _histogram(hist, limit, stats.max_length if key == "length_histogram" else stats.max)
-    if role == CLASS_LABEL:
-        if stats.uniques_capped:
-            out["unique_values"] = None
-            out["unique_note"] = "more distinct values than tracked"
-        else:
-            ordered = sorted(stats.uniques.items(), key=lambda kv: (isinstance(kv[0], str), kv[0]))
-            out["unique_count"] = len(ordered)
-            out["unique_values"] = [{"value": v, "count": c} for v, (c, _, _) in ordered[:MAX_LISTED_VALUES]]
-    return out
+            hists[key] = _histogram(hist, limit, stats.max_length if key == "lengths" else stats.max)
+    tokens = stats.tokens if role == TEXT else stats.values if role == CHAT else None
+    return ColumnSection(role, stats.rows, stats.values, stats.nulls, stats.min, stats.max, stats.max_length,
+                         tokens, hists.get("ids"), hists.get("lengths"),
+                         _labels(stats) if role == CLASS_LABEL else None)
 
 
-def dataset_section(df: DatasetFacts, specs: Iterable[str]) -> dict[str, Any]:
+def dataset_section(df: DatasetFacts, specs: Iterable[str]) -> DatasetSection:
+    """The report's ``dataset`` section: per split, what was read and how, and per column what it held."""
     splits = []
     for s in df.splits:
         columns = {}
@@ -68,23 +65,10 @@ def dataset_section(df: DatasetFacts, specs: Iterable[str]) -> dict[str, Any]:
             stats = df.summary.stats.get((s.source, s.split, p.name))
             if stats is not None:
                 columns[p.name] = _column(stats, p.role, df.limits)
-        splits.append({
-            "source": s.source,
-            "split": s.split,
-            "rows": s.rows,
-            "truncated": s.truncated,
-            "columns": columns,
-            "unchecked": [{"column": u.column, "role": u.role, "reason": u.reason} for u in s.unchecked],
-            "skipped_columns": [{"column": c, "reason": r} for c, r in s.skipped],
-        })
-        if s.format is not None:  # a chat/instruction split: what was read, and with which trainer settings
-            splits[-1]["format"] = s.format
-            splits[-1]["chat_settings"] = s.chat_settings
-    return {
-        "specs": list(specs),
-        "rows_scanned": sum(s.rows for s in df.splits),
-        "seconds": round(df.seconds, 3),
-        "limits": asdict(df.limits),
-        "num_labels_source": df.num_labels_source,
-        "splits": splits,
-    }
+        splits.append(SplitSection(
+            s.source, s.split, s.rows, s.truncated, columns,
+            tuple(UncheckedColumn(u.column, u.role, u.reason) for u in s.unchecked), tuple(s.skipped),
+            s.format, s.chat_settings if s.format is not None else None,  # a chat/instruction split
+        ))
+    return DatasetSection(tuple(specs), sum(s.rows for s in df.splits), round(df.seconds, 3), asdict(df.limits),
+                          df.num_labels_source, tuple(splits))

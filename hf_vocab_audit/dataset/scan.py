@@ -202,7 +202,7 @@ def _plan_chat(o: _Opened, schema: pa.Schema, opts: Options, facts: Facts) -> No
         return
     o.chat_format = fmt
     from .chat_render import Renderer
-    from .chat_settings import has_generation_block, renderer_for, settings_for
+    from .chat_settings import SHAREGPT_ASSISTANT_ONLY, has_generation_block, renderer_for, settings_for
     from .checks import CHAT, CHAT_MASK_EMPTY, CHAT_NO_TEMPLATE
 
     if facts.tokenizer is None:
@@ -214,8 +214,10 @@ def _plan_chat(o: _Opened, schema: pa.Schema, opts: Options, facts: Facts) -> No
     used = set(fmt.columns)
     problems: list[tuple[str, str]] = []
     if fmt.conversational and not renderer.template:
-        problems.append((CHAT_NO_TEMPLATE, "the tokenizer has no chat template: apply_chat_template (and TRL) "
-                                           "refuse every row"))
+        problems.append((CHAT_NO_TEMPLATE, renderer.template_note or "the tokenizer has no chat template: "
+                                           "apply_chat_template (and TRL) refuse every row"))
+    elif settings.assistant_only_loss and fmt.sharegpt:  # TRL checks the format before it converts ShareGPT
+        problems.append((CHAT_MASK_EMPTY, SHAREGPT_ASSISTANT_ONLY))
     elif settings.assistant_only_loss and not has_generation_block(renderer.template):
         problems.append((CHAT_MASK_EMPTY, "assistant-only loss is on but the chat template has no "
                                           "{% generation %} block: every assistant mask is empty"))
@@ -351,4 +353,6 @@ def _chat_fields(o: _Opened) -> dict[str, Any]:
         out["chat_settings"] = (f"max_length {s.max_length}, truncation {s.truncation_mode}, assistant-only loss "
                                 f"{s.assistant_only_loss}, completion-only loss {s.completion_only_loss}, packing "
                                 f"{s.packing} (from {s.source})")
+        if o.chat.template_note:  # a processor's own template, or a chat_template.json nothing reads
+            out["chat_settings"] += f"; template: {o.chat.template_note}"
     return out

@@ -164,7 +164,7 @@ def _img(svg: str, alt: str) -> str:
 
 
 def _plots(report: Report) -> str:
-    wanted = bool(report.facts) or "weights" in report.extra or "dataset" in report.extra
+    wanted = bool(report.facts) or report.weights is not None or report.dataset is not None
     if not wanted:
         return ""
     if not plots.available():
@@ -176,13 +176,13 @@ def _plots(report: Report) -> str:
         caption = ("Vocabulary: tokenizer ids, embedding rows, lm_head rows (when the model has one) and config "
                    "vocab_size; ids with no row in red. Special-token ids are in the table above.")
         figures.append((caption, svg))
-    if report.extra.get("weights"):
-        svg = plots.norm_histograms(report.extra["weights"])
+    if report.weights is not None:
+        svg = plots.norm_histograms(report.weights)
         if svg:
             caption = ("Embedding row norms (--weights): untrained, suspect (low-norm), added and padding "
                        "rows marked.")
             figures.append((caption, svg))
-    figures.extend(plots.dataset_plots(report.extra.get("dataset")))
+    figures.extend(plots.dataset_plots(report.dataset))
     if not figures:
         return ""
     body = "".join(f"<figure>{_img(svg, caption)}<figcaption>{escape(caption)}</figcaption></figure>"

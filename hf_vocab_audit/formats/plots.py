@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..core.sections import DatasetSection, WeightsSection
 from ..io.jsonfile import decimal_int
 
 if TYPE_CHECKING:
@@ -129,25 +130,25 @@ HIST_KINDS = ("ordinary", "added", "suspect", "untrained", "padding")
 SIDE_TITLES = {"input": "input embedding", "output": "lm_head"}
 
 
-def norm_histograms(weights: dict[str, Any]) -> str | None:
+def norm_histograms(weights: WeightsSection) -> str | None:
     """Row-norm histogram per matrix (log x and y), untrained/suspect/added/padding rows marked."""
     return _render(_draw_norms, weights)
 
 
-def _draw_norms(weights: dict[str, Any]) -> Figure | None:
+def _draw_norms(weights: WeightsSection) -> Figure | None:
     import numpy as np
 
-    sides = [(name, side) for name, side in (weights.get("sides") or {}).items() if side.get("histogram")]
+    sides = list(weights.sides.items())
     if not sides:
         return None
     fig, axes = _figure(9.5, 2.9 * len(sides), nrows=len(sides))
     for (name, side), ax in zip(sides, [row[0] for row in axes]):
-        hist = side["histogram"]
-        edges = np.asarray(hist["edges"])
+        hist = side.histogram
+        edges = np.asarray(hist.edges)
         widths = np.diff(edges)
         bottom = np.zeros(len(widths))
         for kind in HIST_KINDS:
-            counts = np.asarray(hist["counts"].get(kind, [0] * len(widths)), float)
+            counts = np.asarray(hist.counts.get(kind, [0] * len(widths)), float)
             if counts.any():
                 ax.bar(edges[:-1], counts, width=widths, bottom=bottom, align="edge", color=COLORS[kind],
                        label=f"{kind} ({int(counts.sum()):,})", linewidth=0)
@@ -155,50 +156,50 @@ def _draw_norms(weights: dict[str, Any]) -> Figure | None:
         ax.set_xscale("log")
         ax.set_yscale("symlog", linthresh=1)
         ax.set_ylim(0, max(1.0, bottom.max()) * 2)
-        if hist.get("threshold_norm"):
-            ax.axvline(hist["threshold_norm"], color=COLORS["suspect"], linestyle="--", linewidth=1,
-                       label=f"low-norm threshold {hist['threshold_norm']:.3g}")
-        if hist.get("median_norm"):
-            ax.axvline(hist["median_norm"], color="black", linestyle=":", linewidth=1,
-                       label=f"median {hist['median_norm']:.3g}")
-        zeros = {k: v for k, v in (hist.get("zero_rows") or {}).items() if v}
+        if hist.threshold_norm:
+            ax.axvline(hist.threshold_norm, color=COLORS["suspect"], linestyle="--", linewidth=1,
+                       label=f"low-norm threshold {hist.threshold_norm:.3g}")
+        if hist.median_norm:
+            ax.axvline(hist.median_norm, color="black", linestyle=":", linewidth=1,
+                       label=f"median {hist.median_norm:.3g}")
+        zeros = {k: v for k, v in hist.zero_rows.items() if v}
         if zeros:
             text = "all-zero rows (not on a log axis): " + ", ".join(f"{k} {v:,}" for k, v in zeros.items())
             ax.text(0.01, 0.97, text, transform=ax.transAxes, va="top", fontsize=8, color=COLORS["untrained"])
         ax.set_xlabel("row L2 norm (log)")
         ax.set_ylabel("rows")
-        ax.set_title(f"{SIDE_TITLES.get(name, name)} {side['tensor']} [{side['rows']:,} x {side['cols']:,}] "
-                     f"{side['dtype']}", loc="left")
+        ax.set_title(f"{SIDE_TITLES.get(name, name)} {side.tensor} [{side.rows:,} x {side.cols:,}] "
+                     f"{side.dtype}", loc="left")
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     return fig
 
 
 # ---- dataset --------------------------------------------------------------------------------------
 
-def plot_entries(section: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def plot_entries(section: DatasetSection) -> dict[str, list[dict[str, Any]]]:
     """The entries below, from the dataset audit's report section (``audit(..., datasets=...)``)."""
     ids: list[dict[str, Any]] = []
     labels: list[dict[str, Any]] = []
     lengths: list[dict[str, Any]] = []
-    num_labels = (section.get("limits") or {}).get("num_labels")
-    for split in section.get("splits") or []:
-        where = {"split": split.get("split"), "column": None}
-        for name, column in sorted((split.get("columns") or {}).items()):
+    num_labels = section.limits.get("num_labels")
+    for split in section.splits:
+        where: dict[str, Any] = {"split": split.split, "column": None}
+        for name, column in sorted(split.columns.items()):
             where["column"] = name
-            if column.get("id_histogram"):
-                ids.append({**where, **column["id_histogram"]})
-            if column.get("length_histogram"):
-                lengths.append({**where, **column["length_histogram"]})
-            if column.get("unique_values"):
-                counts = {str(v["value"]): v["count"] for v in column["unique_values"]}
+            if column.id_histogram is not None:
+                ids.append({**where, **column.id_histogram.to_dict()})
+            if column.length_histogram is not None:
+                lengths.append({**where, **column.length_histogram.to_dict()})
+            if column.labels is not None and column.labels.values:
+                counts = {str(v.value): v.count for v in column.labels.values}
                 labels.append({**where, "num_labels": num_labels, "counts": counts})
     return {"id_columns": ids, "label_counts": labels, "lengths": lengths}
 
 
-def dataset_plots(dataset: dict[str, Any] | None) -> list[tuple[str, str]]:
-    """(caption, svg) per plot of the ``report.extra["dataset"]`` section; empty when absent.
+def dataset_plots(dataset: DatasetSection | dict[str, Any] | None) -> list[tuple[str, str]]:
+    """(caption, svg) per plot of the report's ``dataset`` section (or of plot entries); empty when absent.
 
-    The section's shape (every key optional)::
+    The entries' shape (every key optional)::
 
         {"id_columns": [{"split": "train", "column": "input_ids", "limit": 32000,
                          "edges": [0, 1000, ...], "counts": [12, 40, ...]}],
@@ -209,10 +210,10 @@ def dataset_plots(dataset: dict[str, Any] | None) -> list[tuple[str, str]]:
 
     ``limit`` is the first value with no row (embedding rows, type_vocab_size, num_labels, usable positions).
     """
+    if isinstance(dataset, DatasetSection):
+        dataset = plot_entries(dataset)
     if not dataset:
         return []
-    if "splits" in dataset:
-        dataset = plot_entries(dataset)
     out = []
     for entry in dataset.get("id_columns") or []:
         svg = _render(_draw_ranged_hist, entry, "token id", "ids")

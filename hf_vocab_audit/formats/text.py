@@ -43,12 +43,14 @@ def _facts_lines(report: Report) -> list[str]:
         lines.append(f"tokenizer         len {f['tokenizer_length']}, ids up to {f['tokenizer_max_id']}")
     if f.get("config_vocab_size") is not None:
         lines.append(f"config vocab_size {f['config_vocab_size']}")
-    for split in (report.extra.get("dataset") or {}).get("splits", []):
-        if split.get("format"):  # a chat/instruction split: the format read and what was checked
-            checked = ", ".join(f"{c['tokens']} tokens of {name!r}" for name, c in split["columns"].items()
-                                if c.get("role") == "chat")
-            lines.append(f"dataset split {split['split']!r}: {split['format']}: {split['rows']} rows"
+    for split in report.dataset.splits if report.dataset is not None else ():
+        if split.format:  # a chat/instruction split: the format read and what was checked
+            checked = ", ".join(f"{c.tokens} tokens of {name!r}" for name, c in split.columns.items()
+                                if c.role == "chat")
+            lines.append(f"dataset split {split.split!r}: {split.format}: {split.rows} rows"
                          + (f", {checked}" if checked else ", not rendered"))
+            if split.chat_settings and "; template: " in split.chat_settings:  # not simply the tokenizer's
+                lines.append(f"  template: {split.chat_settings.split('; template: ', 1)[1]}")
     return lines
 
 

@@ -6,6 +6,12 @@ It takes only files whose every block parses to the first block's schema of plai
 else (a parse error, a new column, a type that changes) raises :class:`NotPlain`, and the caller reads
 the file with ``datasets`` instead, so both readers give the same rows and the same types (records: see
 ``_plain``).
+
+Blocks are 1 MB. The reader's peak RSS is not set by the file's size but by the allocator's warm-up over
+the first few blocks (each parsed table and its Python rows freed before the next): with 4 MB blocks it
+climbed for four blocks, so a 5 MB file (two blocks) peaked at 91 MB and any file past 16 MB at 109 MB
+(+20%, read as "grows with the corpus"); with 1 MB blocks the climb ends within the first megabytes, at
+80-81 MB for 5, 20, 50 and 100 MB, and reading is as fast (1.8 s for 50 MB of conversations).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import pyarrow as pa
 
 from ..errors import AuditError
 
-BLOCK_BYTES = 4 * 1024 * 1024  # bytes parsed at a time: memory stays flat however large the file
+BLOCK_BYTES = 1024 * 1024  # bytes parsed at a time: memory stays flat however large the file (see below)
 MAX_LINE_BYTES = 256 * 1024 * 1024  # one row: a file with no line end must not be read into memory whole
 STEP = 1024 * 1024  # bytes read at a time while looking for a line end
 

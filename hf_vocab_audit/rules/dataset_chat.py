@@ -59,11 +59,13 @@ def dataset_chat_assistant_mask_empty(df: DatasetFacts) -> Iterator[Hit]:
     gpt-oss templates; huggingface/trl#4147). Recent TRL swaps in a training template for the templates it
     knows and otherwise refuses (`ValueError: The chat template is not training-compatible`), and stops at
     the first row without assistant tokens (`RuntimeError: ... at least one example has no assistant tokens`).
+    ShareGPT turns (`conversations` of `from`/`value`) are refused outright under assistant-only loss (`ValueError:
+    ... the dataset is not conversational`): TRL checks the format before it converts them.
 
     Fix:
     Wrap each assistant turn of the template (its end-of-turn token included) in `{% generation %}` ...
     `{% endgeneration %}`, or train on whole sequences (`assistant_only_loss=False`); drop rows without an
-    assistant turn.
+    assistant turn; convert ShareGPT turns to `messages` of role/content (user/assistant) first.
     """
     yield from _split_problems(df, k.CHAT_MASK_EMPTY)
     for source, split, column, v in each_violation(df, k.CHAT_MASK_EMPTY):

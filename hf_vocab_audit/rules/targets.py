@@ -161,7 +161,7 @@ def vllm_undecodable_ids(t: TargetFacts) -> Iterator[Hit]:
     (`processor.py:485-488`, vllm-project/vllm#22471): padding rows pass and decode to no text (the
     detokenizer's `DecodeStream.step`, `vllm/v1/engine/detokenizer.py:230` in 0.10.2, returns nothing for an id the
     tokenizer lacks: measured with the tokenizers library here). The ids are
-    in the report (`extra.vllm.suppress_token_ids`), ready for a logits processor or `bad_words_ids`.
+    in the report (`vllm.suppress_token_ids` in the JSON, `Report.vllm`), ready for a logits processor or `bad_words_ids`.
 
     Fix:
     Mask the listed ids at sampling time (the JSON list in the report), or train/keep them at very low

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..core.findings import Skipped
+from ..core.sections import FlaggedRow, NormHistogram, WeightSide, WeightsSection
 from ..facts import Facts
 from ..io.rows import RowReader, supported
 from ..io.safetensors_header import TensorInfo
@@ -73,45 +74,47 @@ class WeightFacts:
     def used(self, token_id: int) -> bool:
         return in_normal_use(self.roles.get(token_id, []))
 
-    def summary(self) -> dict[str, Any]:
-        """The JSON section ``report.extra["weights"]``."""
-        return {
-            "tied": self.tied,
-            "thresholds": {"zero_max_abs": ZERO_MAX_ABS, "suspect_z": C.SUSPECT_Z,
-                           "suspect_ratio": C.SUSPECT_RATIO},
-            "sides": {s.name: _side_summary(self, s) for s in self.sides},
-        }
+    def summary(self) -> WeightsSection:
+        """The report's ``weights`` section."""
+        return WeightsSection(
+            tied=self.tied,
+            thresholds={"zero_max_abs": ZERO_MAX_ABS, "suspect_z": C.SUSPECT_Z, "suspect_ratio": C.SUSPECT_RATIO},
+            sides={s.name: _side_summary(self, s) for s in self.sides},
+        )
 
 
-def _side_summary(w: WeightFacts, side: Side) -> dict[str, Any]:
+def _flagged_row(w: WeightFacts, side: Side, token_id: int) -> FlaggedRow:
+    tok = w.facts.tokenizer
+    ind = side.indicators(token_id)
+    return FlaggedRow(token_id, tok.id_to_token(token_id) if tok else None, tuple(w.roles.get(token_id, [])),
+                      ind["status"], tuple(ind["reasons"]), ind["norm"], ind["max_abs"], ind["duplicate_of"],
+                      ind["median_norm"])
+
+
+def _side_summary(w: WeightFacts, side: Side) -> WeightSide:
     st, cls = side.stats, side.cls
     status = cls.status
     flagged = side.flagged()
-    tok = w.facts.tokenizer
     used = [i for i in flagged.tolist() if w.used(i)]
-    return {
-        "tensor": st.tensor,
-        "file": side.file,
-        "dtype": st.dtype,
-        "rows": st.rows,
-        "cols": st.cols,
-        "token_rows": len(side.token_ids),
-        "padding_rows": int((status == C.NOT_A_TOKEN).sum()),
-        "counts": {name: int((status == code).sum()) for code, name in enumerate(C.STATUS_NAMES[:3])},
-        "median_norm": st.median_norm,
-        "mean_row_norm": st.mean_norm,
-        "threshold_norm": cls.threshold_norm,
-        "flagged_used": [
-            {"id": i, "token": tok.id_to_token(i) if tok else None, "roles": w.roles.get(i, []),
-             **side.indicators(i)}
-            for i in used[:LIST_LIMIT]
-        ],
-        "flagged_other_ids": [i for i in flagged.tolist() if not w.used(i)][:LIST_LIMIT],
-        "histogram": _histogram(w, side),
-    }
+    return WeightSide(
+        tensor=st.tensor,
+        file=side.file,
+        dtype=st.dtype,
+        rows=st.rows,
+        cols=st.cols,
+        token_rows=len(side.token_ids),
+        padding_rows=int((status == C.NOT_A_TOKEN).sum()),
+        counts={name: int((status == code).sum()) for code, name in enumerate(C.STATUS_NAMES[:3])},
+        median_norm=st.median_norm,
+        mean_row_norm=st.mean_norm,
+        threshold_norm=cls.threshold_norm,
+        flagged_used=tuple(_flagged_row(w, side, i) for i in used[:LIST_LIMIT]),
+        flagged_other_ids=tuple([i for i in flagged.tolist() if not w.used(i)][:LIST_LIMIT]),
+        histogram=_histogram(w, side),
+    )
 
 
-def _histogram(w: WeightFacts, side: Side) -> dict[str, Any]:
+def _histogram(w: WeightFacts, side: Side) -> NormHistogram:
     """Row-norm histogram on log-spaced bins, counted per kind of row (for the HTML report)."""
     st, status = side.stats, side.cls.status
     kinds = {
@@ -130,13 +133,13 @@ def _histogram(w: WeightFacts, side: Side) -> dict[str, Any]:
         edges = np.geomspace(lo, hi * (1 + 1e-9), HIST_BINS + 1) if hi > lo else np.array([lo * 0.9, lo * 1.1])
     else:
         edges = np.array([1e-3, 1.0])
-    return {
-        "edges": [float(e) for e in edges],
-        "counts": _bin_counts(st.norm, positive, edges, kinds),
-        "zero_rows": {k: int((m & ~positive).sum()) for k, m in kinds.items()},
-        "threshold_norm": side.cls.threshold_norm,
-        "median_norm": st.median_norm,
-    }
+    return NormHistogram(
+        edges=tuple(float(e) for e in edges),
+        counts={k: tuple(v) for k, v in _bin_counts(st.norm, positive, edges, kinds).items()},
+        zero_rows={k: int((m & ~positive).sum()) for k, m in kinds.items()},
+        threshold_norm=side.cls.threshold_norm,
+        median_norm=st.median_norm,
+    )
 
 
 def _bin_counts(norm: np.ndarray, positive: np.ndarray, edges: np.ndarray,

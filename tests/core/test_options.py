@@ -93,11 +93,11 @@ def test_a_scan_option_from_pyproject_and_the_flag_that_wins(project):
     (project / "pyproject.toml").write_text('[tool.hf-vocab-audit]\ndataset = ["data.jsonl"]\nmax-rows = 2\n'
                                             'allow-partial = true\n')
     outcome = run_gate("models/broken")
-    (split,) = outcome.report.extra["dataset"]["splits"]
+    (split,) = outcome.report.to_dict()["dataset"]["splits"]
     assert split["rows"] == 2 and outcome.options.audit.scan is not None
     assert outcome.options.audit.scan.specs == (str(project / "data.jsonl"),)  # read from the file's folder
     outcome = run_gate("models/broken", max_rows=3)
-    assert outcome.report.extra["dataset"]["splits"][0]["rows"] == 3
+    assert outcome.report.to_dict()["dataset"]["splits"][0]["rows"] == 3
 
 
 def test_fix_options_from_a_config_file(project, tmp_path):
@@ -139,7 +139,7 @@ def test_what_a_flag_needs_may_come_from_the_settings(project):
     (project / "pyproject.toml").write_text('[tool.hf-vocab-audit]\ntarget = "vllm"\n')
     outcome = run_gate("models/broken", suppress_ids_file=project / "ids.json")
     assert outcome.options.output.suppress_ids_file == project / "ids.json"
-    assert "suppress_token_ids" in outcome.report.extra["vllm"]
+    assert "suppress_token_ids" in outcome.report.to_dict()["vllm"]
     (project / "pyproject.toml").write_text('[tool.hf-vocab-audit]\nweights = false\n')
     with pytest.raises(AuditError, match="--suppress-ids-file needs --target vllm"):
         run_gate("models/broken", suppress_ids_file=project / "ids.json")

@@ -70,7 +70,7 @@ def test_a_boolean_label_is_not_scanned_as_a_class_label(tmp_path):
     data = write_jsonl(tmp_path / "kto.jsonl", [{"prompt": "w1", "completion": " w2", "label": b}
                                                for b in (True, False)])
     report = audit(model, datasets=[data])
-    split = report.extra["dataset"]["splits"][0]
+    split = report.to_dict()["dataset"]["splits"][0]
     assert split["format"].startswith("unpaired-preference") and "label" not in split["columns"]
     assert not [f for f in report.findings if f.code.startswith("HVA51")]
 

@@ -81,7 +81,7 @@ def test_each_format_healthy_and_broken_as_trl_runs_it(name, chat_models, tmp_pa
     hit = next(f for f in report.findings if f.code == "HVA501")
     assert hit.location.split == "train" and hit.location.row == 0 and hit.location.token in ("<|im_start|>",
                                                                                                "<|im_end|>")
-    split = report.extra["dataset"]["splits"][0]
+    split = report.to_dict()["dataset"]["splits"][0]
     assert split["format"].startswith(detect_kind(name))
 
 
@@ -147,7 +147,7 @@ def test_assistant_only_loss_without_a_generation_block(chat_models, tmp_path):
     report = _scan(chat_models["plain"], rows, tmp_path, assistant_only_loss=True)
     assert _codes(report) == ["HVA551"]
     assert "{% generation %}" in report.findings[0].message
-    assert report.extra["dataset"]["splits"][0]["columns"]["messages"]["tokens"] > 0  # the ids are still checked
+    assert report.to_dict()["dataset"]["splits"][0]["columns"]["messages"]["tokens"] > 0  # the ids are still checked
     assert trl_outcome(chat_models["good"], rows, "sft", tmp_path / "out", assistant_only_loss=True)["stage"] == "ok"
     assert _codes(_scan(chat_models["good"], rows, tmp_path, assistant_only_loss=True)) == []
 
@@ -178,7 +178,7 @@ def test_trl_config_beside_the_data_sets_max_length(chat_models, tmp_path):
     (tmp_path / "data" / "sft_config.json").write_text(json.dumps({"max_length": 8, "packing": False}))
     report = _scan(chat_models["good"], rows, tmp_path)
     assert "HVA552" in _codes(report)
-    assert "sft_config.json" in report.extra["dataset"]["splits"][0]["chat_settings"]
+    assert "sft_config.json" in report.to_dict()["dataset"]["splits"][0]["chat_settings"]
     (tmp_path / "data" / "sft_config.json").write_text("max_length: 8\npacking: true\n")  # packing: no truncation
     (tmp_path / "data" / "sft_config.json").rename(tmp_path / "data" / "sft_config.yaml")
     assert "HVA552" not in _codes(_scan(chat_models["good"], rows, tmp_path))
@@ -244,7 +244,7 @@ def test_tool_calls_that_datasets_reads_as_json_values(chat_models, tmp_path):
     assert good["stage"] == "ok" and bad["stage"] == "forward"
     assert _codes(audit(chat_models["good"], datasets=[data], select=["HVA5"])) == []
     report = audit(chat_models["bad"], datasets=[data], select=["HVA5"])
-    assert _codes(report) == ["HVA501"] and report.extra["dataset"]["splits"][0]["rows"] == 2
+    assert _codes(report) == ["HVA501"] and report.to_dict()["dataset"]["splits"][0]["rows"] == 2
 
 
 def test_a_streaming_dataset_is_consumed_once_batch_by_batch(chat_models):
@@ -259,7 +259,7 @@ def test_a_streaming_dataset_is_consumed_once_batch_by_batch(chat_models):
 
     report = audit(chat_models["bad"], datasets=[IterableDataset.from_generator(rows)], select=["HVA5"], batch_size=4)
     assert len(calls) == 1
-    assert report.extra["dataset"]["splits"][0]["rows"] == 25 and _codes(report) == ["HVA501"]
+    assert report.to_dict()["dataset"]["splits"][0]["rows"] == 25 and _codes(report) == ["HVA501"]
 
 
 def test_rows_with_tools_use_the_named_tool_use_template(tmp_path):

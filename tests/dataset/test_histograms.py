@@ -23,10 +23,10 @@ def test_histogram_puts_the_limit_on_an_edge_and_merges_by_addition():
 def test_input_ids_histograms_reach_the_report_and_the_html(llama_lm, tmp_path):
     rows = [{"input_ids": [1, 5, 7, 2]}, {"input_ids": [1, 150, 2]}, {"input_ids": [1, 103, 103, 9, 2]}]
     data = write_jsonl(tmp_path / "train.jsonl", rows)
-    assert "id_histogram" not in audit(llama_lm, datasets=[str(data)]).extra["dataset"]["splits"][0]["columns"][
+    assert "id_histogram" not in audit(llama_lm, datasets=[str(data)]).to_dict()["dataset"]["splits"][0]["columns"][
         "input_ids"]  # only computed for the HTML report
     report = audit(llama_lm, datasets=[str(data)], dataset_histograms=True)
-    (split,) = report.extra["dataset"]["splits"]
+    (split,) = report.to_dict()["dataset"]["splits"]
     column = split["columns"]["input_ids"]
     ids = column["id_histogram"]
     assert ids["limit"] == 104 and sum(ids["counts"]) == 12
@@ -34,7 +34,7 @@ def test_input_ids_histograms_reach_the_report_and_the_html(llama_lm, tmp_path):
     assert ids["edges"][HIST_BINS] == 104
     lengths = column["length_histogram"]
     assert lengths["limit"] == 128 and sum(lengths["counts"]) == 3
-    entries = plots.plot_entries(report.extra["dataset"])
+    entries = plots.plot_entries(report.dataset)
     assert [e["column"] for e in entries["id_columns"]] == ["input_ids"]
     html = render(report, "html")
     assert "train/input_ids: ids against 104 rows" in html

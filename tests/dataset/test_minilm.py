@@ -26,7 +26,7 @@ def test_labels_0_to_2_are_clean(minilm_cls, tmp_path):
     data = _labelled(tmp_path, [0, 1, 2, 1, 0, 2], [2, 1, 0])
     report = audit(minilm_cls, datasets=[data])
     assert _found(report) == {}
-    split = {s["split"]: s for s in report.extra["dataset"]["splits"]}
+    split = {s["split"]: s for s in report.to_dict()["dataset"]["splits"]}
     assert split["train"]["columns"]["label"]["unique_values"] == [
         {"value": 0, "count": 2}, {"value": 1, "count": 2}, {"value": 2, "count": 2}]
     assert split["train"]["columns"]["text"]["tokens"] > 0
@@ -67,4 +67,4 @@ def test_one_bad_id_in_50000_rows_is_found(minilm_cls, tmp_path):
     f = found["HVA501"]
     assert (f.location.row, f.location.position) == (41, 5)
     assert "1 value(s) in 1 row(s) >= the 30522 rows of bert.embeddings.word_embeddings.weight" in f.message
-    assert report.extra["dataset"]["rows_scanned"] == 50_000
+    assert report.to_dict()["dataset"]["rows_scanned"] == 50_000

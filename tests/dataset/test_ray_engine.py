@@ -87,7 +87,7 @@ def test_ray_max_rows_and_batch_size_match_local(ray_local, bert_cls, tmp_path):
     specs = _every_finding(tmp_path)
     local = audit(bert_cls, datasets=specs, batch_size=13, max_rows=250)
     ray = audit(bert_cls, datasets=specs, batch_size=50, max_rows=250, engine="ray", progress=True)
-    split = next(s for s in ray.extra["dataset"]["splits"] if s["source"] == str(tmp_path / "pq"))
+    split = next(s for s in ray.to_dict()["dataset"]["splits"] if s["source"] == str(tmp_path / "pq"))
     assert split["rows"] == 250 and split["truncated"] is True
     assert _report_json(ray) == _report_json(local)
 

@@ -12,7 +12,7 @@ from hf_vocab_audit.facts import gather
 
 
 def _split(report, name="train"):
-    return next(s for s in report.extra["dataset"]["splits"] if s["split"] == name)
+    return next(s for s in report.to_dict()["dataset"]["splits"] if s["split"] == name)
 
 
 def test_roles_detected_and_unknown_columns_listed_as_skipped(bert_cls, tmp_path):
@@ -61,7 +61,7 @@ def test_parallel_splits_give_the_same_summary(bert_cls, tmp_path):
 
 def test_static_audit_is_unchanged_without_a_dataset(bert_cls):
     report = audit(bert_cls)
-    assert "dataset" not in report.extra and not any(c.startswith("HVA5") for c in report.rules_run)
+    assert report.dataset is None and not any(c.startswith("HVA5") for c in report.rules_run)
 
 
 def test_over_long_text_rows_are_reported_not_tokenized(bert_cls, tmp_path, monkeypatch):

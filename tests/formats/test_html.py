@@ -108,9 +108,13 @@ def test_dataset_section_is_plotted():
 def test_dataset_plots_reach_the_page(broken_report):
     import dataclasses
 
-    dataset = {"lengths": [{"split": "train", "column": "input_ids", "limit": 128, "edges": [0, 64, 192],
-                            "counts": [3, 4]}]}
-    page = html.render(dataclasses.replace(broken_report, extra={**broken_report.extra, "dataset": dataset}))
+    from hf_vocab_audit.core.sections import ColumnSection, DatasetSection, Histogram, SplitSection
+
+    column = ColumnSection("input_ids", 7, 900, 0, 0, 99, max_length=180,
+                           length_histogram=Histogram(128, (0, 64, 192), (3, 4)))
+    dataset = DatasetSection(("d.jsonl",), 7, 0.1, {"positions": 128}, None,
+                             (SplitSection("d.jsonl", "train", 7, False, {"input_ids": column}),))
+    page = html.render(dataclasses.replace(broken_report, dataset=dataset))
     assert page.count("<img ") == 3 and "usable positions" in page
 
 

@@ -122,12 +122,12 @@ def test_known_pre_tokenizer_hash_is_recognised(tmp_path: Path) -> None:
 def test_target_vllm_lists_the_undecodable_ids(checkpoints) -> None:
     report = audit(checkpoints["resized_to_72_rows"], target_kind="vllm")
     (hit,) = codes(report)["HVA950"]
-    assert report.extra["vllm"]["suppress_token_ids"] == list(range(64, 72))
+    assert report.to_dict()["vllm"]["suppress_token_ids"] == list(range(64, 72))
     # vLLM (up to 0.10.1.1) refuses ids above max(largest id 63, tokenizer.vocab_size 64): 65 is the first
     assert "Token id 65 is out of vocabulary" in hit.message and hit.details["vllm_max_token_id"] == 64
     assert hit.details["refused_as_prompt_up_to_0_10_1"] == 7
     healthy = audit(checkpoints["healthy"], target_kind="vllm")
-    assert "HVA950" not in codes(healthy) and healthy.extra["vllm"]["suppress_token_ids"] == []
+    assert "HVA950" not in codes(healthy) and healthy.to_dict()["vllm"]["suppress_token_ids"] == []
 
 
 def test_target_vllm_one_padding_row_passes_vllms_check(checkpoints, tmp_path: Path) -> None:
@@ -136,7 +136,7 @@ def test_target_vllm_one_padding_row_passes_vllms_check(checkpoints, tmp_path: P
     folder = hf_checkpoint(tmp_path / "m65", checkpoints["spm"], resize=65)
     report = audit(folder, target_kind="vllm")
     (hit,) = codes(report)["HVA950"]
-    assert report.extra["vllm"]["suppress_token_ids"] == [64]
+    assert report.to_dict()["vllm"]["suppress_token_ids"] == [64]
     assert hit.details["refused_as_prompt_up_to_0_10_1"] == 0 and "is out of vocabulary" not in hit.message
 
 
@@ -186,11 +186,11 @@ def test_target_vllm_with_weights_adds_untrained_reserved_rows(tmp_path: Path) -
     folder = llama_with_rows(tmp_path / "m", added=["<|reserved_0|>", "<|reserved_1|>"], zero=["<|reserved_1|>"],
                              chat_template=None)
     report = audit(folder, weights=True, target_kind="vllm")
-    section = report.extra["vllm"]
+    section = report.to_dict()["vllm"]
     # <|reserved_1|> (101) zeroed; <pad> (3) is nn.Embedding's padding_idx row, zero from the start
     assert section["untrained_reserved_ids"] == [3, 101]
     assert {3, 101} <= set(section["suppress_token_ids"]) and 100 not in section["suppress_token_ids"]
-    assert audit(folder, target_kind="vllm").extra["vllm"] == {"suppress_token_ids": []}
+    assert audit(folder, target_kind="vllm").to_dict()["vllm"] == {"suppress_token_ids": []}
 
 
 def test_cli_writes_the_suppress_ids_file(checkpoints, tmp_path: Path, run_cli) -> None:

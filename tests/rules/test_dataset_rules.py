@@ -52,7 +52,7 @@ def test_hva501_id_beyond_embedding_in_id_column(bert_cls, tmp_path):
     assert (f.location.split, f.location.column, f.location.row, f.location.position) == ("train", "input_ids", 1, 1)
     assert f.details["locations"][:2] == [{"row": 1, "position": 1, "value": 104},
                                           {"row": 1, "position": 2, "value": 105}]
-    assert report.extra["dataset"]["splits"][0]["columns"]["input_ids"]["max"] == 105
+    assert report.to_dict()["dataset"]["splits"][0]["columns"]["input_ids"]["max"] == 105
 
 
 def test_hva501_fires_on_tokenized_text_with_added_tokens(tmp_path):

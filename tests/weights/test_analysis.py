@@ -26,7 +26,7 @@ def test_zeroed_chat_tokens_are_named(tmp_path, dtype, tied):
     assert ("lm_head row is all zero" in msg) is (not tied)
     assert hits[1].fix.action == "reinit-untrained-rows" and hits[1].fix.params["ids"] == [101]
     assert hits[1].fix.applicability.value == "unsafe"
-    sides = report.extra["weights"]["sides"]
+    sides = report.to_dict()["weights"]["sides"]
     assert set(sides) == ({"input"} if tied else {"input", "output"})
     assert sides["input"]["dtype"] == ("BF16" if dtype == torch.bfloat16 else "F32")
     assert [e["id"] for e in sides["input"]["flagged_used"]] == [100, 101]
@@ -57,7 +57,7 @@ def test_mean_resized_rows_are_untrained(tmp_path):
     assert [f.location.token_id for f in hits] == [100, 101]
     assert "input embedding row equals the mean of the other rows" in hits[0].message
     assert "lm_head row equals the mean" in hits[0].message
-    assert report.extra["weights"]["sides"]["input"]["flagged_used"][0]["reasons"][:1] == ["mean"]
+    assert report.to_dict()["weights"]["sides"]["input"]["flagged_used"][0]["reasons"][:1] == ["mean"]
 
 
 def test_low_norm_row_is_suspect(tmp_path):
@@ -75,7 +75,7 @@ def test_healthy_padded_checkpoint_has_no_warnings(tmp_path, dtype):
     folder = llama_with_rows(tmp_path, pad_to_multiple_of=64, dtype=dtype)
     report = audit(folder, weights=True)
     assert _codes(report) == []
-    side = report.extra["weights"]["sides"]["input"]
+    side = report.to_dict()["weights"]["sides"]["input"]
     assert (side["rows"], side["token_rows"], side["padding_rows"]) == (128, 102, 26)
     assert "HVA601" in report.rules_run
 
@@ -104,14 +104,14 @@ def test_reserved_token_used_by_the_template_warns(tmp_path):
 def test_default_check_reads_no_weights(tmp_path):
     folder = llama_with_rows(tmp_path, zero=["<|im_end|>"])
     report = audit(folder)
-    assert _codes(report) == [] and "weights" not in report.extra
+    assert _codes(report) == [] and report.weights is None
     assert not any(c.startswith("HVA6") for c in report.rules_run)
 
 
 def test_minilm_audits_clean_with_weights(minilm_dir):
     report = audit(minilm_dir, weights=True)
     assert [f for f in report.findings if f.severity.value != "info"] == []
-    side = report.extra["weights"]["sides"]["input"]
+    side = report.to_dict()["weights"]["sides"]["input"]
     assert (side["rows"], side["token_rows"]) == (30522, 30522)
     # [unusedN] placeholders and rare pieces are counted, not warned about.
     assert _codes(report) == ["HVA603"]
