@@ -1,4 +1,4 @@
-"""What a scan of a batch yields and how summaries combine: limits, column roles, violations, column stats,
+"""What a scan of a batch yields and how summaries combine: column roles, violations, column stats,
 one associative ``merge`` (any order gives the same answer) and mergeable fixed-edge histograms."""
 
 from __future__ import annotations
@@ -8,26 +8,14 @@ from typing import Any
 
 import numpy as np
 
+from ..facts.limits import InputLimits
+
 MAX_LOCATIONS = 5  # exact locations kept per check
 HIST_BINS = 32  # histogram bins from 0 up to a limit (embedding rows, usable positions) ...
 HIST_OVER = 8  # ... and past it; the last bin is open-ended
 UNIQUE_CAP = 10_000  # distinct label values tracked before a column counts as "too many to list"
 TOP_CAP = 100_000  # distinct offending values counted before the counter is dropped
 MAX_NOTES = 64  # turn notes kept per column (the first located values need a handful)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What the model can take; None means "not known, not checked"."""
-
-    input_rows: int | None = None
-    output_rows: int | None = None
-    type_vocab_size: int | None = None
-    positions: int | None = None  # usable learned absolute positions
-    rotary_positions: int | None = None  # max_position_embeddings of a rotary model (info only)
-    num_labels: int | None = None
-    tokenizer_max_id: int | None = None
-    eos_id: int | None = None  # set only when pad == eos
 
 
 @dataclass(frozen=True)
@@ -43,7 +31,7 @@ class ScanContext:
     source: str
     split: str
     columns: tuple[ColumnRole, ...]
-    limits: Limits
+    limits: InputLimits  # the one limits model (facts.limits), as the static rules and the guard read it
     tokenizer: Any = field(default=None, repr=False, compare=False)  # tokenizers.Tokenizer, no pad/truncation
     tokenizer_file: str = ""  # named when the library fails on a row
     causal_lm: bool = False
