@@ -64,7 +64,6 @@ from .summary import (
     merge_violation,
 )
 
-
 # The check an id column's role fails when a value reaches its bound (InputLimits.bound).
 TOO_LARGE = {INPUT_IDS: ID_TOO_LARGE, TOKEN_TYPE_IDS: TYPE_TOO_LARGE, POSITION_IDS: POSITION_TOO_LARGE}
 

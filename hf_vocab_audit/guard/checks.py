@@ -104,9 +104,9 @@ def _labels(key: str, t: Any, batch: Mapping[str, Any], limits: LiveLimits) -> l
     if kind == LabelKind.MULTI_LABEL and inputs.num_labels is not None:
         return _label_vectors(key, t, inputs.num_labels)
     if kind == LabelKind.CHOICES:
-        ids = batch.get("input_ids")
-        choices = int(ids.shape[1]) if getattr(ids, "dim", lambda: 0)() >= 3 else None
-        if choices is not None:
+        ids = batch.get("input_ids")  # choices x length per example, as the head reads them
+        if ids is not None and getattr(ids, "dim", lambda: 0)() >= 3:
+            choices = int(ids.shape[1])
             return _range(key, t, 0, choices, limits, kind="choice-labels", allow=inputs.ignore_index)
     return []  # regression targets, QA positions (clamped to the length): no range
 

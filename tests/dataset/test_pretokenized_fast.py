@@ -19,8 +19,8 @@ import pytest
 from hf_vocab_audit.dataset import arrays
 from hf_vocab_audit.dataset import kernel as k
 from hf_vocab_audit.dataset import summary as s
-from hf_vocab_audit.facts.limits import InputLimits
 from hf_vocab_audit.dataset.spec import open_spec
+from hf_vocab_audit.facts.limits import InputLimits
 
 ROWS = 1000
 
