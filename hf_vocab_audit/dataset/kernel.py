@@ -32,7 +32,11 @@ from .checks import (  # noqa: F401 - re-exported names the rules read
     ALL_MASKED,
     ATTENTION_MASK,
     BEYOND_ROTARY,
+    CHOICE_LABEL,
+    CHOICE_OUT_OF_RANGE,
     CLASS_LABEL,
+    CTC_LABEL_TOO_LARGE,
+    CTC_LABELS,
     EOS_MASKED,
     ID_ROLES,
     ID_TOO_LARGE,
@@ -40,6 +44,8 @@ from .checks import (  # noqa: F401 - re-exported names the rules read
     INPUT_IDS,
     LABEL_MINUS_ONE,
     LABEL_OUT_OF_RANGE,
+    LABEL_VECTOR,
+    LABEL_VECTOR_LENGTH,
     LENGTH_MISMATCH,
     LM_LABEL_TOO_LARGE,
     LM_LABELS,
@@ -131,7 +137,38 @@ def _null_rows(acc: _Acc, column: str, arr: pa.Array, row_offset: int) -> None:
                                             acc.ctx.max_locations))
 
 
+def _nested_id_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) -> None:
+    """Multiple choice: a list of choices per row, a list of ids per choice; the head reads them as
+    ``view(-1, length)`` (every choice a sequence). Locations are (row, index into the row's choices laid end
+    to end); lengths are the row's longest choice."""
+    _null_rows(acc, plan.name, arr, row_offset)
+    choices = arr.flatten()  # one list of ids per choice
+    values, inner, _, _ = flat_sequences(choices)
+    outer = np.zeros(len(arr) + 1, dtype=np.int64)
+    np.cumsum(row_lengths(arr), out=outer[1:])
+    offsets = inner[outer]  # each row's first and last value in the flat ids
+    lim, n = acc.ctx.limits, acc.ctx.max_locations
+    lo, hi = minmax(values)
+    if lo is not None and lo < 0:
+        acc.add(plan.name, NEGATIVE, violation(values < 0, values, offsets, row_offset, n))
+    bound = lim.bound(plan.role) if plan.role in TOO_LARGE else None
+    if hi is not None and bound is not None and hi >= bound.below:
+        acc.add(plan.name, TOO_LARGE[plan.role], violation(values >= bound.below, values, offsets, row_offset, n))
+    choice_lengths = np.diff(inner)
+    lengths = np.zeros(len(arr), dtype=np.int64)
+    full = np.flatnonzero(np.diff(outer) > 0)
+    if full.size:
+        lengths[full] = np.maximum.reduceat(choice_lengths, outer[full])
+    if plan.role == INPUT_IDS:
+        _length_checks(acc, plan.name, lengths, row_offset)
+    acc.stat(plan.name, ColumnStats(len(arr), int(values.size), arr.null_count, lo, hi,
+                                    int(lengths.max()) if lengths.size else None))
+
+
 def _id_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int, batch: pa.Table) -> None:
+    if plan.nested and is_list(arr.type) and is_list(arr.type.value_type):
+        _nested_id_column(acc, plan, arr, row_offset)
+        return
     if is_list(arr.type):
         values, offsets, null_rows, _ = flat_sequences(arr)
         _null_rows(acc, plan.name, arr, row_offset)
@@ -362,6 +399,59 @@ def _lm_label_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int
                                     int(lengths.max()) if lengths.size else None))
 
 
+def _label_vector_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) -> None:
+    """Multi-label targets: BCEWithLogitsLoss needs num_labels values per row (another length raises
+    ``Target size ... must be the same as input size``); the values themselves have no range. A scalar per
+    row is a vector of one."""
+    lim = acc.ctx.limits
+    _null_rows(acc, plan.name, arr, row_offset)
+    valid = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else np.ones(len(arr), dtype=bool)
+    if is_list(arr.type):
+        lengths = row_lengths(arr)
+        values = int(lengths.sum())
+    else:
+        lengths = np.ones(len(arr), dtype=np.int64)
+        values = int(valid.sum())
+    if lim.num_labels is not None:
+        acc.add(plan.name, LABEL_VECTOR_LENGTH,
+                row_violation((lengths != lim.num_labels) & valid, lengths, row_offset, acc.ctx.max_locations))
+    lo, hi = minmax(lengths[valid])
+    acc.stat(plan.name, ColumnStats(len(arr), values, arr.null_count, None, None, hi if lo is not None else None))
+
+
+def _choice_label_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int, batch: pa.Table) -> None:
+    """Multiple choice: the label indexes the row's choices (the ignore index skipped); the choices are the
+    outer lists of the row's nested input_ids, as the head reads them."""
+    ctx, lim = acc.ctx, acc.ctx.limits
+    _null_rows(acc, plan.name, arr, row_offset)
+    values, valid = scalars(arr)
+    column = plan.input_ids_column
+    if column and column in batch.column_names:
+        ids = as_array(batch.column(column))
+        if is_list(ids.type) and is_list(ids.type.value_type):
+            choices = row_lengths(ids)
+            bad = ((values < 0) | (values >= choices)) & (values != lim.ignore_index) & valid
+            acc.add(plan.name, CHOICE_OUT_OF_RANGE, violation(bad, values, None, row_offset, ctx.max_locations))
+    kept = values[valid]
+    lo, hi = minmax(kept)
+    acc.stat(plan.name, ColumnStats(len(arr), int(kept.size), arr.null_count, lo, hi, None))
+
+
+def _ctc_label_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) -> None:
+    """CTC targets: the loss masks every negative (padding); a value >= the CTC head's rows raises ValueError."""
+    ctx, lim = acc.ctx, acc.ctx.limits
+    _null_rows(acc, plan.name, arr, row_offset)
+    values, offsets, null_rows, _ = flat_sequences(arr)
+    bound = lim.label_bound(LabelKind.CTC)
+    lo, hi = minmax(values)
+    if bound is not None and hi is not None and hi >= bound.below:
+        acc.add(plan.name, CTC_LABEL_TOO_LARGE, violation(bound.bad(values), values, offsets, row_offset,
+                                                          ctx.max_locations))
+    lengths = np.diff(offsets)
+    acc.stat(plan.name, ColumnStats(len(arr), int(values.size), null_rows, lo, hi,
+                                    int(lengths.max()) if lengths.size else None))
+
+
 def summarize(batch: pa.Table | pa.RecordBatch, row_offset: int, ctx: ScanContext) -> Summary:
     """Everything the dataset rules need from one batch whose first row is ``row_offset`` in its split."""
     acc = _Acc(ctx)
@@ -377,4 +467,10 @@ def summarize(batch: pa.Table | pa.RecordBatch, row_offset: int, ctx: ScanContex
             _class_label_column(acc, plan, arr, row_offset, batch)
         elif plan.role == LM_LABELS:
             _lm_label_column(acc, plan, arr, row_offset, batch)
+        elif plan.role == LABEL_VECTOR:
+            _label_vector_column(acc, plan, arr, row_offset)
+        elif plan.role == CHOICE_LABEL:
+            _choice_label_column(acc, plan, arr, row_offset, batch)
+        elif plan.role == CTC_LABELS:
+            _ctc_label_column(acc, plan, arr, row_offset)
     return Summary({(ctx.source, ctx.split): batch.num_rows}, acc.stats, acc.violations)

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from ..errors import AuditError, first_line
 from ..facts import Facts
-from ..facts.limits import InputLimits, input_limits
+from ..facts.limits import InputLimits, head_label_kind, input_limits
 from .chat import summarize
 from .checks import CHAT
 from .expansion import check_batch
@@ -166,7 +166,8 @@ def _open_all(opts: Options, facts: Facts) -> list[_Opened]:
     for o in opened:
         schema = o.first.schema if o.first is not None else pa.schema([])
         o.plan = plan_columns(schema, o.split.features, facts.config.architectures,
-                              text_columns=opts.text_columns, label_columns=opts.label_columns)
+                              text_columns=opts.text_columns, label_columns=opts.label_columns,
+                              label_kind=head_label_kind(facts))
         _plan_chat(o, schema, opts, facts)
     return opened
 

@@ -24,6 +24,7 @@ class ColumnRole:
     role: str
     names: tuple[str, ...] | None = None  # ClassLabel names, when the feature declares them
     input_ids_column: str | None = None  # for LM labels: the aligned input_ids column (eos check)
+    nested: bool = False  # multiple choice: one list of ids per choice, choices x length per row
 
 
 @dataclass(frozen=True)

@@ -138,11 +138,6 @@ class InputLimits:
             return None if self.output_rows is None else Bound(self.output_rows, negatives_ignored=True)
         return None  # regression, spans (clamped), multi-label (a length, not a range), choices (data's count)
 
-    def with_labels(self, kind: LabelKind) -> InputLimits:
-        from dataclasses import replace
-
-        return replace(self, label_kind=kind)
-
 
 def _bound(below: int | None, ignore: int | None = None) -> Bound | None:
     return None if below is None else Bound(below, ignore)
@@ -208,6 +203,9 @@ def input_limits(facts: Facts) -> tuple[InputLimits, dict[str, str]]:
     usable = usable_positions(facts)
     rotary = cfg.max_position_embeddings if usable is None and cfg.has_rotary else None
     num_labels, labels_source = num_labels_of(facts)
+    kind = head_label_kind(facts)
+    if kind == LabelKind.CTC and cfg.vocab_size is not None:
+        output_rows = cfg.vocab_size  # a CTC head compares its labels with config.vocab_size before the loss
     eos = pad = None
     if tok is not None:
         eos, pad = tok.special_tokens.get("eos", (None, None))[1], tok.special_tokens.get("pad", (None, None))[1]
@@ -223,7 +221,7 @@ def input_limits(facts: Facts) -> tuple[InputLimits, dict[str, str]]:
         num_labels=num_labels,
         tokenizer_max_id=tok.max_id if tok else None,
         eos_id=eos if eos is not None and eos == pad else None,
-        label_kind=head_label_kind(facts),
+        label_kind=kind,
         sources=tuple((name, why) for name, why in (
             ("positions", usable[1] if usable else None), ("type_vocab_size", types[1] if types else None),
             ("num_labels", labels_source)) if why is not None),
