@@ -172,7 +172,8 @@ def head_label_kind(facts: Facts) -> LabelKind:
     """The label semantics of the head ``config.json``'s ``architectures`` names (the first one)."""
     cfg = facts.config
     name = cfg.architectures[0] if cfg.architectures else ""
-    return label_kind(name, cfg.raw.get("problem_type"), cfg.num_labels)
+    num_labels = cfg.num_labels if cfg.num_labels is not None else len(cfg.id2label) if cfg.id2label else None
+    return label_kind(name, cfg.raw.get("problem_type"), num_labels)  # transformers saves id2label, not num_labels
 
 
 def type_rows_of(facts: Facts) -> tuple[int, str, dict[str, Any]] | None:
