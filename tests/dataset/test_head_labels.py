@@ -127,3 +127,39 @@ def test_qa_positions_past_the_sequence_are_quiet(heads, tmp_path):
     report = audit(heads["qa"], datasets=[str(tmp_path / "train.parquet")])
     skipped = {c["column"]: c["reason"] for c in report.extra["dataset"]["splits"][0]["skipped_columns"]}
     assert "clamps" in skipped["start_positions"] and "clamps" in skipped["end_positions"]
+
+
+@pytest.fixture(scope="module")
+def ctc_head(tmp_path_factory) -> Path:
+    """Wav2Vec2ForCTC with a 12-row CTC head (vocab_size 12), blank = pad id 0."""
+    folder = tmp_path_factory.mktemp("ctc")
+    torch.manual_seed(0)
+    cfg = transformers.Wav2Vec2Config(
+        vocab_size=12, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=16,
+        conv_dim=(8, 8), conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=4,
+        num_conv_pos_embedding_groups=2, pad_token_id=0)
+    transformers.Wav2Vec2ForCTC(cfg).save_pretrained(folder)
+    make_tokenizer(folder, 12, style="bert")
+    return folder
+
+
+def _ctc_raises(folder: Path, labels: list[int]) -> bool:
+    model = transformers.Wav2Vec2ForCTC.from_pretrained(folder).eval()
+    try:
+        with torch.no_grad():
+            model(input_values=torch.randn(1, 2000), labels=torch.tensor([labels]))
+    except (IndexError, ValueError, RuntimeError):
+        return True
+    return False
+
+
+@pytest.mark.parametrize("labels, flagged", [
+    ([[1, 2, 3, -100], [4, 5, -100, -100], [0, 11, -1, -7]], {}),  # blank (pad 0), -1 and -7 are padding: quiet
+    ([[1, 2, 3, -100], [4, 12, -1, -100], [0, 5, 11, 30]], {"HVA562": {1, 2}}),
+])
+def test_ctc_labels_index_the_ctc_head(ctc_head, tmp_path, labels, flagged):
+    data = write_parquet(tmp_path / "train.parquet", {"labels": labels})
+    report = audit(ctc_head, datasets=[str(data)])
+    failing = {i for i, row in enumerate(labels) if _ctc_raises(ctc_head, row)}
+    assert _flagged(report) == flagged
+    assert set().union(*flagged.values()) == failing
