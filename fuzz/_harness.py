@@ -102,8 +102,8 @@ def check_tokenizer_library(folder: Path, data: bytes) -> None:
     from hf_vocab_audit import AuditError, audit
     from hf_vocab_audit.dataset.kernel import summarize
     from hf_vocab_audit.dataset.summary import ColumnRole, ScanContext
-    from hf_vocab_audit.facts.limits import InputLimits
     from hf_vocab_audit.facts import gather
+    from hf_vocab_audit.facts.limits import InputLimits
 
     tok, config, row = tokenizer_library_files(data)
     (folder / "tokenizer.json").write_text(json.dumps(tok), encoding="utf-8")

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..core.findings import Applicability, FixPlan, Location, Severity
 from ..facts import Facts
-from ..facts.limits import input_limits, type_rows_of
+from ..facts.limits import TOKEN_TYPE_IDS, input_limits, type_rows_of
 from ..facts.requirements import Requirement
 from .registry import Hit, rule
 
@@ -101,10 +101,11 @@ def token_type_id_out_of_range(facts: Facts) -> Iterator[Hit]:
     tok = facts.required_tokenizer()
     if not tok.returns_token_type_ids or not tok.pair_type_ids:
         return
-    types = type_rows_of(facts)  # the one limits model's token-type rows, and where they come from
-    if types is None:
+    types = type_rows_of(facts)  # where the token-type rows come from
+    bound = input_limits(facts)[0].bound(TOKEN_TYPE_IDS)  # and the bound the one limits model derives from them
+    if types is None or bound is None:
         return
-    rows, source, where = types
+    rows, (_, source, where) = bound.below, types
     loc = Location(**where)
     top = max(tok.pair_type_ids)
     if top < rows:
