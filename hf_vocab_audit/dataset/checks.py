@@ -1,6 +1,6 @@
 """Names shared by the kernel and the rules: column roles and check names (no heavy imports)."""
 
-IGNORE_INDEX = -100  # the label value cross entropy skips
+from ..facts.limits import IGNORE_INDEX  # noqa: F401 - the label value cross entropy skips (one definition)
 
 # Column roles (see roles.py).
 INPUT_IDS, TOKEN_TYPE_IDS, ATTENTION_MASK, POSITION_IDS = "input_ids", "token_type_ids", "attention_mask", "position_ids"

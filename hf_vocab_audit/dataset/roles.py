@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..facts.limits import LabelKind
+from ..facts.limits import CLASSIFICATION_HEADS, LM_HEADS, LabelKind
 from .arrays import is_integer_like, is_list
 from .checks import (
     ATTENTION_MASK,
@@ -45,9 +45,7 @@ QA_POSITIONS = ("question-answering positions: transformers clamps start/end pos
                 "so none is out of range")
 NO_RANGE_REASONS = (FLOAT_MULTILABEL, FLOAT_REGRESSION, REGRESSION_TARGETS)
 QA_NAMES = ("start_positions", "end_positions")
-CLASSIFICATION_HEADS = ("ForSequenceClassification", "ForTokenClassification", "ForMultipleChoice")
-LM_HEADS = ("ForCausalLM", "LMHeadModel", "ForMaskedLM", "ForConditionalGeneration", "ForSeq2SeqLM",
-            "ForPreTraining", "WithLMHead")
+# The head names that decide what labels are: one list, in facts.limits (CLASSIFICATION_HEADS, LM_HEADS).
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ class LabelKind(str, Enum):
 
 
 _CLASSIFICATION_HEADS = ("ForSequenceClassification", "ForAudioClassification", "ForImageClassification")
-_LM_HEADS = ("ForCausalLM", "LMHeadModel", "ForMaskedLM", "ForConditionalGeneration", "ForSeq2SeqLM",
+LM_HEADS = ("ForCausalLM", "LMHeadModel", "ForMaskedLM", "ForConditionalGeneration", "ForSeq2SeqLM",
              "ForPreTraining", "WithLMHead")
 
 
@@ -64,7 +64,7 @@ def label_kind(class_name: str, problem_type: Any, num_labels: Any, *, has_outpu
         return LabelKind.CHOICES
     if class_name.endswith("ForCTC"):
         return LabelKind.CTC
-    if has_output if has_output is not None else class_name.endswith(_LM_HEADS):
+    if has_output if has_output is not None else class_name.endswith(LM_HEADS):
         return LabelKind.LM
     return LabelKind.NONE
 
