@@ -57,14 +57,14 @@ def check_batch(batch: Mapping[str, Any], limits: LiveLimits, *, host_only: bool
     torch = import_torch(None, "checking a batch (the training guard)")
 
     found: list[BatchViolation] = []
-    inputs = limits.inputs  # the one limits model (facts.limits.InputLimits): every range comes from its bounds
+    inputs, bounds = limits.inputs, limits.bounds  # the one limits model (facts.limits.InputLimits) and its bounds
     for key, t in batch.items():
         if not isinstance(t, torch.Tensor) or t.numel() == 0 or t.device.type == "meta":
             continue
         if host_only and t.device.type != "cpu":
             continue
         if is_id_key(key):
-            rows = _below(inputs.bound(DECODER_INPUT_IDS if key.startswith("decoder_") else INPUT_IDS))
+            rows = _below(bounds[DECODER_INPUT_IDS if key.startswith("decoder_") else INPUT_IDS])
             if inputs.replaced_ids and rows is not None and not _in_range(t, rows, None):
                 for replaced in inputs.replaced_ids:  # swapped for a valid id before the lookup
                     t = t.masked_fill(t == replaced, 0)
@@ -73,9 +73,9 @@ def check_batch(batch: Mapping[str, Any], limits: LiveLimits, *, host_only: bool
         elif key == "labels":
             found += _labels(key, t, batch, limits)
         elif key == "token_type_ids":
-            found += _range(key, t, 0, _below(inputs.bound(TOKEN_TYPE_IDS)), limits, kind="types")
-        elif key == "position_ids" and inputs.bound(POSITION_IDS) is not None:
-            found += _range(key, t, 0, _below(inputs.bound(POSITION_IDS)), limits, kind="positions")
+            found += _range(key, t, 0, _below(bounds[TOKEN_TYPE_IDS]), limits, kind="types")
+        elif key == "position_ids" and bounds[POSITION_IDS] is not None:
+            found += _range(key, t, 0, _below(bounds[POSITION_IDS]), limits, kind="positions")
         elif is_mask_key(key) and limits.strict_attention_mask:
             found += _range(key, t, 0, 2, limits, kind="mask")
         elif key in CU_SEQ_LENS_KEYS:
@@ -90,7 +90,7 @@ def _below(bound: Bound | None) -> int | None:
 def _labels(key: str, t: Any, batch: Mapping[str, Any], limits: LiveLimits) -> list[BatchViolation]:
     """``labels`` as the head's loss reads them (``InputLimits.label_kind``)."""
     inputs = limits.inputs
-    kind, bound = inputs.label_kind, inputs.bound(LABELS)
+    kind, bound = inputs.label_kind, limits.bounds[LABELS]
     if kind == LabelKind.LM and bound is not None:
         found = _range(key, t, 0, bound.below, limits, kind="lm-labels", allow=bound.ignore,
                        skip_first=limits.shifts_labels)

@@ -12,7 +12,17 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ..errors import import_torch
-from ..facts.limits import InputLimits, LabelKind, label_kind
+from ..facts.limits import (
+    DECODER_INPUT_IDS,
+    INPUT_IDS,
+    LABELS,
+    POSITION_IDS,
+    TOKEN_TYPE_IDS,
+    Bound,
+    InputLimits,
+    LabelKind,
+    label_kind,
+)
 from ..facts.positions import OFFSET_TWO_TYPES, PADDING_OFFSET_TYPES
 
 if TYPE_CHECKING:
@@ -73,6 +83,13 @@ class LiveLimits:
             ignore_index=self.ignore_index,
             replaced_ids=self.replaced_ids,
         )
+
+    @cached_property
+    def bounds(self) -> dict[str, Bound | None]:
+        """:meth:`InputLimits.bound` of every batch key the guard checks, asked once (the per-batch path reads
+        this dict: a guard check costs microseconds)."""
+        return {key: self.inputs.bound(key) for key in (INPUT_IDS, DECODER_INPUT_IDS, TOKEN_TYPE_IDS, POSITION_IDS,
+                                                         LABELS)}
 
     @property
     def usable_positions(self) -> int | None:
