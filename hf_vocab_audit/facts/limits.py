@@ -86,8 +86,8 @@ class Bound:
 
 
 # The inputs a bound is asked for (a batch key, a dataset column role).
-INPUT_IDS, DECODER_INPUT_IDS, TOKEN_TYPE_IDS, POSITION_IDS, LABELS = (
-    "input_ids", "decoder_input_ids", "token_type_ids", "position_ids", "labels")
+INPUT_IDS, DECODER_INPUT_IDS, TOKEN_TYPE_IDS, POSITION_IDS, LABELS, ATTENTION_MASK = (
+    "input_ids", "decoder_input_ids", "token_type_ids", "position_ids", "labels", "attention_mask")
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,7 @@ class InputLimits:
     label_kind: LabelKind = LabelKind.NONE
     ignore_index: int = IGNORE_INDEX
     replaced_ids: tuple[int, ...] = ()  # ids the model swaps for a valid one before the lookup (Gemma-3 images)
+    attention_mask_below: int | None = None  # 2 under flash-attention (its varlen path sums the mask); else any value
     sources: tuple[tuple[str, str], ...] = ()  # limit name -> how it was derived ("position_embeddings has 512 rows")
 
     def source(self, name: str) -> str | None:
@@ -126,6 +127,8 @@ class InputLimits:
             return _bound(self.position_ids_below if self.position_ids_below is not None else self.positions)
         if key == LABELS:
             return self.label_bound(self.label_kind)
+        if key == ATTENTION_MASK:
+            return _bound(self.attention_mask_below)
         raise KeyError(key)
 
     def label_bound(self, kind: LabelKind) -> Bound | None:

@@ -14,7 +14,16 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import import_torch
-from ..facts.limits import DECODER_INPUT_IDS, INPUT_IDS, LABELS, POSITION_IDS, TOKEN_TYPE_IDS, Bound, LabelKind
+from ..facts.limits import (
+    ATTENTION_MASK,
+    DECODER_INPUT_IDS,
+    INPUT_IDS,
+    LABELS,
+    POSITION_IDS,
+    TOKEN_TYPE_IDS,
+    Bound,
+    LabelKind,
+)
 from .limits import LiveLimits
 
 CU_SEQ_LENS_KEYS = ("cu_seq_lens_q", "cu_seq_lens_k")
@@ -76,8 +85,8 @@ def check_batch(batch: Mapping[str, Any], limits: LiveLimits, *, host_only: bool
             found += _range(key, t, 0, _below(bounds[TOKEN_TYPE_IDS]), limits, kind="types")
         elif key == "position_ids" and bounds[POSITION_IDS] is not None:
             found += _range(key, t, 0, _below(bounds[POSITION_IDS]), limits, kind="positions")
-        elif is_mask_key(key) and limits.strict_attention_mask:
-            found += _range(key, t, 0, 2, limits, kind="mask")
+        elif is_mask_key(key) and bounds[ATTENTION_MASK] is not None:
+            found += _range(key, t, 0, _below(bounds[ATTENTION_MASK]), limits, kind="mask")
         elif key in CU_SEQ_LENS_KEYS:
             found += _cu_seq_lens(key, t, batch)
     return found

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import import_torch
 from ..facts.limits import (
+    ATTENTION_MASK,
     DECODER_INPUT_IDS,
     INPUT_IDS,
     LABELS,
@@ -82,6 +83,7 @@ class LiveLimits:
             label_kind=LabelKind(kind),
             ignore_index=self.ignore_index,
             replaced_ids=self.replaced_ids,
+            attention_mask_below=2 if self.strict_attention_mask else None,
         )
 
     @cached_property
@@ -89,7 +91,7 @@ class LiveLimits:
         """:meth:`InputLimits.bound` of every batch key the guard checks, asked once (the per-batch path reads
         this dict: a guard check costs microseconds)."""
         return {key: self.inputs.bound(key) for key in (INPUT_IDS, DECODER_INPUT_IDS, TOKEN_TYPE_IDS, POSITION_IDS,
-                                                         LABELS)}
+                                                         LABELS, ATTENTION_MASK)}
 
     @property
     def usable_positions(self) -> int | None:

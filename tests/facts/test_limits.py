@@ -90,6 +90,8 @@ def test_bounds_say_what_each_input_may_hold():
     assert limits.bound("labels") == Bound(12, negatives_ignored=True)
     assert limits.label_bound(LabelKind.CLASSES) == Bound(3, -100)
     assert limits.label_bound(LabelKind.REGRESSION) is None and limits.label_bound(LabelKind.SPANS) is None
+    assert limits.bound("attention_mask") is None  # eager and SDPA attend on any non-zero value
+    assert InputLimits(attention_mask_below=2).bound("attention_mask") == Bound(2)  # flash-attention's varlen path
     import numpy as np
 
     values = np.array([-100, -1, 0, 2, 3, 12])
