@@ -101,8 +101,9 @@ def check_tokenizer_library(folder: Path, data: bytes) -> None:
 
     from hf_vocab_audit import AuditError, audit
     from hf_vocab_audit.dataset.kernel import summarize
-    from hf_vocab_audit.dataset.summary import ColumnRole, Limits, ScanContext
+    from hf_vocab_audit.dataset.summary import ColumnRole, ScanContext
     from hf_vocab_audit.facts import gather
+    from hf_vocab_audit.facts.limits import InputLimits
 
     tok, config, row = tokenizer_library_files(data)
     (folder / "tokenizer.json").write_text(json.dumps(tok), encoding="utf-8")
@@ -111,7 +112,7 @@ def check_tokenizer_library(folder: Path, data: bytes) -> None:
         audit(folder)
         tokenizer = gather(folder).tokenizer
         assert tokenizer is not None
-        ctx = ScanContext("rows.jsonl", "train", (ColumnRole("text", "text"),), Limits(input_rows=8, tokenizer_max_id=8),
+        ctx = ScanContext("rows.jsonl", "train", (ColumnRole("text", "text"),), InputLimits(input_rows=8, tokenizer_max_id=8),
                           tokenizer.backend, tokenizer_file=str(folder / "tokenizer.json"))
         summarize(pa.table({"text": [row, "a b"]}), 0, ctx)
     except AuditError as exc:

@@ -27,7 +27,7 @@ GPU_ONLY = ("The CPU forward runs clean. That suggests a GPU-only cause: a varle
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ReplayOutcome:
     """What a CPU forward did with a batch: the exception class and message, or None when it ran clean."""
 
     exc_type: str | None
@@ -36,7 +36,7 @@ class Outcome:
     dropped: tuple[str, ...] = ()  # batch keys the forward does not take
 
 
-def replay(model: Any, batch: dict[str, Any]) -> Outcome:
+def replay(model: Any, batch: dict[str, Any]) -> ReplayOutcome:
     """Run ``model(**batch)`` on CPU without gradients; keys the forward does not take are dropped."""
     import torch
 
@@ -48,8 +48,8 @@ def replay(model: Any, batch: dict[str, Any]) -> Outcome:
         with torch.no_grad():
             model(**inputs)
     except Exception as exc:  # noqa: BLE001 - the exception is the result
-        return Outcome(type(exc).__name__, str(exc), "".join(traceback.format_exception(exc)), dropped)
-    return Outcome(None, None, None, dropped)
+        return ReplayOutcome(type(exc).__name__, str(exc), "".join(traceback.format_exception(exc)), dropped)
+    return ReplayOutcome(None, None, None, dropped)
 
 
 def run_repro(batch_file: Path, model_dir: Path | None, *, weights: bool, out: TextIO) -> int:
@@ -58,14 +58,14 @@ def run_repro(batch_file: Path, model_dir: Path | None, *, weights: bool, out: T
 
     from .guard.checks import check_batch
     from .guard.evidence import read_evidence
-    from .guard.limits import Limits, limits_of
+    from .guard.limits import LiveLimits, limits_of
     from .guard.twin import build_twin
 
     tensors, sidecar = read_evidence(batch_file)
     live = None
     if sidecar and isinstance(sidecar.get("limits"), dict):
         try:
-            live = Limits.from_dict(sidecar["limits"])
+            live = LiveLimits.from_dict(sidecar["limits"])
         except ValueError as exc:
             raise AuditError(batch_file.with_suffix(".json"), str(exc)) from None
     class_name = live.model_class if live else None
@@ -95,7 +95,7 @@ def run_repro(batch_file: Path, model_dir: Path | None, *, weights: bool, out: T
         kind = f"a shape twin of {type(model).__name__} (real row counts, tiny hidden sizes, no weights)"
     limits = limits_of(model)
     if live is not None:
-        limits = Limits.from_dict({**limits.to_dict(), "attn_implementation": live.attn_implementation,
+        limits = LiveLimits.from_dict({**limits.to_dict(), "attn_implementation": live.attn_implementation,
                                    "ignore_index": live.ignore_index, "pad_token_id": live.pad_token_id,
                                    "pad_token": live.pad_token, "tokenizer_length": live.tokenizer_length})
     source = f"the checkpoint {model_dir}" if model_dir else "the live model (sidecar)"

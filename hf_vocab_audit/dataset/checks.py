@@ -1,11 +1,16 @@
 """Names shared by the kernel and the rules: column roles and check names (no heavy imports)."""
 
-IGNORE_INDEX = -100  # the label value cross entropy skips
+from ..facts.limits import IGNORE_INDEX  # noqa: F401 - the label value cross entropy skips (one definition)
 
 # Column roles (see roles.py).
 INPUT_IDS, TOKEN_TYPE_IDS, ATTENTION_MASK, POSITION_IDS = "input_ids", "token_type_ids", "attention_mask", "position_ids"
 TEXT, CLASS_LABEL, LM_LABELS = "text", "class_label", "lm_labels"
 CHAT = "chat"  # a sequence rendered from a chat/instruction format (chat_formats.py)
+# Labels of heads whose loss is not cross entropy over num_labels classes (facts.limits.LabelKind).
+LABEL_VECTOR = "label_vector"  # multi-label: one vector of num_labels numbers per row
+CHOICE_LABEL = "choice_label"  # multiple choice: one index < the row's number of choices
+CTC_LABELS = "ctc_labels"  # CTC targets: ids < the CTC head's rows; every negative is padding
+LABEL_ROLES = (CLASS_LABEL, LABEL_VECTOR, CHOICE_LABEL)  # the columns a classification head takes as labels
 ID_ROLES = (INPUT_IDS, TOKEN_TYPE_IDS, ATTENTION_MASK, POSITION_IDS)
 
 # Check names (the keys of Summary.violations; rules in rules/dataset.py read them).
@@ -21,6 +26,9 @@ LM_LABEL_TOO_LARGE = "lm-label-too-large"  # LM label id >= lm_head rows, or neg
 ALL_MASKED = "all-masked"  # a row whose labels are all -100
 EOS_MASKED = "eos-masked"  # eos in input_ids whose label is -100 (or masked by the collator) when pad == eos
 NULL = "null"  # a missing value in a checked column
+LABEL_VECTOR_LENGTH = "label-vector-length"  # a multi-label row whose vector is not num_labels long
+CHOICE_OUT_OF_RANGE = "choice-out-of-range"  # a multiple-choice label >= the row's choices (or negative, not -100)
+CTC_LABEL_TOO_LARGE = "ctc-label-too-large"  # a CTC target >= the CTC head's rows (config vocab_size)
 TEXT_TOO_LONG = "text-too-long"  # a text row over MAX_TEXT_CHARS characters: not tokenized, not checked
 LENGTH_MISMATCH = "length-mismatch"  # per-token labels whose length differs from the row's input_ids
 

@@ -8,7 +8,7 @@ are gaps (exit 2 unless ``--allow-partial``), not notes.
 from __future__ import annotations
 
 from ..core.coverage import ColumnCoverage, Gap, SplitCoverage
-from .checks import CLASS_LABEL, TEXT
+from .checks import LABEL_ROLES, TEXT
 from .roles import LABEL_NAMES, NO_RANGE_REASONS, TRAINER_NAMES, id_role
 from .scan import DatasetFacts, SplitScan
 
@@ -32,7 +32,7 @@ def _split_gaps(df: DatasetFacts, s: SplitScan) -> list[Gap]:
             unread = "".join(f"; {u.column!r}: {u.reason}" for u in s.unchecked)  # HVA530 says more
             gaps.append(Gap(f"{where}: no column", f"no column could be checked (columns without a role: {left}"
                             f"{unread})", hint="name the columns with --text-column / --label-column"))
-    elif df.head == "classification" and not any(p.role == CLASS_LABEL for p in s.columns) and not any(
+    elif df.head == "classification" and not any(p.role in LABEL_ROLES for p in s.columns) and not any(
         r in NO_RANGE_REASONS for _, r in s.skipped  # float labels (regression, multi-label): taken, no range
     ):
         candidates = [c for c, r in s.skipped if (c, r) not in read]

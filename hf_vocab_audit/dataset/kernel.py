@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..facts.limits import InputLimits, LabelKind
 from ..facts.tokenizer.bounded_calls import MAX_TEXT_CHARS, library_call
 from .arrays import (
     as_array,
@@ -31,7 +32,11 @@ from .checks import (  # noqa: F401 - re-exported names the rules read
     ALL_MASKED,
     ATTENTION_MASK,
     BEYOND_ROTARY,
+    CHOICE_LABEL,
+    CHOICE_OUT_OF_RANGE,
     CLASS_LABEL,
+    CTC_LABEL_TOO_LARGE,
+    CTC_LABELS,
     EOS_MASKED,
     ID_ROLES,
     ID_TOO_LARGE,
@@ -39,6 +44,8 @@ from .checks import (  # noqa: F401 - re-exported names the rules read
     INPUT_IDS,
     LABEL_MINUS_ONE,
     LABEL_OUT_OF_RANGE,
+    LABEL_VECTOR,
+    LABEL_VECTOR_LENGTH,
     LENGTH_MISMATCH,
     LM_LABEL_TOO_LARGE,
     LM_LABELS,
@@ -56,13 +63,15 @@ from .summary import (
     ColumnRole,
     ColumnStats,
     Key,
-    Limits,
     ScanContext,
     Summary,
     Violation,
     histogram,
     merge_violation,
 )
+
+# The check an id column's role fails when a value reaches its bound (InputLimits.bound).
+TOO_LARGE = {INPUT_IDS: ID_TOO_LARGE, TOKEN_TYPE_IDS: TYPE_TOO_LARGE, POSITION_IDS: POSITION_TOO_LARGE}
 
 
 class _Acc:
@@ -91,20 +100,15 @@ def _sequence_checks(
     lo, hi = minmax(values)  # two passes; the range checks below run only when min/max say they can fire
     if plan.role in ID_ROLES and lo is not None and lo < 0:
         acc.add(plan.name, NEGATIVE, violation(values < 0, values, offsets, row_offset, n))
-    if hi is None:
-        pass
-    elif plan.role == INPUT_IDS and lim.input_rows is not None and hi >= lim.input_rows:
-        acc.add(plan.name, ID_TOO_LARGE, violation(values >= lim.input_rows, values, offsets, row_offset, n))
-    elif plan.role == TOKEN_TYPE_IDS and lim.type_vocab_size is not None and hi >= lim.type_vocab_size:
-        acc.add(plan.name, TYPE_TOO_LARGE, violation(values >= lim.type_vocab_size, values, offsets, row_offset, n))
-    elif plan.role == POSITION_IDS and lim.positions is not None and hi >= lim.positions:
-        acc.add(plan.name, POSITION_TOO_LARGE, violation(values >= lim.positions, values, offsets, row_offset, n))
+    bound = lim.bound(plan.role) if plan.role in TOO_LARGE else None  # negatives are NEGATIVE's, above
+    if hi is not None and bound is not None and hi >= bound.below:
+        acc.add(plan.name, TOO_LARGE[plan.role], violation(values >= bound.below, values, offsets, row_offset, n))
     if plan.role in (INPUT_IDS, TEXT):
         _length_checks(acc, plan.name, lengths, row_offset)
     return lengths, lo, hi
 
 
-def _position_limit(lim: Limits) -> int | None:
+def _position_limit(lim: InputLimits) -> int | None:
     return lim.positions if lim.positions is not None else lim.rotary_positions
 
 
@@ -133,7 +137,38 @@ def _null_rows(acc: _Acc, column: str, arr: pa.Array, row_offset: int) -> None:
                                             acc.ctx.max_locations))
 
 
+def _nested_id_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) -> None:
+    """Multiple choice: a list of choices per row, a list of ids per choice; the head reads them as
+    ``view(-1, length)`` (every choice a sequence). Locations are (row, index into the row's choices laid end
+    to end); lengths are the row's longest choice."""
+    _null_rows(acc, plan.name, arr, row_offset)
+    choices = arr.flatten()  # one list of ids per choice
+    values, inner, _, _ = flat_sequences(choices)
+    outer = np.zeros(len(arr) + 1, dtype=np.int64)
+    np.cumsum(row_lengths(arr), out=outer[1:])
+    offsets = inner[outer]  # each row's first and last value in the flat ids
+    lim, n = acc.ctx.limits, acc.ctx.max_locations
+    lo, hi = minmax(values)
+    if lo is not None and lo < 0:
+        acc.add(plan.name, NEGATIVE, violation(values < 0, values, offsets, row_offset, n))
+    bound = lim.bound(plan.role) if plan.role in TOO_LARGE else None
+    if hi is not None and bound is not None and hi >= bound.below:
+        acc.add(plan.name, TOO_LARGE[plan.role], violation(values >= bound.below, values, offsets, row_offset, n))
+    choice_lengths = np.diff(inner)
+    lengths = np.zeros(len(arr), dtype=np.int64)
+    full = np.flatnonzero(np.diff(outer) > 0)
+    if full.size:
+        lengths[full] = np.maximum.reduceat(choice_lengths, outer[full])
+    if plan.role == INPUT_IDS:
+        _length_checks(acc, plan.name, lengths, row_offset)
+    acc.stat(plan.name, ColumnStats(len(arr), int(values.size), arr.null_count, lo, hi,
+                                    int(lengths.max()) if lengths.size else None))
+
+
 def _id_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int, batch: pa.Table) -> None:
+    if plan.nested and is_list(arr.type) and is_list(arr.type.value_type):
+        _nested_id_column(acc, plan, arr, row_offset)
+        return
     if is_list(arr.type):
         values, offsets, null_rows, _ = flat_sequences(arr)
         _null_rows(acc, plan.name, arr, row_offset)
@@ -151,11 +186,10 @@ def _id_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int, batc
     offsets = np.arange(len(values) + 1, dtype=np.int64)
     lim, n = acc.ctx.limits, acc.ctx.max_locations
     acc.add(plan.name, NEGATIVE, violation((values < 0) & valid, values, None, row_offset, n))
-    if plan.role == INPUT_IDS and lim.input_rows is not None:
-        acc.add(plan.name, ID_TOO_LARGE, violation((values >= lim.input_rows) & valid, values, None, row_offset, n))
-    if plan.role == TOKEN_TYPE_IDS and lim.type_vocab_size is not None:
-        acc.add(plan.name, TYPE_TOO_LARGE,
-                violation((values >= lim.type_vocab_size) & valid, values, None, row_offset, n))
+    bound = lim.bound(plan.role) if plan.role in (INPUT_IDS, TOKEN_TYPE_IDS) else None
+    if bound is not None:
+        acc.add(plan.name, TOO_LARGE[plan.role],
+                violation((values >= bound.below) & valid, values, None, row_offset, n))
     lo, hi = minmax(values[valid])
     acc.stat(plan.name, ColumnStats(len(arr), int(valid.sum()), arr.null_count, lo, hi, 1 if len(arr) else None))
     del offsets
@@ -199,14 +233,15 @@ def _text_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) ->
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     total = int(offsets[-1])
-    need_ids = (lim.input_rows is not None and lim.tokenizer_max_id is not None
-                and lim.tokenizer_max_id >= lim.input_rows) or (ctx.causal_lm and lim.eos_id is not None)
+    bound = lim.bound(INPUT_IDS)
+    need_ids = (bound is not None and lim.tokenizer_max_id is not None
+                and lim.tokenizer_max_id >= bound.below) or (ctx.causal_lm and lim.eos_id is not None)
     lo = hi = None
     if need_ids:  # only when an id can be out of range: extracting ids costs more than counting them
         values = np.fromiter(itertools.chain.from_iterable(e.ids for e in encodings), dtype=np.int64, count=total)
-        if lim.input_rows is not None:
+        if bound is not None:
             acc.add(plan.name, ID_TOO_LARGE,
-                    violation(values >= lim.input_rows, values, offsets, row_offset, ctx.max_locations))
+                    violation(values >= bound.below, values, offsets, row_offset, ctx.max_locations))
         if ctx.causal_lm and lim.eos_id is not None:
             acc.add(plan.name, EOS_MASKED,
                     violation(values == lim.eos_id, values, offsets, row_offset, ctx.max_locations))
@@ -263,8 +298,9 @@ def _class_label_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: 
         rows = np.arange(len(arr), dtype=np.int64)
     if values.dtype.kind == "f":
         values = values.astype(np.int64)  # roles.py admits only integral floats here
-    if lim.num_labels is not None:
-        bad = ((values < -1) | (values >= lim.num_labels)) & (values != IGNORE_INDEX) & valid
+    bound = lim.label_bound(LabelKind.TOKEN_CLASSES if offsets is not None else LabelKind.CLASSES)
+    if bound is not None:  # -1 has its own check (LABEL_MINUS_ONE)
+        bad = bound.bad(values) & (values != -1) & valid
         acc.add(plan.name, LABEL_OUT_OF_RANGE, violation(bad, values, offsets, row_offset, ctx.max_locations))
     acc.add(plan.name, LABEL_MINUS_ONE, violation((values == -1) & valid, values, offsets, row_offset,
                                                   ctx.max_locations))
@@ -288,7 +324,7 @@ def _string_labels(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) 
                                     uniques=uniques, uniques_capped=not uniq and idx.size > 0))
 
 
-def _lm_label_bounds(values: np.ndarray, offsets: np.ndarray, lim: Limits) -> tuple[Any, Any, np.ndarray] | None:
+def _lm_label_bounds(values: np.ndarray, offsets: np.ndarray, lim: InputLimits) -> tuple[Any, Any, np.ndarray] | None:
     """The stats and all-masked rows of a labels batch proved clean from its bounds, or None when a range check
     could fire (or the eos check needs every value): then the batch takes the element-wise path.
 
@@ -304,7 +340,8 @@ def _lm_label_bounds(values: np.ndarray, offsets: np.ndarray, lim: Limits) -> tu
     lo, hi = minmax(values)
     if lo is None:
         return None, None, empty
-    if lim.output_rows is not None and hi >= lim.output_rows:
+    bound = lim.label_bound(LabelKind.LM)
+    if bound is not None and hi >= bound.below:
         return None
     if lo >= 0:
         return lo, hi, empty
@@ -339,9 +376,8 @@ def _lm_label_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int
         acc.stat(plan.name, ColumnStats(len(arr), int(values.size), null_rows, lo, hi,
                                         int(lengths.max()) if lengths.size else None))
         return
-    bad = (values < 0) & (values != IGNORE_INDEX)
-    if lim.output_rows is not None:
-        bad |= values >= lim.output_rows
+    bound = lim.label_bound(LabelKind.LM)
+    bad = bound.bad(values) if bound is not None else (values < 0) & (values != IGNORE_INDEX)
     acc.add(plan.name, LM_LABEL_TOO_LARGE, violation(bad, values, offsets, row_offset, n))
     kept = np.zeros(values.size + 1, dtype=np.int64)
     np.cumsum(values != IGNORE_INDEX, out=kept[1:])
@@ -363,6 +399,59 @@ def _lm_label_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int
                                     int(lengths.max()) if lengths.size else None))
 
 
+def _label_vector_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) -> None:
+    """Multi-label targets: BCEWithLogitsLoss needs num_labels values per row (another length raises
+    ``Target size ... must be the same as input size``); the values themselves have no range. A scalar per
+    row is a vector of one."""
+    lim = acc.ctx.limits
+    _null_rows(acc, plan.name, arr, row_offset)
+    valid = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else np.ones(len(arr), dtype=bool)
+    if is_list(arr.type):
+        lengths = row_lengths(arr)
+        values = int(lengths.sum())
+    else:
+        lengths = np.ones(len(arr), dtype=np.int64)
+        values = int(valid.sum())
+    if lim.num_labels is not None:
+        acc.add(plan.name, LABEL_VECTOR_LENGTH,
+                row_violation((lengths != lim.num_labels) & valid, lengths, row_offset, acc.ctx.max_locations))
+    lo, hi = minmax(lengths[valid])
+    acc.stat(plan.name, ColumnStats(len(arr), values, arr.null_count, None, None, hi if lo is not None else None))
+
+
+def _choice_label_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int, batch: pa.Table) -> None:
+    """Multiple choice: the label indexes the row's choices (the ignore index skipped); the choices are the
+    outer lists of the row's nested input_ids, as the head reads them."""
+    ctx, lim = acc.ctx, acc.ctx.limits
+    _null_rows(acc, plan.name, arr, row_offset)
+    values, valid = scalars(arr)
+    column = plan.input_ids_column
+    if column and column in batch.column_names:
+        ids = as_array(batch.column(column))
+        if is_list(ids.type) and is_list(ids.type.value_type):
+            choices = row_lengths(ids)
+            bad = ((values < 0) | (values >= choices)) & (values != lim.ignore_index) & valid
+            acc.add(plan.name, CHOICE_OUT_OF_RANGE, violation(bad, values, None, row_offset, ctx.max_locations))
+    kept = values[valid]
+    lo, hi = minmax(kept)
+    acc.stat(plan.name, ColumnStats(len(arr), int(kept.size), arr.null_count, lo, hi, None))
+
+
+def _ctc_label_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) -> None:
+    """CTC targets: the loss masks every negative (padding); a value >= the CTC head's rows raises ValueError."""
+    ctx, lim = acc.ctx, acc.ctx.limits
+    _null_rows(acc, plan.name, arr, row_offset)
+    values, offsets, null_rows, _ = flat_sequences(arr)
+    bound = lim.label_bound(LabelKind.CTC)
+    lo, hi = minmax(values)
+    if bound is not None and hi is not None and hi >= bound.below:
+        acc.add(plan.name, CTC_LABEL_TOO_LARGE, violation(bound.bad(values), values, offsets, row_offset,
+                                                          ctx.max_locations))
+    lengths = np.diff(offsets)
+    acc.stat(plan.name, ColumnStats(len(arr), int(values.size), null_rows, lo, hi,
+                                    int(lengths.max()) if lengths.size else None))
+
+
 def summarize(batch: pa.Table | pa.RecordBatch, row_offset: int, ctx: ScanContext) -> Summary:
     """Everything the dataset rules need from one batch whose first row is ``row_offset`` in its split."""
     acc = _Acc(ctx)
@@ -378,4 +467,10 @@ def summarize(batch: pa.Table | pa.RecordBatch, row_offset: int, ctx: ScanContex
             _class_label_column(acc, plan, arr, row_offset, batch)
         elif plan.role == LM_LABELS:
             _lm_label_column(acc, plan, arr, row_offset, batch)
+        elif plan.role == LABEL_VECTOR:
+            _label_vector_column(acc, plan, arr, row_offset)
+        elif plan.role == CHOICE_LABEL:
+            _choice_label_column(acc, plan, arr, row_offset, batch)
+        elif plan.role == CTC_LABELS:
+            _ctc_label_column(acc, plan, arr, row_offset)
     return Summary({(ctx.source, ctx.split): batch.num_rows}, acc.stats, acc.violations)

@@ -11,8 +11,20 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..facts.limits import CLASSIFICATION_HEADS, LM_HEADS, LabelKind
 from .arrays import is_integer_like, is_list
-from .checks import ATTENTION_MASK, CLASS_LABEL, INPUT_IDS, LM_LABELS, POSITION_IDS, TEXT, TOKEN_TYPE_IDS
+from .checks import (
+    ATTENTION_MASK,
+    CHOICE_LABEL,
+    CLASS_LABEL,
+    CTC_LABELS,
+    INPUT_IDS,
+    LABEL_VECTOR,
+    LM_LABELS,
+    POSITION_IDS,
+    TEXT,
+    TOKEN_TYPE_IDS,
+)
 from .summary import ColumnRole
 
 LABEL_NAMES = ("label", "labels", "label_ids", "ner_tags", "pos_tags", "chunk_tags")
@@ -28,10 +40,12 @@ LABELISH_NAMES = ("category", "class", "classes", "intent", "sentiment", "topic"
 # Label columns read by the head whose values have no class range (regression, multi-label): nothing to check.
 FLOAT_MULTILABEL = "multi-label float targets (BCE): no class range to check"
 FLOAT_REGRESSION = "float labels: regression targets have no class range to check"
-NO_RANGE_REASONS = (FLOAT_MULTILABEL, FLOAT_REGRESSION)
-CLASSIFICATION_HEADS = ("ForSequenceClassification", "ForTokenClassification", "ForMultipleChoice")
-LM_HEADS = ("ForCausalLM", "LMHeadModel", "ForMaskedLM", "ForConditionalGeneration", "ForSeq2SeqLM",
-            "ForPreTraining", "WithLMHead")
+REGRESSION_TARGETS = "regression head (num_labels 1 or problem_type regression): numbers, no class range to check"
+QA_POSITIONS = ("question-answering positions: transformers clamps start/end positions to the sequence length, "
+                "so none is out of range")
+NO_RANGE_REASONS = (FLOAT_MULTILABEL, FLOAT_REGRESSION, REGRESSION_TARGETS)
+QA_NAMES = ("start_positions", "end_positions")
+# The head names that decide what labels are: one list, in facts.limits (CLASSIFICATION_HEADS, LM_HEADS).
 
 
 @dataclass(frozen=True)
@@ -95,9 +109,31 @@ def _class_names(feature: Any) -> tuple[str, ...] | None:
     return None
 
 
+def _numeric(t: pa.DataType) -> bool:
+    return is_integer_like(t) or pa.types.is_floating(t)
+
+
+def _head_label_plan(name: str, t: pa.DataType, kind: LabelKind | None,
+                     input_ids: str | None) -> ColumnRole | tuple[str, str] | None:
+    """The plan of a label column as a head whose loss is not cross entropy over classes reads it (None: the
+    class-id and language-model plans below). Each case is measured by running the head on CPU."""
+    if kind == LabelKind.REGRESSION and (_numeric(t) or (is_list(t) and _numeric(t.value_type))):
+        return (name, REGRESSION_TARGETS)  # MSE on any number: integer targets included
+    if kind == LabelKind.MULTI_LABEL and (_numeric(t) or (is_list(t) and _numeric(t.value_type))):
+        return ColumnRole(name, LABEL_VECTOR)  # BCE needs num_labels values per row: the length is checked
+    if kind == LabelKind.CHOICES and is_integer_like(t):
+        return ColumnRole(name, CHOICE_LABEL, input_ids_column=input_ids)
+    if kind == LabelKind.CTC and _int_list(t):
+        return ColumnRole(name, CTC_LABELS)
+    return None
+
+
 def _label_plan(name: str, t: pa.DataType, head: str | None, names: tuple[str, ...] | None,
-                input_ids: str | None) -> ColumnRole | Unchecked | tuple[str, str]:
+                input_ids: str | None, kind: LabelKind | None = None) -> ColumnRole | Unchecked | tuple[str, str]:
     """The column's plan, an Unchecked (a finding), or (column, reason) when there is nothing to check."""
+    by_head = _head_label_plan(name, t, kind, input_ids)
+    if by_head is not None:
+        return by_head
     if names is not None:
         return ColumnRole(name, CLASS_LABEL, names)
     if _int_list(t):
@@ -122,8 +158,10 @@ def plan_columns(
     *,
     text_columns: tuple[str, ...] = (),
     label_columns: tuple[str, ...] = (),
+    label_kind: LabelKind | None = None,
 ) -> SplitColumns:
-    """Roles for the columns of one split (flags already checked to exist somewhere)."""
+    """Roles for the columns of one split (flags already checked to exist somewhere); ``label_kind`` is what
+    the head's loss reads (``facts.limits.head_label_kind``)."""
     head = head_kind(architectures)
     plans: list[ColumnRole] = []
     unchecked: list[Unchecked] = []
@@ -141,7 +179,7 @@ def plan_columns(
             else:
                 unchecked.append(Unchecked(name, "text", f"{_describe(t)}: --text-column needs strings"))
         elif name in label_columns or (not label_columns and (name in LABEL_NAMES or names is not None)):
-            result = _label_plan(name, t, head, names, input_ids)
+            result = _label_plan(name, t, head, names, input_ids, label_kind)
             if isinstance(result, ColumnRole):
                 plans.append(result)
             elif isinstance(result, Unchecked):
@@ -151,10 +189,14 @@ def plan_columns(
         elif role is not None:
             if _int_list(t) or is_integer_like(t):
                 plans.append(ColumnRole(name, role))
+            elif label_kind == LabelKind.CHOICES and is_list(t) and _int_list(t.value_type):
+                plans.append(ColumnRole(name, role, nested=True))  # choices x length, as the head reads them
             elif is_list(t) and is_list(t.value_type):
                 unchecked.append(Unchecked(name, role, f"nested lists ({t}): expected one list of ids per row"))
             else:
                 unchecked.append(Unchecked(name, role, f"{_describe(t)}: expected a list of integer ids per row"))
+        elif label_kind == LabelKind.SPANS and name in QA_NAMES:
+            skipped.append((name, QA_POSITIONS))
         elif _is_string(t):
             if text_columns:
                 skipped.append((name, "string column not named by --text-column"))

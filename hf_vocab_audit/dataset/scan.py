@@ -14,14 +14,14 @@ import pyarrow as pa
 from ..core.options import ScanOptions
 from ..errors import AuditError, first_line
 from ..facts import Facts
-from ..facts.positions import usable_positions
+from ..facts.limits import InputLimits, head_label_kind, input_limits
 from .chat import summarize
 from .checks import CHAT
 from .expansion import check_batch
 from .progress import ProgressBar
 from .roles import SplitColumns, Unchecked, head_kind, plan_columns
 from .spec import Split, open_spec
-from .summary import ColumnRole, Limits, ScanContext, Summary, merge
+from .summary import ColumnRole, ScanContext, Summary, merge
 
 Options = ScanOptions  # the typed scan options (core.options) by their old name
 
@@ -45,7 +45,7 @@ class DatasetFacts:
     """What the dataset rules read: the model's facts, its limits, and the merged scan summary."""
 
     model: Facts
-    limits: Limits
+    limits: InputLimits
     head: str | None  # "classification", "lm" or None
     num_labels_source: str | None
     splits: tuple[SplitScan, ...]
@@ -54,50 +54,11 @@ class DatasetFacts:
     missing: dict[str, str] = field(default_factory=dict)  # limit -> why it is unknown
 
 
-def _num_labels(facts: Facts, head: str | None) -> tuple[int | None, str | None]:
-    cfg = facts.config
-    clf = facts.embeddings.classifier if facts.embeddings else None
-    if clf is not None and head == "classification" and "MultipleChoice" not in " ".join(cfg.architectures):
-        return clf.rows, f"{clf.name} has {clf.rows} rows"
-    if cfg.id2label:
-        return len(cfg.id2label), f"config.json id2label has {len(cfg.id2label)} labels"
-    if cfg.num_labels is not None:
-        return cfg.num_labels, f"config.json num_labels is {cfg.num_labels}"
-    if head == "classification":
-        return 2, "transformers' default num_labels (2)"
-    return None, None
-
-
-def limits_for(facts: Facts) -> tuple[Limits, str | None, str | None, dict[str, str]]:
-    """The model's limits for the kernel, its head kind, where num_labels came from, and what is unknown."""
-    cfg, emb, tok = facts.config, facts.embeddings, facts.tokenizer
-    head = head_kind(cfg.architectures)
-    missing: dict[str, str] = {}
-    input_rows = emb.input_rows if emb and emb.input_rows else cfg.vocab_size
-    output_rows = emb.output_rows if emb and emb.output_rows else input_rows
-    if input_rows is None:
-        missing["input_rows"] = facts.missing.get("input_embedding", "no embeddings and no config vocab_size")
-    type_rows = emb.token_type.rows if emb and emb.token_type else cfg.type_vocab_size
-    usable = usable_positions(facts)
-    rotary = cfg.max_position_embeddings if usable is None and cfg.has_rotary else None
-    num_labels, source = _num_labels(facts, head)
-    eos = pad = None
-    if tok is not None:
-        eos, pad = tok.special_tokens.get("eos", (None, None))[1], tok.special_tokens.get("pad", (None, None))[1]
-    ids = cfg.special.ids
-    eos = eos if eos is not None else (ids.get("eos_token_id") or (None,))[0]
-    pad = pad if pad is not None else (ids.get("pad_token_id") or (None,))[0]
-    limits = Limits(
-        input_rows=input_rows,
-        output_rows=output_rows,
-        type_vocab_size=type_rows,
-        positions=usable[0] if usable else None,
-        rotary_positions=rotary,
-        num_labels=num_labels,
-        tokenizer_max_id=tok.max_id if tok else None,
-        eos_id=eos if eos is not None and eos == pad else None,
-    )
-    return limits, head, source, missing
+def limits_for(facts: Facts) -> tuple[InputLimits, str | None, str | None, dict[str, str]]:
+    """The model's limits (the one limits model, ``facts.limits``), its head kind, where num_labels came from,
+    and what is unknown."""
+    limits, missing = input_limits(facts)
+    return limits, head_kind(facts.config.architectures), limits.source("num_labels"), missing
 
 
 def _causal(facts: Facts) -> bool:
@@ -185,7 +146,8 @@ def _open_all(opts: Options, facts: Facts) -> list[_Opened]:
     for o in opened:
         schema = o.first.schema if o.first is not None else pa.schema([])
         o.plan = plan_columns(schema, o.split.features, facts.config.architectures,
-                              text_columns=opts.text_columns, label_columns=opts.label_columns)
+                              text_columns=opts.text_columns, label_columns=opts.label_columns,
+                              label_kind=head_label_kind(facts))
         _plan_chat(o, schema, opts, facts)
     return opened
 
@@ -282,7 +244,7 @@ class ResolvedScan:
     facts: Facts
     opened: tuple[Any, ...]  # _Opened, one per split
     contexts: tuple[ScanContext, ...]
-    limits: Limits
+    limits: InputLimits
     head: str | None
     num_labels_source: str | None
     missing: dict[str, str]

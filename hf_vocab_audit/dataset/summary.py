@@ -1,4 +1,4 @@
-"""What a scan of a batch yields and how summaries combine: limits, column roles, violations, column stats,
+"""What a scan of a batch yields and how summaries combine: column roles, violations, column stats,
 one associative ``merge`` (any order gives the same answer) and mergeable fixed-edge histograms."""
 
 from __future__ import annotations
@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from ..facts.limits import InputLimits
 
 MAX_LOCATIONS = 5  # exact locations kept per check
 HIST_BINS = 32  # histogram bins from 0 up to a limit (embedding rows, usable positions) ...
@@ -17,25 +19,12 @@ MAX_NOTES = 64  # turn notes kept per column (the first located values need a ha
 
 
 @dataclass(frozen=True)
-class Limits:
-    """What the model can take; None means "not known, not checked"."""
-
-    input_rows: int | None = None
-    output_rows: int | None = None
-    type_vocab_size: int | None = None
-    positions: int | None = None  # usable learned absolute positions
-    rotary_positions: int | None = None  # max_position_embeddings of a rotary model (info only)
-    num_labels: int | None = None
-    tokenizer_max_id: int | None = None
-    eos_id: int | None = None  # set only when pad == eos
-
-
-@dataclass(frozen=True)
 class ColumnRole:
     name: str
     role: str
     names: tuple[str, ...] | None = None  # ClassLabel names, when the feature declares them
     input_ids_column: str | None = None  # for LM labels: the aligned input_ids column (eos check)
+    nested: bool = False  # multiple choice: one list of ids per choice, choices x length per row
 
 
 @dataclass(frozen=True)
@@ -43,7 +32,7 @@ class ScanContext:
     source: str
     split: str
     columns: tuple[ColumnRole, ...]
-    limits: Limits
+    limits: InputLimits  # the one limits model (facts.limits), as the static rules and the guard read it
     tokenizer: Any = field(default=None, repr=False, compare=False)  # tokenizers.Tokenizer, no pad/truncation
     tokenizer_file: str = ""  # named when the library fails on a row
     causal_lm: bool = False

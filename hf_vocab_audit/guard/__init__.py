@@ -15,10 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .checks import Violation, check_batch
+from .checks import BatchViolation, check_batch
 from .core import Guard, GuardedCollator
 from .errors import BatchIndexError, PreflightError
-from .limits import Limits, limits_of
+from .limits import LiveLimits, limits_of
 
 
 def guard(model: Any, tokenizer: Any = None, *, evidence_dir: str | Path | bool | None = True,
@@ -45,5 +45,5 @@ def guard_trainer(trainer: Any, *, tokenizer: Any = None, preflight: str = "rais
                           ignore_index=ignore_index)
 
 
-__all__ = ["BatchIndexError", "Guard", "GuardedCollator", "Limits", "PreflightError", "Violation", "check_batch",
+__all__ = ["BatchIndexError", "Guard", "GuardedCollator", "LiveLimits", "PreflightError", "BatchViolation", "check_batch",
            "guard", "guard_trainer", "limits_of"]

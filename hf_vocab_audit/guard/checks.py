@@ -14,14 +14,24 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import import_torch
-from .limits import CLASSES, LM, TOKEN_CLASSES, Limits
+from ..facts.limits import (
+    ATTENTION_MASK,
+    DECODER_INPUT_IDS,
+    INPUT_IDS,
+    LABELS,
+    POSITION_IDS,
+    TOKEN_TYPE_IDS,
+    Bound,
+    LabelKind,
+)
+from .limits import LiveLimits
 
 CU_SEQ_LENS_KEYS = ("cu_seq_lens_q", "cu_seq_lens_k")
 UNSIGNED = {1: "uint8", 2: "uint16", 4: "uint32", 8: "uint64"}
 
 
 @dataclass(frozen=True)
-class Violation:
+class BatchViolation:
     """One key of one batch out of range: the first offender, how many there are, why, and the fix."""
 
     code: str
@@ -48,56 +58,110 @@ def is_mask_key(key: str) -> bool:
     return key == "attention_mask" or key.endswith("_attention_mask")
 
 
-def check_batch(batch: Mapping[str, Any], limits: Limits, *, host_only: bool = False) -> list[Violation]:
+def check_batch(batch: Mapping[str, Any], limits: LiveLimits, *, host_only: bool = False) -> list[BatchViolation]:
     """Every violation in ``batch`` (a mapping of tensors); empty when the batch is safe.
 
     ``host_only`` skips tensors that are not on the CPU: reading a device tensor's min/max is a sync.
     """
     torch = import_torch(None, "checking a batch (the training guard)")
 
-    found: list[Violation] = []
+    found: list[BatchViolation] = []
+    inputs, bounds = limits.inputs, limits.bounds  # the one limits model (facts.limits.InputLimits) and its bounds
     for key, t in batch.items():
         if not isinstance(t, torch.Tensor) or t.numel() == 0 or t.device.type == "meta":
             continue
         if host_only and t.device.type != "cpu":
             continue
         if is_id_key(key):
-            rows = limits.decoder_input_rows if key.startswith("decoder_") else limits.input_rows
-            if limits.replaced_ids and rows is not None and not _in_range(t, rows, None):
-                for replaced in limits.replaced_ids:  # swapped for a valid id before the lookup
+            rows = _below(bounds[DECODER_INPUT_IDS if key.startswith("decoder_") else INPUT_IDS])
+            if inputs.replaced_ids and rows is not None and not _in_range(t, rows, None):
+                for replaced in inputs.replaced_ids:  # swapped for a valid id before the lookup
                     t = t.masked_fill(t == replaced, 0)
             found += _range(key, t, 0, rows, limits, kind="ids")
             found += _length(key, t, batch, limits)
         elif key == "labels":
-            if limits.label_kind == LM:
-                found += _range(key, t, 0, limits.output_rows, limits, kind="lm-labels", allow=limits.ignore_index,
-                                skip_first=limits.shifts_labels)
-                if limits.is_encoder_decoder and "decoder_input_ids" not in batch:
-                    found += _length(key, t, batch, limits)  # the decoder reads the shifted labels
-            elif limits.label_kind in (CLASSES, TOKEN_CLASSES):
-                found += _range(key, t, 0, limits.num_labels, limits, kind="class-labels", allow=limits.ignore_index)
+            found += _labels(key, t, batch, limits)
         elif key == "token_type_ids":
-            found += _range(key, t, 0, limits.type_rows, limits, kind="types")
-        elif key == "position_ids" and limits.position_id_limit is not None:
-            found += _range(key, t, 0, limits.position_id_limit, limits, kind="positions")
-        elif is_mask_key(key) and limits.strict_attention_mask:
-            found += _range(key, t, 0, 2, limits, kind="mask")
+            found += _range(key, t, 0, _below(bounds[TOKEN_TYPE_IDS]), limits, kind="types")
+        elif key == "position_ids" and bounds[POSITION_IDS] is not None:
+            found += _range(key, t, 0, _below(bounds[POSITION_IDS]), limits, kind="positions")
+        elif is_mask_key(key) and bounds[ATTENTION_MASK] is not None:
+            found += _range(key, t, 0, _below(bounds[ATTENTION_MASK]), limits, kind="mask")
         elif key in CU_SEQ_LENS_KEYS:
             found += _cu_seq_lens(key, t, batch)
     return found
 
 
-def _range(key: str, t: Any, low: int, high: int | None, limits: Limits, *, kind: str,
-           allow: int | None = None, skip_first: bool = False) -> list[Violation]:
+def _below(bound: Bound | None) -> int | None:
+    return None if bound is None else bound.below
+
+
+def _labels(key: str, t: Any, batch: Mapping[str, Any], limits: LiveLimits) -> list[BatchViolation]:
+    """``labels`` as the head's loss reads them (``InputLimits.label_kind``)."""
+    inputs = limits.inputs
+    kind, bound = inputs.label_kind, limits.bounds[LABELS]
+    if kind == LabelKind.LM and bound is not None:
+        found = _range(key, t, 0, bound.below, limits, kind="lm-labels", allow=bound.ignore,
+                       skip_first=limits.shifts_labels)
+        if limits.is_encoder_decoder and "decoder_input_ids" not in batch:
+            found += _length(key, t, batch, limits)  # the decoder reads the shifted labels
+        return found
+    if kind in (LabelKind.CLASSES, LabelKind.TOKEN_CLASSES) and bound is not None:
+        return _range(key, t, 0, bound.below, limits, kind="class-labels", allow=bound.ignore)
+    if kind == LabelKind.CTC and bound is not None:
+        return _ctc_labels(key, t, bound.below, limits)
+    if kind == LabelKind.MULTI_LABEL and inputs.num_labels is not None:
+        return _label_vectors(key, t, inputs.num_labels)
+    if kind == LabelKind.CHOICES:
+        ids = batch.get("input_ids")  # choices x length per example, as the head reads them
+        if ids is not None and getattr(ids, "dim", lambda: 0)() >= 3:
+            choices = int(ids.shape[1])
+            return _range(key, t, 0, choices, limits, kind="choice-labels", allow=inputs.ignore_index)
+    return []  # regression targets, QA positions (clamped to the length): no range
+
+
+def _ctc_labels(key: str, t: Any, rows: int, limits: LiveLimits) -> list[BatchViolation]:
+    """CTC targets: every negative is padding (masked out); a value >= the head's rows raises ValueError."""
+    if t.dtype.is_floating_point or t.dtype.is_complex or int(t.max()) < rows:
+        return []
+    bad = t >= rows
+    count = int(bad.sum())
+    first = [int(i) for i in bad.nonzero()[0].tolist()]
+    value = int(t[tuple(first)])
+    n_rows = int(bad.reshape(t.shape[0], -1).any(1).sum()) if t.dim() >= 1 else 1
+    where = f"{key}[{', '.join(map(str, first))}]"
+    return [BatchViolation(
+        "HVA562", key, f"{where} = {value} >= the {rows} rows of the CTC head (vocab_size); {count} bad value(s) in "
+        f"{n_rows} row(s)", rows, count, n_rows, first[0] if t.dim() >= 1 else None,
+        first[1] if t.dim() >= 2 else None, value,
+        "CTC targets encoded with another tokenizer or processor than the model's (its vocab_size)",
+        "encode the transcripts with the model's own processor (processor(text=...)); pad targets with -100")]
+
+
+def _label_vectors(key: str, t: Any, num_labels: int) -> list[BatchViolation]:
+    """Multi-label targets: one vector of ``num_labels`` numbers per example (BCEWithLogitsLoss compares shapes)."""
+    width = int(t.shape[-1]) if t.dim() >= 1 else None
+    if t.dim() == 2 and width == num_labels:
+        return []
+    shape = tuple(int(d) for d in t.shape)
+    return [BatchViolation(
+        "HVA560", key, f"{key} has shape {shape}: a multi-label head needs one vector of {num_labels} values per "
+        "example", num_labels, 1, int(t.shape[0]) if t.dim() >= 1 else 1, None, None, width,
+        "label vectors built for another label set, or class ids given to a multi_label_classification head",
+        f"build each label as a multi-hot vector of num_labels={num_labels} floats")]
+
+
+def _range(key: str, t: Any, low: int, high: int | None, limits: LiveLimits, *, kind: str,
+           allow: int | None = None, skip_first: bool = False) -> list[BatchViolation]:
     """Type, then range (see :func:`_in_range`); the offenders are located only after a failure."""
     import torch
 
     if high is None:
         return []
     if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool:
-        if kind == "class-labels" or (kind == "mask" and t.dtype == torch.bool):
+        if kind in ("class-labels", "choice-labels") or (kind == "mask" and t.dtype == torch.bool):
             return []  # float class labels mean multi-label or regression: nothing is indexed
-        return [Violation("HVA530", key, f"{key} has dtype {t.dtype}: the model indexes with it, so it must be an "
+        return [BatchViolation("HVA530", key, f"{key} has dtype {t.dtype}: the model indexes with it, so it must be an "
                           "integer tensor", None, t.numel(), t.shape[0] if t.dim() else 1, None, None, None,
                           f"{key} was built as {t.dtype} (a float tensor from torch.tensor on floats, or an "
                           "unconverted numpy array)", f"build {key} with dtype=torch.long")]
@@ -140,8 +204,8 @@ def _in_range(t: Any, high: int, allow: int | None, *, host: bool | None = None)
     return False
 
 
-def _locate(key: str, t: Any, low: int, high: int, limits: Limits, kind: str, allow: int | None,
-            skip_first: bool = False) -> Violation:
+def _locate(key: str, t: Any, low: int, high: int, limits: LiveLimits, kind: str, allow: int | None,
+            skip_first: bool = False) -> BatchViolation:
     """The slow path, after a failure: count, first offender, most common value, cause and fix."""
     bad = (t < low) | (t >= high)
     if allow is not None:
@@ -159,11 +223,11 @@ def _locate(key: str, t: Any, low: int, high: int, limits: Limits, kind: str, al
     code, what, cause, fix = _explain(kind, key, values, value, common, high, limits)
     where = f"{key}[{', '.join(map(str, first))}]"
     message = f"{where} = {value} {what}; {count} bad value(s) in {rows} row(s)"
-    return Violation(code, key, message, high, count, rows, row, pos, value, cause, fix)
+    return BatchViolation(code, key, message, high, count, rows, row, pos, value, cause, fix)
 
 
 def _explain(kind: str, key: str, values: Any, value: int, common: int, high: int,
-             limits: Limits) -> tuple[str, str, str, str]:
+             limits: LiveLimits) -> tuple[str, str, str, str]:
     """(code, what is wrong, likely cause, fix) for the offending ``values`` of one key."""
     lo, hi = int(values.min()), int(values.max())
     resize = "model.resize_token_embeddings(len(tokenizer)) after adding tokens (grow only: never shrink a padded model)"
@@ -206,6 +270,10 @@ def _explain(kind: str, key: str, values: Any, value: int, common: int, high: in
                     "subtract 1 from every label (map them with label2id)")
         return ("HVA510", f"is outside 0..{n - 1} (num_labels {n})",
                 f"the data has {hi + 1 if hi >= n else 'negative'} classes but the head has {n} rows (num_labels)", fix)
+    if kind == "choice-labels":
+        return ("HVA561", f"is outside 0..{high - 1} (the batch has {high} choices per example)",
+                "choice indices numbered from 1, or labels built for more choices than the batch holds",
+                f"labels index the choices: 0..{high - 1} (or {limits.ignore_index} to skip)")
     if kind == "types":
         if value < 0:
             return ("HVA502", "is negative", "negative token types were built by hand", "token types start at 0")
@@ -228,7 +296,7 @@ def _explain(kind: str, key: str, values: Any, value: int, common: int, high: in
     raise ValueError(kind)
 
 
-def _id_cause(value: int, rows: int, limits: Limits) -> str:
+def _id_cause(value: int, rows: int, limits: LiveLimits) -> str:
     pad, n = limits.pad_token_id, limits.tokenizer_length
     if n is None:  # no tokenizer was examined: say what the cause could be, and how to know which
         return (f"not known: the guard was given no tokenizer, so it cannot tell tokens added without a resize, "
@@ -245,17 +313,17 @@ def _id_cause(value: int, rows: int, limits: Limits) -> str:
     return "ids from a different tokenizer, or a model with fewer rows than its tokenizer"
 
 
-def _length(key: str, t: Any, batch: Mapping[str, Any], limits: Limits) -> list[Violation]:
+def _length(key: str, t: Any, batch: Mapping[str, Any], limits: LiveLimits) -> list[BatchViolation]:
     """Sequence length against the learned positions (no data pass unless the shape is already too long)."""
-    usable = limits.usable_positions
-    if usable is None or t.dim() < 1 or ("position_ids" in batch and limits.padding_idx is not None):
+    usable, padding_idx = limits.inputs.positions, limits.inputs.padding_idx
+    if usable is None or t.dim() < 1 or ("position_ids" in batch and padding_idx is not None):
         return []
     length = int(t.shape[-1])
     if length <= usable:
         return []
-    if limits.padding_idx is not None:
+    if padding_idx is not None:
         # RoBERTa numbers only the non-pad tokens (pad id == padding_idx): fixed-length padding past the table is fine.
-        used = (t != limits.padding_idx).sum(-1)
+        used = (t != padding_idx).sum(-1)
         longest = int(used.max())
         if longest <= usable:
             return []
@@ -265,13 +333,13 @@ def _length(key: str, t: Any, batch: Mapping[str, Any], limits: Limits) -> list[
     else:
         row, rows = (0 if t.dim() >= 2 else None), (int(t.shape[0]) if t.dim() >= 2 else 1)
     message = (f"{key} has sequences of {length} tokens > the {usable} positions the model can use"
-               + (" (RoBERTa-style: rows - padding_idx - 1)" if limits.padding_idx is not None else ""))
-    return [Violation("HVA504", key, message, usable, rows, rows, row, usable, length,
+               + (" (RoBERTa-style: rows - padding_idx - 1)" if padding_idx is not None else ""))
+    return [BatchViolation("HVA504", key, message, usable, rows, rows, row, usable, length,
                       "no truncation: a long text reached the model whole",
                       f"tokenize with truncation=True, max_length={usable}")]
 
 
-def _cu_seq_lens(key: str, t: Any, batch: Mapping[str, Any]) -> list[Violation]:
+def _cu_seq_lens(key: str, t: Any, batch: Mapping[str, Any]) -> list[BatchViolation]:
     import torch
 
     ids = batch.get("input_ids")
@@ -287,6 +355,6 @@ def _cu_seq_lens(key: str, t: Any, batch: Mapping[str, Any]) -> list[Violation]:
         problem = f"ends at {int(t[-1])}, but the packed row has {total} tokens"
     else:
         return []
-    return [Violation("HVA541", key, f"{key} {problem}", total, 1, 1, None, None, None,
+    return [BatchViolation("HVA541", key, f"{key} {problem}", total, 1, 1, None, None, None,
                       "packed sequence boundaries built by hand, or a batch truncated after packing",
                       "build them with DataCollatorWithFlattening(return_flash_attn_kwargs=True)")]

@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from .checks import Violation, check_batch
+from .checks import BatchViolation, check_batch
 from .errors import MARKER, BatchIndexError, PreflightError
 from .evidence import default_dir, write_evidence
-from .limits import Limits, limits_of
+from .limits import LiveLimits, limits_of
 
 DEFER_KEY = "hf_vocab_audit_guard_error"  # a bad batch's error, carried to the forward pre-hook
 
@@ -52,7 +52,7 @@ def _config_dict(model: Any) -> dict[str, Any] | None:
 class BatchChecker:
     """What a check needs, without the model: picklable into DataLoader workers."""
 
-    def __init__(self, limits: Limits, config: dict[str, Any] | None, evidence_dir: Path | None) -> None:
+    def __init__(self, limits: LiveLimits, config: dict[str, Any] | None, evidence_dir: Path | None) -> None:
         self.limits = limits
         self.config = config
         self.evidence_dir = evidence_dir
@@ -82,7 +82,7 @@ class BatchChecker:
                             evidence=evidence)
 
 
-def format_error(violations: list[Violation], limits: Limits, *, rank: int, worker: int | None,
+def format_error(violations: list[BatchViolation], limits: LiveLimits, *, rank: int, worker: int | None,
                  batch_number: int, evidence: str | None) -> str:
     first = violations[0]
     where = f"rank {rank}, " + ("main process" if worker is None else f"DataLoader worker {worker}")
@@ -151,10 +151,10 @@ class Guard:
         self._defer_handle: Any = None
 
     @property
-    def limits(self) -> Limits:
+    def limits(self) -> LiveLimits:
         return self.checker.limits
 
-    def refresh(self) -> Limits:
+    def refresh(self) -> LiveLimits:
         """Re-read the limits (after ``resize_token_embeddings`` or a new head); wrapped collators see them."""
         self.checker.limits = limits_of(self.model, self.tokenizer, ignore_index=self.ignore_index)
         self.checker.config = _config_dict(self.model)

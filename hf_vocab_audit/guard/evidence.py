@@ -19,8 +19,8 @@ from ..facts.tree import regular_file_inside
 from ..io.jsonfile import MAX_CONFIG_BYTES, read_json_object
 from ..io.safetensors_header import read_header
 from ..version import __version__
-from .checks import Violation
-from .limits import Limits
+from .checks import BatchViolation
+from .limits import LiveLimits
 
 FORMAT = "hf-vocab-audit-batch"
 MAX_BATCH_BYTES = 1024 * 1024 * 1024  # a saved batch: token ids and masks, pixel values at most
@@ -35,7 +35,7 @@ def sidecar_of(batch_file: Path) -> Path:
     return batch_file.with_suffix(".json")
 
 
-def write_evidence(folder: Path, batch: Mapping[str, Any], limits: Limits, violations: list[Violation], *,
+def write_evidence(folder: Path, batch: Mapping[str, Any], limits: LiveLimits, violations: list[BatchViolation], *,
                    rank: int, worker: int | None, batch_number: int, config: dict[str, Any] | None) -> Path:
     """Write ``batch`` and its sidecar into ``folder``; returns the ``.safetensors`` path."""
     torch = import_torch(folder, "saving the guard's evidence")

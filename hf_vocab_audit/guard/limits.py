@@ -8,9 +8,22 @@ zero-sized placeholder and its real shape is in ``ds_shape``.
 from __future__ import annotations
 
 from dataclasses import MISSING, asdict, dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ..errors import import_torch
+from ..facts.limits import (
+    ATTENTION_MASK,
+    DECODER_INPUT_IDS,
+    INPUT_IDS,
+    LABELS,
+    POSITION_IDS,
+    TOKEN_TYPE_IDS,
+    Bound,
+    InputLimits,
+    LabelKind,
+    label_kind,
+)
 from ..facts.positions import OFFSET_TWO_TYPES, PADDING_OFFSET_TYPES
 
 if TYPE_CHECKING:
@@ -19,14 +32,17 @@ if TYPE_CHECKING:
 POSITION_NAMES = ("position_embeddings", "wpe", "embed_positions")
 TOKEN_TYPE_NAMES = ("token_type_embeddings",)
 CLASSIFIER_NAMES = ("classifier.out_proj", "classification_head.out_proj", "classifier", "score")
+CTC_HEAD_NAMES = ("lm_head",)
 _SKIP_PARTS = ("vision", "visual", "audio", "image", "patch", "speech", "mm_projector")
-# Head kinds: which range `labels` must lie in.
-LM, CLASSES, TOKEN_CLASSES, NO_LABEL_CHECK = "lm", "classes", "token-classes", "none"
+# Head kinds: which range `labels` must lie in (facts.limits.LabelKind decides; its values are these strings).
+LM, CLASSES, TOKEN_CLASSES, NO_LABEL_CHECK = (LabelKind.LM.value, LabelKind.CLASSES.value,
+                                              LabelKind.TOKEN_CLASSES.value, LabelKind.NONE.value)
 
 
 @dataclass(frozen=True)
-class Limits:
-    """Every range a batch key is checked against; ``None`` means the model has no such table."""
+class LiveLimits:
+    """What the live modules say (the guard's evidence record); :attr:`inputs` is the one limits model
+    (``facts.limits.InputLimits``) built from it, which every check reads. ``None``: no such table."""
 
     model_class: str
     model_type: str | None
@@ -50,6 +66,32 @@ class Limits:
     pad_token_id: int | None = None
     pad_token: str | None = None
     added_token_ids: tuple[int, ...] = field(default_factory=tuple)
+
+    @cached_property
+    def inputs(self) -> InputLimits:
+        """These limits as the one limits model the static rules and the dataset kernel also check against."""
+        kind = self.label_kind if self.label_kind in LabelKind._value2member_map_ else NO_LABEL_CHECK
+        return InputLimits(
+            input_rows=self.input_rows,
+            output_rows=self.output_rows,
+            type_vocab_size=self.type_rows,
+            positions=self.usable_positions,
+            num_labels=self.num_labels,
+            decoder_input_rows=self.decoder_input_rows,
+            position_ids_below=self.position_id_limit,
+            padding_idx=self.padding_idx,
+            label_kind=LabelKind(kind),
+            ignore_index=self.ignore_index,
+            replaced_ids=self.replaced_ids,
+            attention_mask_below=2 if self.strict_attention_mask else None,
+        )
+
+    @cached_property
+    def bounds(self) -> dict[str, Bound | None]:
+        """:meth:`InputLimits.bound` of every batch key the guard checks, asked once (the per-batch path reads
+        this dict: a guard check costs microseconds)."""
+        return {key: self.inputs.bound(key) for key in (INPUT_IDS, DECODER_INPUT_IDS, TOKEN_TYPE_IDS, POSITION_IDS,
+                                                         LABELS, ATTENTION_MASK)}
 
     @property
     def usable_positions(self) -> int | None:
@@ -83,7 +125,7 @@ class Limits:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Limits:
+    def from_dict(cls, data: dict[str, Any]) -> LiveLimits:
         """Limits from a sidecar's JSON (untrusted): ValueError names the first field of the wrong type."""
         kept: dict[str, Any] = {}
         for name, f in cls.__dataclass_fields__.items():
@@ -167,19 +209,13 @@ def _get(model: Any, getter: str) -> Any:
 
 
 def _label_kind(out: Any, cls_name: str, config: Any) -> str:
-    if cls_name.endswith("ForTokenClassification"):
-        return TOKEN_CLASSES
-    if cls_name.endswith(("ForSequenceClassification", "ForAudioClassification", "ForImageClassification")):
-        problem = getattr(config, "problem_type", None)
-        if problem in ("regression", "multi_label_classification") or getattr(config, "num_labels", 2) == 1:
-            return NO_LABEL_CHECK
-        return CLASSES
-    if out is not None:
-        return LM
-    return NO_LABEL_CHECK
+    """The head's label semantics, decided by the same function the static facts use (facts.limits)."""
+    kind = label_kind(cls_name, getattr(config, "problem_type", None), getattr(config, "num_labels", 2),
+                      has_output=out is not None)
+    return kind.value
 
 
-def limits_of(model: torch.nn.Module, tokenizer: Any = None, *, ignore_index: int = -100) -> Limits:
+def limits_of(model: torch.nn.Module, tokenizer: Any = None, *, ignore_index: int = -100) -> LiveLimits:
     """Read the limits from the live modules of ``model`` (and cause hints from ``tokenizer``)."""
     nn = import_torch(None, "the training guard").nn
 
@@ -204,9 +240,13 @@ def limits_of(model: torch.nn.Module, tokenizer: Any = None, *, ignore_index: in
     out = _get(model, "get_output_embeddings")
     kind = _label_kind(out, cls_name, config)
     num_labels = None
-    if kind in (CLASSES, TOKEN_CLASSES):
+    if kind in (CLASSES, TOKEN_CLASSES, LabelKind.MULTI_LABEL.value):
         head = _named(model, CLASSIFIER_NAMES, nn.Linear)
         num_labels = _module_rows(head[1]) if head else getattr(config, "num_labels", None)
+    output_rows = _module_rows(out) if kind == LM else None
+    if kind == LabelKind.CTC.value:  # CTC labels index the CTC head's rows (transformers compares vocab_size)
+        ctc = _named(model, CTC_HEAD_NAMES, nn.Linear)
+        output_rows = getattr(config, "vocab_size", None) or (_module_rows(ctc[1]) if ctc else None)
     type_mod = _named(model, TOKEN_TYPE_NAMES, nn.Embedding)
     pos = _named(model, POSITION_NAMES, nn.Embedding)
     position_rows = _module_rows(pos[1]) if pos else None
@@ -224,14 +264,14 @@ def limits_of(model: torch.nn.Module, tokenizer: Any = None, *, ignore_index: in
         pad_tok = getattr(tokenizer, "pad_token", None)
         decoder = getattr(tokenizer, "added_tokens_decoder", None) or {}
         added = tuple(sorted(int(i) for i in decoder))
-    return Limits(
+    return LiveLimits(
         model_class=cls_name,
         model_type=model_type,
         name_or_path=getattr(config, "_name_or_path", None) or None,
         input_rows=input_rows,
         input_module=input_name,
         decoder_input_rows=decoder_rows,
-        output_rows=_module_rows(out) if kind == LM else None,
+        output_rows=output_rows,
         label_kind=kind,
         num_labels=num_labels,
         type_rows=_module_rows(type_mod[1]) if type_mod else None,

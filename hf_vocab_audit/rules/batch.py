@@ -1,7 +1,10 @@
 """HVA54x: faults only a live batch shows (``hf_vocab_audit.guard``); ids, labels and positions reuse HVA5xx.
 
 These rules have ``scope="batch"``: no static or dataset audit runs them; the guard checks every batch
-the training script builds and raises :class:`hf_vocab_audit.guard.BatchIndexError` with the code.
+the training script builds and raises :class:`hf_vocab_audit.guard.BatchIndexError` with the code. Their
+registry entries carry the code, name, severity and documentation; the check itself is the guard's, against
+the one limits model (``facts.limits.InputLimits``: the attention-mask bound is 2 under flash-attention),
+so these functions yield nothing.
 """
 
 from __future__ import annotations

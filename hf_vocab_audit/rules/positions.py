@@ -6,9 +6,17 @@ from collections.abc import Iterator
 
 from ..core.findings import Applicability, FixPlan, Location, Severity
 from ..facts import Facts
-from ..facts.positions import usable_positions
+from ..facts.limits import TOKEN_TYPE_IDS, input_limits, type_rows_of
 from ..facts.requirements import Requirement
 from .registry import Hit, rule
+
+
+def _usable(facts: Facts) -> tuple[int, str] | None:
+    """(usable positions, how they were derived) from the one limits model (``facts.limits``)."""
+    limits = input_limits(facts)[0]
+    if limits.positions is None:
+        return None
+    return limits.positions, limits.source("positions") or ""
 
 
 @rule("HVA301", "model-max-length-exceeds-positions", Severity.ERROR, requires=(Requirement.TOKENIZER,))
@@ -27,7 +35,7 @@ def model_max_length_exceeds_positions(facts: Facts) -> Iterator[Hit]:
     Set `model_max_length` in tokenizer_config.json to the usable positions (`--fix` does).
     """
     tok = facts.required_tokenizer()
-    usable = usable_positions(facts)
+    usable = _usable(facts)
     st = facts.sentence_transformers
     if usable is not None and st is not None and st.max_seq_length is not None:
         # sentence-transformers truncates to max_seq_length; transformers, reading the same files, to model_max_length
@@ -65,7 +73,7 @@ def model_max_length_unset(facts: Facts) -> Iterator[Hit]:
     Set `model_max_length` in tokenizer_config.json to the usable positions (`--fix` does).
     """
     tok = facts.required_tokenizer()
-    usable = usable_positions(facts)
+    usable = _usable(facts)
     if usable is None or tok.model_max_length is not None:
         return
     yield Hit(
@@ -91,19 +99,16 @@ def token_type_id_out_of_range(facts: Facts) -> Iterator[Hit]:
     `model_input_names` without it in tokenizer_config.json).
     """
     tok = facts.required_tokenizer()
-    emb = facts.embeddings
     if not tok.returns_token_type_ids or not tok.pair_type_ids:
         return
-    if emb is not None and emb.token_type is not None:
-        rows, source = emb.token_type.rows, emb.token_type.name
-        loc = Location(file=emb.token_type.file, tensor=emb.token_type.name)
-    elif facts.config.type_vocab_size is not None and not (emb and emb.input):
-        rows, source = facts.config.type_vocab_size, "config.json type_vocab_size"
-        loc = Location(file="config.json", key="type_vocab_size")
-    else:
+    types = type_rows_of(facts)  # where the token-type rows come from
+    bound = input_limits(facts)[0].bound(TOKEN_TYPE_IDS)  # and the bound the one limits model derives from them
+    if types is None or bound is None:
         return
+    rows, (_, source, where) = bound.below, types
+    loc = Location(**where)
     top = max(tok.pair_type_ids)
-    if rows is None or top < rows:
+    if top < rows:
         return
     yield Hit(
         f"the tokenizer gives sentence pairs token_type_ids up to {top}, but {source} has {rows} row(s)",

@@ -9,6 +9,7 @@ from ..core.findings import Applicability, FixPlan, Location, Severity
 from ..facts import Facts
 from ..facts.class_shapes import extra_input_rows
 from ..facts.embeddings import EXTRA_INPUT_ROWS
+from ..facts.limits import INPUT_IDS, LabelKind, input_limits
 from ..facts.placeholders import replaced_image_ids
 from ..facts.requirements import Requirement
 from .registry import Hit, rule
@@ -51,7 +52,9 @@ def token_id_beyond_embedding(facts: Facts) -> Iterator[Hit]:
     the tokenizer is larger (never shrink: padded rows are trained), or `hf-vocab-audit check DIR --fix`.
     """
     tok = facts.required_tokenizer()
-    rows = facts.required_input().rows
+    bound = input_limits(facts)[0].bound(INPUT_IDS)  # the one limits model: the input embedding's rows
+    assert bound is not None  # Requirement.INPUT_EMBEDDING
+    rows = bound.below
     ids = tok.ids_at_or_above(rows)
     if ids:  # an image placeholder the architecture replaces before the lookup is HVA703's (a warning)
         replaced = replaced_image_ids(facts.config, rows)
@@ -83,7 +86,9 @@ def token_id_beyond_lm_head(facts: Facts) -> Iterator[Hit]:
     """
     tok = facts.required_tokenizer()
     out = facts.required_output()
-    ids = tok.ids_at_or_above(out.rows)
+    bound = input_limits(facts)[0].label_bound(LabelKind.LM)  # language-model labels: the output rows
+    assert bound is not None  # Requirement.UNTIED_OUTPUT
+    ids = tok.ids_at_or_above(bound.below)
     if not ids:
         return
     named, listed = _tokens(facts, ids)

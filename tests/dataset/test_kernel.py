@@ -9,12 +9,13 @@ import pyarrow as pa
 
 from hf_vocab_audit.dataset import kernel as k
 from hf_vocab_audit.dataset import summary as s
+from hf_vocab_audit.facts.limits import InputLimits
 
 CTX = s.ScanContext(
     "src", "train",
     (s.ColumnRole("input_ids", k.INPUT_IDS), s.ColumnRole("label", k.CLASS_LABEL),
      s.ColumnRole("labels", k.LM_LABELS, input_ids_column="input_ids")),
-    s.Limits(input_rows=50, output_rows=50, positions=6, num_labels=3),
+    InputLimits(input_rows=50, output_rows=50, positions=6, num_labels=3),
 )
 
 

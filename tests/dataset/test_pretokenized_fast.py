@@ -20,6 +20,7 @@ from hf_vocab_audit.dataset import arrays
 from hf_vocab_audit.dataset import kernel as k
 from hf_vocab_audit.dataset import summary as s
 from hf_vocab_audit.dataset.spec import open_spec
+from hf_vocab_audit.facts.limits import InputLimits
 
 ROWS = 1000
 
@@ -27,7 +28,7 @@ ROWS = 1000
 def ctx(**limits: int | None) -> s.ScanContext:
     return s.ScanContext("src", "train", (s.ColumnRole("input_ids", k.INPUT_IDS),
                                           s.ColumnRole("labels", k.LM_LABELS, input_ids_column="input_ids")),
-                         s.Limits(**{"input_rows": ROWS, "output_rows": ROWS, **limits}), causal_lm=True)
+                         InputLimits(**{"input_rows": ROWS, "output_rows": ROWS, **limits}), causal_lm=True)
 
 
 def labels_table(seed: int, *, n: int = 64, dtype: str = "int32", extra: tuple[int, ...] = (),
@@ -143,9 +144,10 @@ def test_pretokenized_scan_imports_neither_datasets_nor_pandas(tmp_path):
     pq.write_table(table, tmp_path / "ids.parquet")
     code = ("import sys\nfrom hf_vocab_audit.dataset.spec import open_spec\nfrom hf_vocab_audit.dataset import kernel\n"
             "from hf_vocab_audit.dataset import summary as s\n"
+            "from hf_vocab_audit.facts.limits import InputLimits\n"
             "ctx = s.ScanContext('src', 'train', (s.ColumnRole('input_ids', kernel.INPUT_IDS), "
             "s.ColumnRole('labels', kernel.LM_LABELS, input_ids_column='input_ids')), "
-            "s.Limits(input_rows=1000, output_rows=1000), causal_lm=True)\n"
+            "InputLimits(input_rows=1000, output_rows=1000), causal_lm=True)\n"
             "for spec in sys.argv[1:]:\n"
             "    for split in open_spec(spec):\n"
             "        for i, batch in enumerate(split.batches(10)):\n"

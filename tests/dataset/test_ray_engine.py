@@ -14,7 +14,8 @@ from hf_vocab_audit import AuditError, audit
 from hf_vocab_audit.dataset.engines.ray import INSTALL, shift, source_for
 from hf_vocab_audit.dataset.kernel import summarize
 from hf_vocab_audit.dataset.spec import open_spec
-from hf_vocab_audit.dataset.summary import ColumnRole, Limits, ScanContext
+from hf_vocab_audit.dataset.summary import ColumnRole, ScanContext
+from hf_vocab_audit.facts.limits import InputLimits
 from hf_vocab_audit.formats import render
 
 
@@ -122,7 +123,7 @@ def test_unreachable_cluster_is_one_line_exit_2(run_cli, bert_cls, tmp_path):
 def test_shift_moves_every_row_like_a_later_offset():
     batch = pa.table({"input_ids": [[1, 200, 3], [-100, 2], [5, 6, 7, 8]], "label": [0, 9, -1]})
     ctx = ScanContext("s", "train", (ColumnRole("input_ids", "input_ids"), ColumnRole("label", "class_label")),
-                      Limits(input_rows=104, positions=3, num_labels=3))
+                      InputLimits(input_rows=104, positions=3, num_labels=3))
     assert shift(summarize(batch, 0, ctx), 1234) == summarize(batch, 1234, ctx)
 
 

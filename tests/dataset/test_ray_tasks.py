@@ -7,9 +7,10 @@ import pyarrow.parquet as pq
 
 from hf_vocab_audit.dataset.engines.ray_tasks import Unit, scan_unit
 from hf_vocab_audit.dataset.kernel import summarize
-from hf_vocab_audit.dataset.summary import ColumnRole, Limits, ScanContext
+from hf_vocab_audit.dataset.summary import ColumnRole, ScanContext
+from hf_vocab_audit.facts.limits import InputLimits
 
-CTX = ScanContext("s", "train", (ColumnRole("input_ids", "input_ids"),), Limits(input_rows=50, positions=None,
+CTX = ScanContext("s", "train", (ColumnRole("input_ids", "input_ids"),), InputLimits(input_rows=50, positions=None,
                                                                               num_labels=None))
 
 
