@@ -22,7 +22,7 @@ from .early import start as start_early
 from .edits import apply_edits
 from .growth import check_growth
 from .plan import make_plan
-from .repair import REINIT, CheckpointRepair, Unfixed
+from .repair import CheckpointRepair, Unfixed
 from .surgical import unsupported, write_surgical
 from .transformers_route import write_transformers
 from .verify import (
@@ -187,7 +187,7 @@ def _write(facts: Any, src: Path, out_path: Path, plan: CheckpointRepair, used: 
             after += w_after
             info["weights"] = weight_facts.summary() if weight_facts is not None else None
         # Re-initialised rows stay untrained (HVA601 "equals the mean"): compare_safetensors proved their bytes.
-        check_fixed(before, after.findings, [a for a in plan.applied if a.action != REINIT], tmp)
+        check_fixed(before, after.findings, plan.verify_gone, tmp)
         info["load"] = load_check(tmp, out_facts, verify_load) if facts.tensors else "skipped: no weights"
         flusher.finish(tmp)  # durable before the rename
     return after, out_facts

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..core.findings import Location, Severity
+from ..core.fixes import FixAvailability
 from ..facts.targets import TargetFacts, base_vocab_size, undecodable_ids
 from .registry import Hit, Scope, rule
 
@@ -143,7 +144,7 @@ def gguf_convert_unknown_pre_tokenizer(t: TargetFacts) -> Iterator[Hit]:
     )
 
 
-@rule("HVA950", "vllm-undecodable-ids", Severity.WARNING, scope=Scope.TARGET)
+@rule("HVA950", "vllm-undecodable-ids", Severity.WARNING, scope=Scope.TARGET, fix=FixAvailability.ALWAYS)
 def vllm_undecodable_ids(t: TargetFacts) -> Iterator[Hit]:
     """An engine that samples the whole lm_head (vLLM, SGLang) can emit ids the tokenizer cannot decode.
 
