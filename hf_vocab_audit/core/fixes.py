@@ -52,7 +52,7 @@ class GrowRows(Edit):
     """Grow the vocabulary matrices to ``rows`` (``tensor``: the one found short); old rows kept, new rows
     the mean of the trained rows. Never shrinks."""
 
-    kind: ClassVar[str] = "grow-rows"
+    kind: ClassVar[str] = "grow-embeddings"
     rows: int
     tensor: str
 
@@ -90,7 +90,7 @@ class SetSpecialTokenId(Edit):
     """Set the ``role`` (bos, eos, pad...) token id in config.json and generation_config.json to ``value``
     (generation_config's eos list keeps its other ids)."""
 
-    kind: ClassVar[str] = "set-special-token-id"
+    kind: ClassVar[str] = "sync-special-token-id"
     role: str
     value: int
 
@@ -108,7 +108,7 @@ class ReinitRows(Edit):
     """Set rows ``ids`` of ``tensors`` to the mean of their trained rows (``all_tensors``: every vocabulary
     matrix the weights analysis read)."""
 
-    kind: ClassVar[str] = "reinit-rows"
+    kind: ClassVar[str] = "reinit-untrained-rows"
     ids: tuple[int, ...]
     tensors: tuple[str, ...]
     all_tensors: tuple[str, ...] = ()
