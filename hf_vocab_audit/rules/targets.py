@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..core.findings import Location, Severity
-from ..core.fixes import FixAvailability
+from ..core.fixes import Applicability, Fix, FixAvailability, SuppressTokens
 from ..facts.targets import TargetFacts, base_vocab_size, undecodable_ids
 from .registry import Hit, Scope, rule
 
@@ -157,7 +157,8 @@ def vllm_undecodable_ids(t: TargetFacts) -> Iterator[Hit]:
 
     Fix:
     Mask the listed ids at sampling time (the JSON list in the report), or train/keep them at very low
-    logits; never shrink the embeddings (HVA105).
+    logits; never shrink the embeddings (HVA105). `check DIR --target vllm --fix OUT --unsafe-fixes` adds
+    them to generation_config.json's `suppress_tokens` (unsafe: it changes what generation can emit).
     """
     if t.target != "vllm":
         return
@@ -170,6 +171,8 @@ def vllm_undecodable_ids(t: TargetFacts) -> Iterator[Hit]:
         f"the model can sample {len(ids)} id(s) the tokenizer cannot decode ({_ids(ids)}): vLLM fails \"Token id "
         f"{ids[0]} is out of vocabulary\" when such an id comes back as a prompt",
         Location(tensor=name, token_id=ids[0]),
+        fix=Fix(f"add the {len(ids)} id(s) to generation_config.json suppress_tokens (generate() never samples them)",
+                Applicability.UNSAFE, (SuppressTokens(tuple(ids)),)),
         details={"count": len(ids), "first": ids[0], "last": ids[-1]},
     )
 
