@@ -86,6 +86,7 @@ def audit(
     packing: bool | None = None,
     trl_config: str | Path | None = None,
     target_kind: str | None = None,
+    facts: Facts | None = None,
 ) -> Report:
     """Audit a local checkpoint folder from its files alone (no weights are loaded), or live objects.
 
@@ -111,12 +112,17 @@ def audit(
     The report's ``coverage`` says what was examined; anything the selected rules needed that was not
     (a missing tokenizer or weights, a dataset column the model reads left unchecked) fails the default
     verdict (exit 2) unless it is judged with ``allow_partial=True`` (``report.exit_code(allow_partial=True)``).
+    ``facts``: the folder's files already read (``--fix`` audits its input and its output with the facts it
+    read to plan and verify them); ``model_dir`` then only names the target in the report.
     Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run, or when the target has nothing to
     examine (no tokenizer, no vocabulary matrix, no model config).
     """
     start = time.perf_counter()
     rules = selected(select, ignore)  # bad selectors fail before any file is read
-    target, facts = gather_for_audit(model_dir, model, tokenizer, base)
+    if facts is not None:
+        target = str(model_dir)
+    else:
+        target, facts = gather_for_audit(model_dir, model, tokenizer, base)
     ensure_auditable(facts)
     in_memory = facts.tensors is not None and facts.tensors.format == MEMORY_FORMAT
     run = run_static(facts, rules, lines=not in_memory)

@@ -15,16 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from .audit import audit, auditable, make_report
-from .core.findings import Finding, Source
+from .core.findings import Source
 from .core.outcome import Outcome
 from .core.report import Report
 from .errors import AuditError
-from .facts import gather
+from .facts import Facts, gather
 from .facts.hub import HubCheckout, checkout, parse_hub_ref
 from .rules import selected
 from .rules.coverage import ensure_auditable
 from .rules.runner import run_static
-from .settings import AllowEntry, Settings, apply_allowlist, load_settings, mark_allowed
+from .settings import AllowEntry, Settings, apply_allowlist, fix_safety, load_settings
 
 
 @dataclass(frozen=True)
@@ -63,11 +63,16 @@ def audit_hub_checkout(
                        rules_selected=auditable(rules))
 
 
-def _acceptor(allow: tuple[AllowEntry, ...]) -> Callable[[list[Finding]], list[Finding]] | None:
-    """What --fix calls to mark the input's findings the model's allowlist accepts (it leaves those alone)."""
-    if not allow:
-        return None
-    return lambda findings: mark_allowed(findings, allow)[0]
+def _checker(tokenizer: str | Path | None, settings: Settings, audit_options: dict[str, Any] | None) -> Callable[..., Report]:
+    """The audit `check` runs on a folder (the same options, the allowlist applied), for --fix to run on its
+    input and on its output (``facts``: the folder as --fix read it)."""
+
+    def check(folder: Path, *, facts: Facts | None = None) -> Report:
+        report = audit(folder, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore, facts=facts,
+                       **{k: v for k, v in _chat_options(audit_options, settings).items() if k != "source"})
+        return apply_allowlist(report, settings.allow)[0]
+
+    return check
 
 
 def run_gate(
@@ -112,15 +117,15 @@ def run_gate(
             report = refuse_adapter_fix(folder, base=(audit_options or {}).get("base"), tokenizer=tokenizer,
                                         select=settings.select, ignore=settings.ignore)
         elif fix_options is not None:
-            from .fix import fix_checkpoint
+            from .fix import repair
 
             if (audit_options or {}).get("base") is not None:
                 raise AuditError(target, "--base applies to a PEFT adapter folder (adapter_config.json) only")
             if (audit_options or {}).get("datasets"):
                 raise AuditError(target, "--dataset cannot be combined with --fix: fix the checkpoint, then audit "
                                  "the dataset against the fixed copy")
-            report = fix_checkpoint(folder, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore,
-                                    accept=_acceptor(settings.allow), **fix_options)
+            report = repair(folder, audit=_checker(tokenizer, settings, audit_options), tokenizer=tokenizer,
+                            applicability=fix_safety(settings), **{k: v for k, v in fix_options.items() if k != "weights"})
         else:
             report = audit(folder, tokenizer=tokenizer, select=settings.select, ignore=settings.ignore,
                            **{k: v for k, v in _chat_options(audit_options, settings).items() if k != "source"})

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .fixes import Applicability as Applicability
-from .fixes import Fix
+from .fixes import Fix, Verification
 from .fixes import FixPlan as FixPlan
 
 
@@ -188,7 +188,7 @@ class FixResult:
     rows_after: int | None
     unfixed: tuple[Unfixed, ...] = ()
     notes: tuple[str, ...] = ()
-    verification: dict[str, Any] = field(default_factory=dict)
+    verification: Verification | None = None  # None when no output was written and proved
     reinit: dict[str, tuple[int, ...]] | None = None  # tensor -> token rows set to the mean of the trained rows
 
     def to_dict(self) -> dict[str, Any]:
@@ -200,7 +200,7 @@ class FixResult:
             "rows_after": self.rows_after,
             "unfixed": [u.to_dict() for u in self.unfixed],
             "notes": list(self.notes),
-            "verification": self.verification,
+            "verification": self.verification.to_dict() if self.verification is not None else {},
         }
         if self.reinit:
             out["reinit"] = {name: list(ids) for name, ids in self.reinit.items()}
@@ -211,5 +211,5 @@ class FixResult:
         reinit = d.get("reinit")
         return cls(d["input"], d["output"], d["method"], d.get("rows_before"), d.get("rows_after"),
                    tuple(Unfixed.from_dict(u) for u in d.get("unfixed", ())), tuple(d.get("notes", ())),
-                   dict(d.get("verification") or {}),
+                   Verification.from_dict(d["verification"]) if d.get("verification") else None,
                    {name: tuple(ids) for name, ids in reinit.items()} if reinit else None)

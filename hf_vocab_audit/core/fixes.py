@@ -167,3 +167,94 @@ class Fix:
 
 
 FixPlan = Fix  # the name before fixes were typed (public API: hf_vocab_audit.FixPlan)
+
+
+# ---- what --fix proved about its output (the report's fix.verification) ----
+
+
+@dataclass(frozen=True)
+class GrownTensor:
+    """A vocabulary tensor the surgical writer grew: from ``old`` to ``new`` rows, filled with ``fill``
+    (``mean`` of the trained rows, or ``zeros`` for a logits bias)."""
+
+    name: str
+    file: str
+    old: int
+    new: int
+    fill: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GrownTensor:
+        return cls(d["name"], d["file"], int(d["old"]), int(d["new"]), d["fill"])
+
+
+@dataclass(frozen=True)
+class Resized:
+    """What the transformers route did: ``resize_token_embeddings`` from ``rows_before`` to ``rows_after``."""
+
+    rows_before: int | None
+    rows_after: int | None
+    mean_resizing: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Resized:
+        return cls(d.get("rows_before"), d.get("rows_after"), bool(d.get("mean_resizing")))
+
+
+@dataclass(frozen=True)
+class Compared:
+    """How the output's weights were compared with the input's: tensors (or whole files) and bytes compared,
+    and the bytes of shards copied whole (checked by offsets and size, not read again)."""
+
+    bytes_compared: int = 0
+    tensors_compared: int | None = None
+    files_compared: int | None = None
+    bytes_copied_whole: int | None = None
+
+    def to_dict(self) -> dict[str, int]:
+        out = {"tensors_compared": self.tensors_compared, "files_compared": self.files_compared,
+               "bytes_compared": self.bytes_compared, "bytes_copied_whole": self.bytes_copied_whole}
+        return {k: v for k, v in out.items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Compared | None:
+        if not d:
+            return None
+        return cls(int(d.get("bytes_compared", 0)), d.get("tensors_compared"), d.get("files_compared"),
+                   d.get("bytes_copied_whole"))
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The proof ``--fix`` ran on its output before renaming it into place: what was written (``grown`` by
+    the surgical route, ``resized`` by transformers), how the weights were compared with the input's
+    (``compared``: None when there were no weights), and whether transformers loads it (``load``)."""
+
+    load: str
+    compared: Compared | None = None
+    grown: tuple[GrownTensor, ...] | None = None
+    resized: Resized | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.grown is not None:
+            out["grown"] = [g.to_dict() for g in self.grown]
+        if self.resized is not None:
+            out["transformers"] = self.resized.to_dict()
+        out["compared"] = self.compared.to_dict() if self.compared is not None else {}
+        out["load"] = self.load
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Verification:
+        grown = d.get("grown")
+        resized = d.get("transformers")
+        return cls(d.get("load", ""), Compared.from_dict(d.get("compared") or {}),
+                   tuple(GrownTensor.from_dict(g) for g in grown) if grown is not None else None,
+                   Resized.from_dict(resized) if resized else None)

@@ -29,7 +29,7 @@ from ..errors import AuditError
 from ..facts import Facts
 from ..facts.vocab_geometry import vocab_axis, vocab_dim, vocab_tensors
 from .pad_token import new_pad, pad_candidate, tokenizer_config
-from .repair import CheckpointRepair, JsonEdit, Unfixed
+from .repair_plan import CheckpointRepair, JsonEdit, Unfixed
 
 # The JSON files --fix edits (SetJsonKey on any other file is left unfixed, with the reason).
 EDITABLE_FILES = ("config.json", "generation_config.json", "tokenizer_config.json", "special_tokens_map.json")
@@ -156,9 +156,10 @@ def _plan_edits(b: _Builder, f: Finding, edits: tuple[Edit, ...], no_reinit: str
                 _sync_role(b, role, int(value))
             case ReinitRows():
                 _reinit(b, edit)
-                b.unverified.add((f.code, _fix(f).description))
+                b.unverified.add((f.code, _fix(f).description))  # the rows stay untrained to HVA601
             case SuppressTokens(ids=ids):
                 b.suppress.update(int(i) for i in ids)
+                b.unverified.add((f.code, _fix(f).description))  # an engine may still sample them: HVA950 stays
                 b.edit(JsonEdit("generation_config.json", "suppress_tokens", tuple(sorted(b.suppress)),
                                 include=True))
             case _:
@@ -303,6 +304,7 @@ def _finish(b: _Builder, pad_to_multiple_of: int | None) -> CheckpointRepair:
         json_edits=tuple(b.edits.values()),
         new_tokens=tuple(b.new_tokens),
         applied=tuple(b.applied.values()),
+        suppress=tuple(sorted(b.suppress)),
         verify_gone=tuple(a for a in b.applied.values() if (a.code, a.description) not in b.unverified),
         unfixed=tuple(b.unfixed),
         notes=tuple(b.notes),

@@ -52,6 +52,8 @@ class CheckpointRepair:
     # the applied fixes whose findings must be gone from the output's audit (re-initialised rows stay
     # "untrained" to HVA601: their bytes are checked instead)
     verify_gone: tuple[AppliedFix, ...] = ()
+    # ids added to generation_config.json's suppress_tokens (read back before the rename)
+    suppress: tuple[int, ...] = ()
 
     @property
     def changes_weights(self) -> bool:
