@@ -110,11 +110,12 @@ def make_plan(
         if f.fix is None:
             b.skip(f, "no automatic fix: " + (f.hint or "see `hf-vocab-audit explain " + f.code + "`"))
             continue
-        how = applicability(f.code, f.fix.applicability) if applicability is not None else f.fix.applicability
-        if how is not f.fix.applicability:
-            f = replace(f, fix=f.fix.with_applicability(how))
+        fix = f.fix
+        how = applicability(f.code, fix.applicability) if applicability is not None else fix.applicability
+        if how is not fix.applicability:
+            f = replace(f, fix=fix.with_applicability(how))
         if how is Applicability.DISPLAY_ONLY:
-            b.skip(f, "its fix is shown, never applied: " + f.fix.description)
+            b.skip(f, "its fix is shown, never applied: " + fix.description)
             continue
         if how is Applicability.UNSAFE and not unsafe:
             b.skip(f, "its fix changes the model's behaviour: rerun with --unsafe-fixes to apply it")
