@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .audit import audit  # noqa: E402
 from .core.findings import Applicability, Finding, FixPlan, FixResult, Location, Severity, Skipped  # noqa: E402
+from .core.fixes import Fix, FixAvailability  # noqa: E402
 from .core.outcome import FailOn, Outcome  # noqa: E402
 from .core.report import SCHEMA_VERSION, Report  # noqa: E402
 from .errors import AuditError  # noqa: E402
@@ -26,6 +27,8 @@ __all__ = [
     "Facts",
     "FailOn",
     "Finding",
+    "Fix",
+    "FixAvailability",
     "FixPlan",
     "FixResult",
     "Location",

@@ -15,6 +15,7 @@ from .core.report import SECTIONS, Report, sort_findings
 from .core.sections import VllmSection
 from .facts import Facts, gather
 from .facts.sources import FactsSource
+from .facts.sources.folder import ReadFolderSource
 from .facts.sources.memory import is_path
 from .facts.sources.registry import resolve_source
 from .rules import Rule, Scope, selected
@@ -72,6 +73,7 @@ def audit(
     packing: bool | None = None,
     trl_config: str | Path | None = None,
     target_kind: str | None = None,
+    facts: Facts | None = None,
 ) -> Report:
     """Audit a local checkpoint folder from its files alone (no weights are loaded), or live objects.
 
@@ -97,6 +99,8 @@ def audit(
     The report's ``coverage`` says what was examined; anything the selected rules needed that was not
     (a missing tokenizer or weights, a dataset column the model reads left unchecked) fails the default
     verdict (exit 2) unless it is judged with ``allow_partial=True`` (``report.exit_code(allow_partial=True)``).
+    ``facts``: the folder's files already read (``--fix`` audits its input and its output with the facts it
+    read to plan and verify them); ``model_dir`` then only names the target in the report.
     Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run, or when the target has nothing to
     examine (no tokenizer, no vocabulary matrix, no model config).
     """
@@ -119,7 +123,7 @@ def audit(
     options = AuditOptions(tokenizer=tokenizer, select=_tuple(select), ignore=_tuple(ignore), weights=weights,
                            base=base, target_kind=target_kind, scan=scan)
     target = _target(model_dir, model)
-    source = resolve_source(target, remote=False)
+    source = ReadFolderSource(target, facts) if facts is not None else resolve_source(target, remote=False)
     source.refuse(options)
     return audit_source(source, options)
 

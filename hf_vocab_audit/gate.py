@@ -8,22 +8,23 @@ allowlist.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .audit import audit_source
-from .core.findings import Finding
 from .core.options import GateOptions, build_gate_options
 from .core.outcome import Outcome
 from .core.report import Report
 from .errors import AuditError
+from .facts import Facts
 from .facts.sources import FactsSource
 from .facts.sources.adapter_base import AdapterSource
+from .facts.sources.folder import FolderSource, ReadFolderSource
 from .facts.sources.registry import resolve_source
-from .settings import AllowEntry, Settings, apply_allowlist, load_settings, mark_allowed
+from .settings import AllowEntry, Settings, apply_allowlist, fix_safety, load_settings
 
 
 @dataclass(frozen=True)
@@ -44,11 +45,6 @@ class GateOutcome:
         return self.outcome.exit_code
 
 
-def _acceptor(allow: tuple[AllowEntry, ...]) -> Callable[[list[Finding]], list[Finding]] | None:
-    """What --fix calls to mark the input's findings the model's allowlist accepts (it leaves those alone)."""
-    if not allow:
-        return None
-    return lambda findings: mark_allowed(findings, allow)[0]
 
 
 def run_gate(
@@ -91,17 +87,22 @@ def _fix(source: FactsSource, options: GateOptions, settings: Settings) -> Repor
     """``--fix``: a repaired copy of a folder, audited; an adapter's audit that says why nothing is written."""
     assert options.fix is not None
     audit_options = options.audit
-    folder = Path(str(source.target))
+    src = Path(str(source.target))
     if isinstance(source, AdapterSource):
         from .fix.adapter_refusal import refuse_adapter_fix
 
-        return refuse_adapter_fix(folder, base=audit_options.base, tokenizer=audit_options.tokenizer_path,
+        return refuse_adapter_fix(src, base=audit_options.base, tokenizer=audit_options.tokenizer_path,
                                   select=audit_options.select, ignore=audit_options.ignore)
-    from .fix import fix_checkpoint
+    from .fix import repair
 
-    return fix_checkpoint(folder, tokenizer=audit_options.tokenizer_path, select=audit_options.select,
-                          ignore=audit_options.ignore, accept=_acceptor(settings.allow),
-                          weights=audit_options.weights, **options.fix.keywords())
+    def check(folder: Path, *, facts: Facts | None = None) -> Report:
+        """The audit ``check`` runs (the same options, the allowlist applied once), on --fix's input and output."""
+        read = ReadFolderSource(folder, facts) if facts is not None else FolderSource(folder)
+        return apply_allowlist(audit_source(read, audit_options), settings.allow)[0]
+
+    keywords = options.fix.keywords()
+    return repair(src, keywords.pop("output"), audit=check, tokenizer=audit_options.tokenizer_path,
+                  applicability=fix_safety(settings), **keywords)
 
 
 __all__ = ["AuditError", "GateOutcome", "run_gate"]

@@ -8,12 +8,13 @@ then command-line flags. The per-model allowlist (``[[allow]]``) lives only in t
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .core.findings import Finding
+from .core.fixes import Applicability
 from .core.options import BY_KEY, OPTIONS, Option
 from .core.outcome import FAIL_ON
 from .core.report import Report
@@ -28,7 +29,8 @@ else:  # pragma: no cover - Python 3.10
 
 MODEL_FILE = "hf-vocab-audit.toml"
 TOOL_TABLE = "hf-vocab-audit"
-KEYS = tuple(o.key for o in OPTIONS)  # every option of ``check`` but --config (which names this file)
+KEYS = (*(o.key for o in OPTIONS), "extend-safe-fixes", "extend-unsafe-fixes")  # every option of ``check`` but
+# --config (which names this file), and the fix-safety keys (settings only, as in ruff)
 MATCH_KEYS = ("file", "key", "tensor", "token", "token_id", "split", "column")
 
 
@@ -58,6 +60,8 @@ class Settings:
     sources: tuple[str, ...] = ()  # files read, lowest precedence first
     chat_format: str | None = None  # --chat-format for --dataset (TRL's format of the splits)
     messages_column: str | None = None  # --messages-column
+    extend_safe_fixes: tuple[str, ...] = ()  # rules whose unsafe fix --fix applies as safe (see fix_safety)
+    extend_unsafe_fixes: tuple[str, ...] = ()  # rules whose safe fix needs --unsafe-fixes
     values: dict[str, Any] = field(default_factory=dict)  # every option set (``Option.attr`` -> value), flags last
 
 
@@ -157,6 +161,11 @@ def _options(path: Path, table: dict[str, Any], where: str, model_file: bool = F
                 raise AuditError(path, f"{key}: a checkpoint's own {MODEL_FILE} cannot set it (it names a path, "
                                  "writes, or relaxes --fix): set it in pyproject.toml, --config or a flag")
             out[option.attr] = _value(path, option, where, value)
+        elif key in FIX_SAFETY_KEYS:
+            if model_file and key == "extend-safe-fixes":
+                raise AuditError(path, f"{key}: a checkpoint's own {MODEL_FILE} cannot set it (it relaxes --fix): "
+                                 "set it in pyproject.toml or --config")
+            out[key.replace("-", "_")] = _strings(path, f"{where}{key}", value)
         elif key == "allow" and where:
             raise AuditError(path, f"{where}allow: the allowlist is per model: put it in {MODEL_FILE} next to the model")
         elif key != "allow":
@@ -223,7 +232,8 @@ def load_settings(
     for key in ("select", "ignore"):
         if key in values:
             values[key] = tuple(values[key])
-    fields = ("select", "ignore", "fail_on", "exit_zero", "allow_partial", "chat_format", "messages_column")
+    fields = ("select", "ignore", "fail_on", "exit_zero", "allow_partial", "chat_format", "messages_column",
+              "extend_safe_fixes", "extend_unsafe_fixes")
     return Settings(**{k: v for k, v in values.items() if k in fields}, allow=allow, sources=tuple(sources),
                     values=values)
 
@@ -234,9 +244,10 @@ def mark_allowed(findings: Iterable[Finding], entries: tuple[AllowEntry, ...]) -
     out = []
     for f in findings:
         hit = next((i for i, e in enumerate(entries) if e.matches(f)), None)
-        if hit is not None and f.allowed is None:
-            used.add(hit)
-            f = replace(f, allowed=entries[hit].reason)
+        if hit is not None:
+            used.add(hit)  # also when an earlier pass marked it (--fix's auditor marks the output's findings)
+            if f.allowed is None:
+                f = replace(f, allowed=entries[hit].reason)
         out.append(f)
     return out, [e for i, e in enumerate(entries) if i not in used]
 
@@ -247,3 +258,36 @@ def apply_allowlist(report: Report, entries: tuple[AllowEntry, ...]) -> tuple[Re
         return report, []
     findings, unused = mark_allowed(report.findings, entries)
     return replace(report, findings=tuple(findings)), unused
+
+
+# ---- fix safety (ruff's extend-safe-fixes / extend-unsafe-fixes) ----------------------------------------
+
+FIX_SAFETY_KEYS = ("extend-safe-fixes", "extend-unsafe-fixes")
+
+
+def fix_safety(settings: Settings) -> Callable[[str, Applicability], Applicability] | None:
+    """What ``--fix`` asks for each finding's fix: the applicability the settings give the rule's fix.
+
+    ``extend-safe-fixes`` (rule codes, prefixes or names) makes a rule's unsafe fix safe: ``--fix`` applies it
+    without ``--unsafe-fixes``; ``extend-unsafe-fixes`` makes a safe fix unsafe (a rule in both stays unsafe).
+    A display-only fix stays display-only. None when the settings say nothing."""
+    if not settings.extend_safe_fixes and not settings.extend_unsafe_fixes:
+        return None
+    from .rules.registry import get_rule
+
+    def matches(code: str, selectors: tuple[str, ...]) -> bool:
+        rule = get_rule(code)
+        name = rule.name if rule is not None else None
+        return any(s.upper() == "ALL" or code.startswith(s.upper()) or s == name for s in selectors)
+
+    def applicability(code: str, declared: Applicability) -> Applicability:
+        if declared is Applicability.DISPLAY_ONLY:
+            return declared
+        if matches(code, settings.extend_unsafe_fixes):
+            return Applicability.UNSAFE
+        if matches(code, settings.extend_safe_fixes):
+            return Applicability.SAFE
+        return declared
+
+    return applicability
+

@@ -152,3 +152,63 @@ def test_a_plain_audit_imports_no_numpy_weights_or_arrow():
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# ---- fixes are dispatched by type, never by name (docs/architecture.md, "Where a new fix edit goes") ----
+
+FIX_SERIALISATION = "hf_vocab_audit.core.fixes"  # the one module that reads an edit's kind: JSON -> edits
+
+
+def _fix_names() -> set[str]:
+    from hf_vocab_audit.core.fixes import EDIT_KINDS
+
+    return set(EDIT_KINDS)
+
+
+def _strings(node: ast.AST) -> set[str]:
+    """The string constants ``node`` is, or holds (a tuple, list or set of them)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return {s for elt in node.elts for s in _strings(elt)}
+    return set()
+
+
+def _named(node: ast.AST, names: tuple[str, ...]) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr in names) or (isinstance(node, ast.Name) and node.id in names)
+
+
+def fix_string_dispatch(source: str) -> list[int]:
+    """Lines where ``source`` compares a fix's action or an edit's kind with a string (``action ==``,
+    ``.action in (...)``, ``kind == "grow-embeddings"``, ``match edit.kind: case "..."``)."""
+    kinds = _fix_names()
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            strings = set().union(*(_strings(s) for s in sides))
+            if strings and any(_named(s, ("action",)) for s in sides):
+                lines.append(node.lineno)
+            elif strings & kinds and any(_named(s, ("kind",)) for s in sides):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.Match) and _named(node.subject, ("action", "kind")):
+            values = {c.pattern.value.value for c in node.cases if isinstance(c.pattern, ast.MatchValue)
+                      and isinstance(c.pattern.value, ast.Constant)}
+            if values:
+                lines.append(node.lineno)
+    return lines
+
+
+def test_no_module_dispatches_on_fix_action_strings():
+    found = {module_name(p): fix_string_dispatch(p.read_text(encoding="utf-8")) for p in sorted(PACKAGE.rglob("*.py"))
+             if module_name(p) != FIX_SERIALISATION}
+    assert not {m: lines for m, lines in found.items() if lines}
+
+
+def test_the_dispatch_checker_sees_string_dispatch():
+    assert fix_string_dispatch('if f.fix.action == "grow-embeddings":\n    pass\n') == [1]
+    assert fix_string_dispatch('ok = action in ("set-pad-token", "x")\n') == [1]
+    assert fix_string_dispatch('ok = edit.kind != "suppress-tokens"\n') == [1]
+    assert fix_string_dispatch('match edit.kind:\n    case "grow-bias":\n        pass\n') == [1]
+    assert fix_string_dispatch('ok = p.kind == "image"\n') == []  # a placeholder's kind, not a fix's
+    assert fix_string_dispatch("ok = isinstance(edit, GrowRows)\n") == []

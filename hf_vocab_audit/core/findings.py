@@ -6,6 +6,10 @@ import enum
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .fixes import Applicability as Applicability
+from .fixes import Fix, Verification
+from .fixes import FixPlan as FixPlan
+
 
 class Severity(str, enum.Enum):
     """How bad a finding is. Ordered: ``INFO < WARNING < ERROR``."""
@@ -28,13 +32,6 @@ class Source(str, enum.Enum):
     FOLDER = "folder"
     HUB = "hub"
     MEMORY = "memory"
-
-
-class Applicability(str, enum.Enum):
-    """Whether applying a fix keeps the model's behaviour (``safe``) or may change it (``unsafe``)."""
-
-    SAFE = "safe"
-    UNSAFE = "unsafe"
 
 
 @dataclass(frozen=True)
@@ -79,28 +76,6 @@ LOCATION_KEYS = ("file", "key", "tensor", "token", "token_id", "split", "column"
 
 
 @dataclass(frozen=True)
-class FixPlan:
-    """A machine-applicable repair offered by a finding; ``action`` names what ``--fix`` does."""
-
-    action: str
-    description: str
-    applicability: Applicability
-    params: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "action": self.action,
-            "description": self.description,
-            "applicability": self.applicability.value,
-            "params": self.params,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> FixPlan:
-        return cls(d["action"], d["description"], Applicability(d["applicability"]), dict(d.get("params") or {}))
-
-
-@dataclass(frozen=True)
 class Finding:
     """One problem found by one rule."""
 
@@ -110,7 +85,7 @@ class Finding:
     message: str
     location: Location = field(default_factory=Location)
     hint: str | None = None
-    fix: FixPlan | None = None
+    fix: Fix | None = None
     details: dict[str, Any] = field(default_factory=dict)
     allowed: str | None = None  # reason, when an allowlist accepted this finding
     cause: str | None = None  # the id of the report's Cause that explains this finding, if one does
@@ -136,7 +111,7 @@ class Finding:
     def from_dict(cls, d: dict[str, Any]) -> Finding:
         fix = d.get("fix")
         return cls(d["code"], d["name"], Severity(d["severity"]), d["message"], Location.from_dict(d.get("location") or {}),
-                   d.get("hint"), FixPlan.from_dict(fix) if fix else None, dict(d.get("details") or {}),
+                   d.get("hint"), Fix.from_dict(fix) if fix else None, dict(d.get("details") or {}),
                    d.get("allowed"), d.get("cause"))
 
 
@@ -213,7 +188,7 @@ class FixResult:
     rows_after: int | None
     unfixed: tuple[Unfixed, ...] = ()
     notes: tuple[str, ...] = ()
-    verification: dict[str, Any] = field(default_factory=dict)
+    verification: Verification | None = None  # None when no output was written and proved
     reinit: dict[str, tuple[int, ...]] | None = None  # tensor -> token rows set to the mean of the trained rows
 
     def to_dict(self) -> dict[str, Any]:
@@ -225,7 +200,7 @@ class FixResult:
             "rows_after": self.rows_after,
             "unfixed": [u.to_dict() for u in self.unfixed],
             "notes": list(self.notes),
-            "verification": self.verification,
+            "verification": self.verification.to_dict() if self.verification is not None else {},
         }
         if self.reinit:
             out["reinit"] = {name: list(ids) for name, ids in self.reinit.items()}
@@ -236,5 +211,5 @@ class FixResult:
         reinit = d.get("reinit")
         return cls(d["input"], d["output"], d["method"], d.get("rows_before"), d.get("rows_after"),
                    tuple(Unfixed.from_dict(u) for u in d.get("unfixed", ())), tuple(d.get("notes", ())),
-                   dict(d.get("verification") or {}),
+                   Verification.from_dict(d["verification"]) if d.get("verification") else None,
                    {name: tuple(ids) for name, ids in reinit.items()} if reinit else None)

@@ -17,7 +17,7 @@ from .sections import DatasetSection, VllmSection, WeightsSection
 # were added; skipped entries may name their ``rule``.
 # 1.2: ``coverage`` (what was examined and what was not), ``not_examined`` and ``allow_partial``; the verdict
 # may be ``PARTIAL``; ``causes``, and a finding's optional ``cause``.
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"  # 1.3: a finding's fix is typed edits (fix.edits[].kind), not action + params
 __all__ = ["FAIL_ON", "SCHEMA_VERSION", "SECTIONS", "Report", "sort_findings"]
 # The JSON keys of the report itself; any other top-level key is an extension section (Report.extra).
 CORE_KEYS = frozenset({"schema_version", "tool", "target", "summary", "facts", "findings", "fixes", "skipped",

@@ -4,7 +4,11 @@
     report = fix_checkpoint("path/to/model", output="path/to/model-fixed")
     report.fixes      # what was applied;  report.fix.unfixed: what was not, and why
 
-Modules: ``pipeline`` (the steps in order), ``plan`` (findings -> one :class:`CheckpointRepair`),
+``repair(target, output, audit=...)`` is the pipeline itself: audit -> write -> audit, with the auditor as a
+parameter (the gate passes the audit ``check`` runs); ``fix_checkpoint`` wraps it with ``audit()``.
+
+Modules: ``pipeline`` (the steps in order), ``plan`` (findings -> one :class:`CheckpointRepair`, in
+``repair_plan``),
 ``pad_token`` (choosing a pad token), ``surgical`` / ``transformers_route`` (two ways to write it),
 ``reinit`` (mean rows), ``edits`` (JSON and tokenizer edits), ``verify`` (proof), ``writer`` (atomic folder).
 """
@@ -12,8 +16,9 @@ Modules: ``pipeline`` (the steps in order), ``plan`` (findings -> one :class:`Ch
 from __future__ import annotations
 
 from ..core.findings import FixResult, Unfixed
-from .pipeline import METHODS, VERIFY_LOAD, fix_checkpoint
+from .pipeline import METHODS, VERIFY_LOAD, Auditor, fix_checkpoint, repair
 from .plan import make_plan
-from .repair import CheckpointRepair
+from .repair_plan import CheckpointRepair
 
-__all__ = ["METHODS", "VERIFY_LOAD", "CheckpointRepair", "FixResult", "Unfixed", "fix_checkpoint", "make_plan"]
+__all__ = ["METHODS", "VERIFY_LOAD", "Auditor", "CheckpointRepair", "FixResult", "Unfixed", "fix_checkpoint", "make_plan",
+           "repair"]

@@ -36,4 +36,4 @@ def refuse_adapter_fix(folder: Path, *, base: str | Path | None = None, tokenize
     notes = ["no adapter written: an adapter's embedding rows are trained weights; --fix cannot make up trained "
              "rows or change the base" if unfixed else "the adapter is consistent with its base: nothing to write"]
     return replace(report, fix=FixResult(str(folder), "(nothing written)", "refused", None, None, tuple(unfixed),
-                                         tuple(notes), {}))
+                                         tuple(notes), None))

@@ -26,9 +26,10 @@ from ..facts.embeddings import find_embeddings
 from ..facts.tensors import CheckpointTensors, load_tensors
 from ..facts.tree import check_tree, regular_file_inside
 from ..facts.vocab_geometry import vocab_tensors
+from ..io import file_copy
+from ..io.durable import datasync
 from ..io.output_path import landing
-from . import surgical
-from .writer import TMP_TAG, _datasync, check_output
+from .writer import TMP_TAG, check_output
 
 
 class EarlyCopies:
@@ -45,8 +46,8 @@ class EarlyCopies:
             if self._stop.is_set():  # closed: a failed or interrupted fix does not wait for the rest
                 return
             dst = self.folder / name
-            surgical.copy_file(regular_file_inside(self.src / name, self.src), dst)  # never a link out
-            _datasync(dst)  # the disk writes them while the tokenizer is read
+            file_copy.copy_file(regular_file_inside(self.src / name, self.src), dst)  # never a link out
+            datasync(dst)  # the disk writes them while the tokenizer is read
 
     def move_into(self, tmp: Path) -> set[str]:
         """Wait for the copies (their errors are raised here) and move them into ``tmp``; the names moved."""

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from ..errors import AuditError
-from .repair import CheckpointRepair
+from .repair_plan import CheckpointRepair
 
 
 def apply_edits(src: Path, dst: Path, plan: CheckpointRepair) -> None:

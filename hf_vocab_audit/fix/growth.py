@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import AuditError
-from .repair import CheckpointRepair
+from .repair_plan import CheckpointRepair
 
 MAX_ROWS = 4 * 2**20  # the largest vocabularies in use are ~262k rows
 SMALL_GROWTH = 1024  # rows any checkpoint may gain (tiny test models double with a few added tokens)

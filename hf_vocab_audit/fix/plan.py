@@ -1,22 +1,53 @@
-"""Turn the findings' FixPlans into one deduplicated :class:`CheckpointRepair` (what to grow, which keys to set)."""
+"""Turn the findings' typed fixes into one deduplicated :class:`CheckpointRepair` (what to grow, which keys to set).
+
+Edits are merged by their class, never by a name: two grows (rows or a bias) become the larger; a
+config ``vocab_size`` set and a grow settle on the rows the output will have; ``suppress_tokens`` ids
+are united; the last JSON edit of a (file, key) wins. Edits then apply in one order: weights first
+(grow, re-initialise), then the JSON files and the tokenizer.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
-from ..core.findings import Applicability, AppliedFix, Finding, FixPlan
+from ..core.findings import AppliedFix, Finding
+from ..core.fixes import (
+    Applicability,
+    Edit,
+    Fix,
+    GrowBias,
+    GrowRows,
+    ReinitRows,
+    SetConfigVocabSize,
+    SetJsonKey,
+    SetPadToken,
+    SetSpecialTokenId,
+    SuppressTokens,
+)
 from ..errors import AuditError
 from ..facts import Facts
 from ..facts.vocab_geometry import vocab_axis, vocab_dim, vocab_tensors
 from .pad_token import new_pad, pad_candidate, tokenizer_config
-from .repair import REINIT, CheckpointRepair, JsonEdit, Unfixed
+from .repair_plan import CheckpointRepair, JsonEdit, Unfixed
+
+# The JSON files --fix edits (SetJsonKey on any other file is left unfixed, with the reason).
+EDITABLE_FILES = ("config.json", "generation_config.json", "tokenizer_config.json", "special_tokens_map.json")
+TOKENIZER_FILES = ("tokenizer_config.json", "special_tokens_map.json")
+
+# What a settings file can do to a rule's fix: its code -> the applicability to use instead of the rule's.
+ApplicabilityOverride = Callable[[str, Applicability], Applicability]
 
 
-def _fix(f: Finding) -> FixPlan:
+def _fix(f: Finding) -> Fix:
     """The fix a finding the planner acts on carries (it only acts on findings with one)."""
     if f.fix is None:
         raise AssertionError(f"{f.code} has no fix to plan")
     return f.fix
+
+
+def _edits(f: Finding) -> tuple[Edit, ...]:
+    return _fix(f).edits
 
 
 def _round_up(n: int, multiple: int | None) -> int:
@@ -34,6 +65,8 @@ class _Builder:
         self.grow_codes: list[Finding] = []
         self.new_tokens: list[str] = []
         self.reinit: dict[str, set[int]] = {}
+        self.suppress: set[int] = set()
+        self.unverified: set[tuple[str, str]] = set()  # (code, description) of fixes whose finding stays (reinit)
 
     def edit(self, edit: JsonEdit) -> None:
         self.edits[(edit.file, edit.key)] = edit
@@ -42,7 +75,8 @@ class _Builder:
         fix = f.fix
         assert fix is not None
         desc = description or fix.description
-        self.applied[(f.code, fix.action, desc)] = AppliedFix(f.code, fix.action, desc, fix.applicability)
+        label = "+".join(e.kind for e in fix.edits)  # the report's name for what was done (never dispatched on)
+        self.applied[(f.code, label, desc)] = AppliedFix(f.code, label, desc, fix.applicability)
 
     def skip(self, f: Finding, reason: str) -> None:
         self.unfixed.append(Unfixed(f.code, f.message, reason))
@@ -57,11 +91,14 @@ def make_plan(
     tokenizer_editable: bool = True,
     reinit_exclude: dict[str, tuple[int, ...]] | None = None,
     no_reinit: str | None = None,
+    applicability: ApplicabilityOverride | None = None,
 ) -> CheckpointRepair:
     """One repair plan from the active findings; unsafe fixes only when ``unsafe``.
 
     ``reinit_exclude``: per tensor, the rows the weights analysis found untrained (left out of the mean that
-    re-initialises rows); ``no_reinit``: why rows cannot be re-initialised here (they are then listed unfixed).
+    re-initialises rows); ``no_reinit``: why rows cannot be re-initialised here (they are then listed unfixed);
+    ``applicability(code, declared)``: the applicability the settings give a rule's fix (``extend-safe-fixes``,
+    ``extend-unsafe-fixes``), applied before the unsafe fixes are set aside.
     """
     if pad_to_multiple_of is not None and pad_to_multiple_of < 1:
         raise AuditError(None, f"--pad-to-multiple-of must be >= 1, not {pad_to_multiple_of}")
@@ -73,29 +110,21 @@ def make_plan(
         if f.fix is None:
             b.skip(f, "no automatic fix: " + (f.hint or "see `hf-vocab-audit explain " + f.code + "`"))
             continue
-        if f.fix.applicability is Applicability.UNSAFE and not unsafe:
+        fix = f.fix
+        how = applicability(f.code, fix.applicability) if applicability is not None else fix.applicability
+        if how is not fix.applicability:
+            f = replace(f, fix=fix.with_applicability(how))
+        if how is Applicability.DISPLAY_ONLY:
+            b.skip(f, "its fix is shown, never applied: " + fix.description)
+            continue
+        if how is Applicability.UNSAFE and not unsafe:
             b.skip(f, "its fix changes the model's behaviour: rerun with --unsafe-fixes to apply it")
             continue
-        action, params = f.fix.action, f.fix.params
-        if action == "grow-embeddings":
-            b.want_rows = max(b.want_rows, int(params["rows"]))
-            b.grow_codes.append(f)
-        elif action == "set-config-vocab-size":
-            b.grow_codes.append(f)  # settled once the final row count is known
-        elif action == "set-model-max-length":
-            if not tokenizer_editable:
-                b.skip(f, "the tokenizer is outside MODEL_DIR (--tokenizer): --fix edits only MODEL_DIR")
-                continue
-            b.edit(JsonEdit("tokenizer_config.json", "model_max_length", int(params["value"])))
-            b.done(f)
-        elif action == "sync-special-token-id":
-            _sync_ids(b, f)
-        elif action == "set-pad-token":
-            pad_findings.append(f)
-        elif action == REINIT:
-            _reinit(b, f, no_reinit)
-        else:
-            b.skip(f, f"unknown fix action {action!r}")
+        edits = _edits(f)
+        if any(isinstance(e, SetPadToken) for e in edits):
+            pad_findings.append(f)  # one pad token for all of them, chosen once
+            continue
+        _plan_edits(b, f, edits, no_reinit)
     if pad_findings:
         _set_pad(b, pad_findings)
     plan = _finish(b, pad_to_multiple_of)
@@ -107,24 +136,71 @@ def make_plan(
     return replace(plan, reinit=reinit, reinit_exclude=exclude)
 
 
-def _reinit(b: _Builder, f: Finding, no_reinit: str | None) -> None:
-    """Rows of the flagged tensors (and of a stored copy of a tied input matrix) to set to the mean."""
-    if no_reinit:
-        b.skip(f, no_reinit)
+def _plan_edits(b: _Builder, f: Finding, edits: tuple[Edit, ...], no_reinit: str | None) -> None:
+    """Fold one finding's edits into the plan, by their type. A fix of several edits is applied whole or
+    left unfixed whole (the first edit that cannot be applied says why)."""
+    why = next((w for w in (_refusal(b, e, no_reinit) for e in edits) if w), None)
+    if why is not None:
+        b.skip(f, why)
         return
-    params = _fix(f).params
+    settled_later = False
+    for edit in edits:
+        match edit:
+            case GrowRows(rows=rows) | GrowBias(rows=rows):
+                b.want_rows = max(b.want_rows, int(rows))  # two grows: the larger
+                settled_later = True
+            case SetConfigVocabSize():
+                settled_later = True  # settled once the final row count is known (consistent with any grow)
+            case SetJsonKey(file=file, key=key, value=value):
+                b.edit(JsonEdit(file, key, value))
+            case SetSpecialTokenId(role=role, value=value):
+                _sync_role(b, role, int(value))
+            case ReinitRows():
+                _reinit(b, edit)
+                b.unverified.add((f.code, _fix(f).description))  # the rows stay untrained to HVA601
+            case SuppressTokens(ids=ids):
+                b.suppress.update(int(i) for i in ids)
+                b.unverified.add((f.code, _fix(f).description))  # an engine may still sample them: HVA950 stays
+                b.edit(JsonEdit("generation_config.json", "suppress_tokens", tuple(sorted(b.suppress)),
+                                include=True))
+            case _:
+                raise AssertionError(f"{type(edit).__name__}: an edit the planner does not know")
+    if settled_later:
+        b.grow_codes.append(f)
+    else:
+        b.done(f)
+
+
+def _refusal(b: _Builder, edit: Edit, no_reinit: str | None) -> str | None:
+    """Why ``edit`` cannot be applied to this checkpoint, or None."""
+    match edit:
+        case SetJsonKey(file=file):
+            if file not in EDITABLE_FILES:
+                return f"--fix does not edit {file}"
+            if file in TOKENIZER_FILES and not b.tokenizer_editable:
+                return "the tokenizer is outside MODEL_DIR (--tokenizer): --fix edits only MODEL_DIR"
+        case ReinitRows(tensors=tensors):
+            if no_reinit:
+                return no_reinit
+            if not _reinit_names(b, edit):
+                return f"none of {', '.join(tensors)} is an embedding matrix --fix can rewrite"
+    return None
+
+
+def _reinit_names(b: _Builder, edit: ReinitRows) -> list[str]:
+    """The flagged tensors (and a stored copy of a tied input matrix) whose rows are set to the mean."""
     known = {t.name: t for t in vocab_tensors(b.facts)}
-    names = [n for n in params["tensors"] if n in known and vocab_axis(known[n]) == 0]
+    names = [n for n in edit.tensors if n in known and vocab_axis(known[n]) == 0]
     emb = b.facts.embeddings
     if emb is not None and emb.tied and emb.input is not None and emb.input.name in names:
         names += [n for n, t in known.items() if n != emb.input.name and vocab_axis(t) == 0
                   and t.shape == emb.input.shape]
-    if not names:
-        b.skip(f, f"none of {', '.join(params['tensors'])} is an embedding matrix --fix can rewrite")
-        return
-    for name in names:
-        b.reinit.setdefault(name, set()).update(int(i) for i in params["ids"])
-    b.done(f)
+    return names
+
+
+def _reinit(b: _Builder, edit: ReinitRows) -> None:
+    for name in _reinit_names(b, edit):
+        b.reinit.setdefault(name, set()).update(int(i) for i in edit.ids)
 
 
 def _config_key(facts: Facts, file: str, id_key: str) -> str | None:
@@ -136,22 +212,13 @@ def _config_key(facts: Facts, file: str, id_key: str) -> str | None:
     return (facts.config.text_prefix if file == "config.json" else "") + id_key
 
 
-def _sync_ids(b: _Builder, f: Finding) -> None:
-    params = _fix(f).params
-    value = int(params["value"])
-    if "file" in params:
-        if params["file"] not in ("config.json", "generation_config.json"):
-            b.skip(f, f"--fix does not edit {params['file']}")
-            return
-        b.edit(JsonEdit(params["file"], params["key"], value))
-    else:
-        role = params["role"]
-        for file in ("config.json", "generation_config.json"):
-            part = b.facts.config if file == "config.json" else b.facts.generation
-            id_key = f"{role}_token_id"
-            if part is not None and id_key in part.special.ids:
-                b.edit(JsonEdit(file, part.special.keys[id_key], value, include=role == "eos"))
-    b.done(f)
+def _sync_role(b: _Builder, role: str, value: int) -> None:
+    """Set the ``role`` id wherever config.json and generation_config.json declare one."""
+    for file in ("config.json", "generation_config.json"):
+        part = b.facts.config if file == "config.json" else b.facts.generation
+        id_key = f"{role}_token_id"
+        if part is not None and id_key in part.special.ids:
+            b.edit(JsonEdit(file, part.special.keys[id_key], value, include=role == "eos"))
 
 
 def _set_pad(b: _Builder, findings: list[Finding]) -> None:
@@ -211,16 +278,19 @@ def _finish(b: _Builder, pad_to_multiple_of: int | None) -> CheckpointRepair:
         rows_after = target
         used = (tok.max_id + 1) if tok is not None else rows_before
         trained = max(1, min(rows_before, used))
+    sets_vocab_size = False
     for f in b.grow_codes:
-        if _fix(f).action == "set-config-vocab-size":
-            b.done(f, f"set {_fix(f).params['key']} to {rows_after}")
+        config_set = next((e for e in _edits(f) if isinstance(e, SetConfigVocabSize)), None)
+        if config_set is not None:
+            sets_vocab_size = True
+            b.done(f, f"set {config_set.key} to {rows_after}")
         elif grow:
             b.done(f, f"grew {', '.join(sorted(grow))} from {rows_before} to {rows_after} rows "
                       f"(old rows kept; new rows = mean of the {trained} trained rows)")
         else:
             b.skip(f, "no tensor needs to grow")
     if facts.config.vocab_size is not None and rows_after is not None and (
-        grow or any(_fix(f).action == "set-config-vocab-size" for f in b.grow_codes)
+        grow or sets_vocab_size
     ) and facts.config.vocab_size != rows_after:
         b.edit(JsonEdit("config.json", facts.config.text_prefix + "vocab_size", rows_after))
     if tok is not None and rows_before is not None and not grow and tok.max_id + 1 + len(b.new_tokens) <= rows_before:
@@ -235,6 +305,8 @@ def _finish(b: _Builder, pad_to_multiple_of: int | None) -> CheckpointRepair:
         json_edits=tuple(b.edits.values()),
         new_tokens=tuple(b.new_tokens),
         applied=tuple(b.applied.values()),
+        suppress=tuple(sorted(b.suppress)),
+        verify_gone=tuple(a for a in b.applied.values() if (a.code, a.description) not in b.unverified),
         unfixed=tuple(b.unfixed),
         notes=tuple(b.notes),
     )

@@ -18,7 +18,7 @@ from ..facts.vocab_geometry import as_rows
 from ..io.dtypes import FLOAT_DTYPES, from_float32
 from ..io.rows import mean_of_rows
 from ..io.safetensors_header import TensorInfo
-from .repair import CheckpointRepair
+from .repair_plan import CheckpointRepair
 
 
 def unsupported_reinit(t: TensorInfo) -> str | None:

@@ -14,33 +14,22 @@ import os
 import struct
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from io import RawIOBase
 from pathlib import Path
-from typing import Any  # copy_range's source: any open binary file, buffered or not
 
 import numpy as np
 
-from ..errors import AuditError
+from ..core.fixes import GrownTensor
 from ..facts import Facts
 from ..facts.tensors import SAFETENSORS_INDEX
 from ..facts.vocab_geometry import as_rows, vocab_axis, vocab_dim, vocab_tensors
+from ..io import file_copy
 from ..io.dtypes import FLOAT_DTYPES, from_float32
+from ..io.file_copy import write_all
 from ..io.rows import mean_of_rows
 from ..io.safetensors_header import TensorInfo
-from .repair import CheckpointRepair
+from .repair_plan import CheckpointRepair
 
-CHUNK_BYTES = 64 * 1024 * 1024  # streaming copies
 ZERO_FILL_SUFFIXES = ("final_logits_bias",)  # transformers pads these with zeros, not the mean
-
-
-@dataclass(frozen=True)
-class GrownTensor:
-    name: str
-    file: str
-    old: int
-    new: int
-    fill: str  # "mean" or "zeros"
 
 
 def unsupported(facts: Facts, plan: CheckpointRepair) -> str | None:
@@ -102,76 +91,6 @@ def fused_mean(t: TensorInfo) -> bool:
     return vocab_axis(t) == 0 and not any(t.name.endswith(s) for s in ZERO_FILL_SUFFIXES)
 
 
-# ---- streaming copy -------------------------------------------------------------------------
-
-
-def write_all(dst: RawIOBase, data: bytes | memoryview, at: int | None = None) -> None:
-    """Write all of ``data`` to the end of ``dst`` (an unbuffered file), or at offset ``at``."""
-    view = memoryview(data)
-    if at is not None:
-        os.lseek(dst.fileno(), at, os.SEEK_SET)  # one thread writes each file: no positional write needed
-    while view:
-        view = view[dst.write(view) :]
-
-
-def copy_range(src: Any, dst: RawIOBase, offset: int, length: int, at: int | None = None) -> None:
-    """Copy ``length`` bytes at ``offset`` of ``src`` to the end of ``dst`` (an unbuffered file), or to
-    offset ``at`` of ``dst``: by the kernel (``os.copy_file_range``, no byte through this process) where
-    it can, else through one reused buffer."""
-    out = dst.fileno()
-    pos = os.lseek(out, 0, os.SEEK_END) if at is None else at
-    done = 0
-    if hasattr(os, "copy_file_range"):
-        try:
-            while done < length:
-                n = os.copy_file_range(src.fileno(), out, length - done, offset + done, pos + done)
-                if n == 0:
-                    break
-                done += n
-        except OSError as exc:
-            if done or exc.errno not in (18, 22, 38, 95):  # EXDEV, EINVAL, ENOSYS, EOPNOTSUPP: fall back
-                raise
-    buf = memoryview(bytearray(min(CHUNK_BYTES, length - done))) if done < length else None
-    src.seek(offset + done)
-    while buf is not None and done < length:
-        n = src.readinto(buf[: min(len(buf), length - done)])
-        if not n:
-            raise AuditError(src.name, f"ended {length - done} bytes early while copying")
-        write_all(dst, buf[:n], pos + done)
-        done += n
-    if at is None:
-        os.lseek(out, pos + done, os.SEEK_SET)
-
-
-FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int)
-
-
-def reflink(src: Path, dst: Path) -> bool:
-    """Make ``dst`` a copy-on-write clone of ``src`` (Btrfs, XFS with reflink, bcachefs, ZFS 2.2+, OCFS2):
-    instant, no byte written, and safe: a later write to either file copies the blocks it touches,
-    unlike a hard link. False (``dst`` left empty) where the filesystem or platform cannot."""
-    try:
-        import fcntl
-    except ImportError:  # not on a POSIX system
-        return False
-    with open(src, "rb") as fin, open(dst, "wb") as fout:
-        try:
-            fcntl.ioctl(fout.fileno(), FICLONE, fin.fileno())
-        except OSError:
-            return False
-    return True
-
-
-def copy_file(src: Path, dst: Path) -> None:
-    """Byte-for-byte copy of an untouched file: a reflink where the filesystem has them, else the
-    kernel's own copy (``copy_file_range``, as ``cp`` does: no bytes through Python)."""
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    if src.stat().st_size and reflink(src, dst):
-        return
-    with open(src, "rb") as fin, open(dst, "wb", buffering=0) as fout:
-        copy_range(fin, fout, 0, os.fstat(fin.fileno()).st_size)
-
-
 def header_bytes(header: dict) -> bytes:
     raw = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     raw += b" " * (-len(raw) % 8)
@@ -218,7 +137,7 @@ def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: CheckpointRepair) -
         write_all(out, head)
         for t in entries:
             at, (begin, end) = len(head) + starts[t.name], t.span
-            copy_range(src, out, begin, end - begin, at)
+            file_copy.copy_range(src, out, begin, end - begin, at)
             if t.name in extra:
                 write_all(out, extra[t.name], at + end - begin)
         for t in fused:  # the new rows, after the old ones (the tensors behind them are already in place)
@@ -288,6 +207,6 @@ def copy_tree(src: Path, dst: Path, skip: set[str], written: Callable[[Path], No
             rel = path.relative_to(src).as_posix()
             if rel in skip:
                 continue
-            copy_file(regular_file_inside(path, src), dst / rel)  # never a link out, never /dev/zero
+            file_copy.copy_file(regular_file_inside(path, src), dst / rel)  # never a link out, never /dev/zero
             if written is not None and (dst / rel).stat().st_size >= 2**20:
                 written(dst / rel)

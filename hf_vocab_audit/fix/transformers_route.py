@@ -10,10 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..core.fixes import Resized
 from ..errors import AuditError, import_torch
 from ..facts import Facts
 from ..facts.tensors import BIN, BIN_INDEX, SAFETENSORS, SAFETENSORS_INDEX
-from .repair import CheckpointRepair
+from .repair_plan import CheckpointRepair
 from .surgical import copy_tree
 
 WRITTEN_BY_SAVE = ("config.json", "generation_config.json")
@@ -45,7 +46,7 @@ def load_model(folder: Path, facts: Facts, **kwargs: Any) -> Any:
         raise AuditError(folder, f"transformers cannot load it ({exc.__class__.__name__}: {first})"[:400]) from None
 
 
-def write_transformers(facts: Facts, dst: Path, plan: CheckpointRepair, *, mean_resizing: bool = True) -> dict[str, Any]:
+def write_transformers(facts: Facts, dst: Path, plan: CheckpointRepair, *, mean_resizing: bool = True) -> Resized:
     """Load, grow (only ever up) and save with transformers; copy every other file. Returns what it did."""
     model = load_model(facts.model_dir, facts, dtype="auto")
     rows = model.get_input_embeddings().weight.shape[0]
@@ -57,4 +58,4 @@ def write_transformers(facts: Facts, dst: Path, plan: CheckpointRepair, *, mean_
     if facts.tensors is not None:
         weights |= set(facts.tensors.files)
     copy_tree(facts.model_dir, dst, weights | set(WRITTEN_BY_SAVE) | plan.edited_files)
-    return {"rows_before": rows, "rows_after": max(rows, target), "mean_resizing": mean_resizing}
+    return Resized(rows, max(rows, target), mean_resizing)

@@ -9,9 +9,8 @@ unexpected or mismatched keys.
 
 from __future__ import annotations
 
-import functools
+import json
 import math
-import mmap
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,18 +19,18 @@ from typing import Any, NoReturn
 import numpy as np
 
 from ..core.findings import AppliedFix, Finding, Severity
+from ..core.fixes import Compared
 from ..errors import TORCH_EXTRA, AuditError, import_torch
 from ..facts import Facts, gather
 from ..facts.vocab_geometry import as_rows, vocab_axis, vocab_dim
 from ..io.dtypes import FLOAT_DTYPES, to_float32
+from ..io.file_compare import same_bytes
 from ..io.rows import map_rows
 from ..io.safetensors_header import DTYPE_BITS, TensorInfo
 from .reinit import mean_row_bytes
-from .repair import CheckpointRepair
+from .repair_plan import CheckpointRepair
 
 AUTO_LOAD_LIMIT = 512 * 1024 * 1024  # bytes of weights under which --verify-load auto loads the model
-BLOCK = 1024 * 1024  # bytes compared at a time
-WINDOW = 16 * BLOCK  # bytes mapped at a time
 
 
 class VerificationError(AuditError):
@@ -40,59 +39,6 @@ class VerificationError(AuditError):
 
 def _fail(output: Path, problem: str) -> NoReturn:
     raise VerificationError(output, f"verification failed, nothing written: {problem}")
-
-
-@functools.cache
-def _libc_memcmp() -> Any:
-    """libc's ``memcmp`` (vectorised; ctypes releases the GIL around it, so two threads compare at once),
-    or None where there is no C library to load it from."""
-    try:
-        import ctypes
-
-        fn = ctypes.CDLL(None).memcmp
-    except (OSError, AttributeError, TypeError):  # Windows: no CDLL(None)
-        return None
-    fn.restype = ctypes.c_int
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
-    return fn
-
-
-def _window(fh: Any, offset: int, size: int) -> tuple[mmap.mmap, np.ndarray]:
-    """``size`` bytes at ``offset`` of an open file, memory-mapped (the map starts on an allocation boundary)."""
-    base = offset - offset % mmap.ALLOCATIONGRANULARITY
-    mm = mmap.mmap(fh.fileno(), offset - base + size, access=mmap.ACCESS_READ, offset=base)
-    return mm, np.frombuffer(mm, np.uint8, count=size, offset=offset - base)
-
-
-def same_bytes(a: Path, a_off: int, b: Path, b_off: int, length: int) -> bool:
-    """Whether ``length`` bytes at ``a_off`` of ``a`` equal those at ``b_off`` of ``b``: both memory-mapped a
-    window at a time (mapped pages count in the resident set) and compared in the page cache by
-    ``memcmp`` (numpy where there is none): no copy into this process."""
-    if length <= 0:
-        return True
-    if a.stat().st_size < a_off + length or b.stat().st_size < b_off + length:
-        return False
-    memcmp = _libc_memcmp()
-    with open(a, "rb") as fa, open(b, "rb") as fb:
-        for at in range(0, length, WINDOW):
-            size = min(WINDOW, length - at)
-            ma, xa = _window(fa, a_off + at, size)
-            mb: mmap.mmap | None = None
-            xb: np.ndarray | None = None
-            try:
-                mb, xb = _window(fb, b_off + at, size)
-                if memcmp is not None:
-                    same = memcmp(xa.ctypes.data, xb.ctypes.data, size) == 0
-                else:
-                    same = all(np.array_equal(xa[i : i + BLOCK], xb[i : i + BLOCK]) for i in range(0, size, BLOCK))
-            finally:
-                del xa, xb  # the arrays export the maps' buffers: released before the maps close
-                ma.close()
-                if mb is not None:  # the second window may have failed to open
-                    mb.close()
-            if not same:
-                return False
-    return True
 
 
 def _finite(path: Path, t: TensorInfo, start: int) -> bool:
@@ -109,7 +55,7 @@ def rewritten_shards(src: Facts, plan: CheckpointRepair) -> set[str]:
     return {tensors[name].file for name in [*plan.grow, *plan.reinit] if name in tensors}
 
 
-def compare_safetensors(src: Facts, out: Facts, plan: CheckpointRepair, output: Path) -> dict[str, int]:
+def compare_safetensors(src: Facts, out: Facts, plan: CheckpointRepair, output: Path) -> Compared:
     """Every input tensor checked in the output: bitwise (old rows only, for grown tensors) in the shards
     that were rewritten; in a shard copied whole (a reflink or the kernel's copy: no byte passed through
     this process), the same header offsets and the same file size."""
@@ -159,10 +105,23 @@ def compare_safetensors(src: Facts, out: Facts, plan: CheckpointRepair, output: 
     for job, ok in zip(jobs, same):
         if not ok:
             _fail(output, f"tensor {job[0]}: bytes of the input differ in the output")
-    return {"tensors_compared": compared, "bytes_compared": nbytes, "bytes_copied_whole": whole}
+    return Compared(bytes_compared=nbytes, tensors_compared=compared, bytes_copied_whole=whole)
 
 
-def compare_state_dicts(src: Facts, output: Path, plan: CheckpointRepair) -> dict[str, int]:
+def compare_files(src: Facts, output: Path) -> Compared:
+    """Weights that were only copied (.bin with no growth): compared byte for byte."""
+    files = src.required_tensors().files
+    n = 0
+    for file in files:
+        a, b = src.model_dir / file, output / file
+        size = a.stat().st_size
+        if b.stat().st_size != size or not same_bytes(a, 0, b, 0, size):
+            _fail(output, f"{file} differs from the input")
+        n += size
+    return Compared(bytes_compared=n, files_compared=len(files))
+
+
+def compare_state_dicts(src: Facts, output: Path, plan: CheckpointRepair) -> Compared:
     """For the transformers route: old rows and every other parameter equal, through torch."""
     torch = import_torch(output, "verifying the transformers repair route")
 
@@ -186,7 +145,8 @@ def compare_state_dicts(src: Facts, output: Path, plan: CheckpointRepair) -> dic
         if not torch.equal(o, t):
             _fail(output, f"tensor {name}: values of the input differ in the output")
         compared += 1
-    return {"tensors_compared": compared, "bytes_compared": sum(t.numel() * t.element_size() for t in before.values())}
+    return Compared(bytes_compared=sum(t.numel() * t.element_size() for t in before.values()),
+                    tensors_compared=compared)
 
 
 def _state_dict(facts: Facts) -> dict[str, Any]:
@@ -225,6 +185,22 @@ def check_fixed(before: Iterable[Finding], after: Iterable[Finding], applied: It
     for key, f in remaining.items():
         if key not in known and f.severity is Severity.ERROR:
             _fail(output, f"the fix introduced {f.code}: {f.message}")
+
+
+def check_suppressed(plan: CheckpointRepair, output: Path) -> None:
+    """generation_config.json's ``suppress_tokens`` in the output holds every id the plan suppresses
+    (HVA950 still fires on the output: an engine that ignores generation_config can still sample them)."""
+    wanted = set(plan.suppress)
+    if not wanted:
+        return
+    try:
+        data = json.loads((output / "generation_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        _fail(output, f"generation_config.json cannot be read back ({exc})")
+    have = data.get("suppress_tokens") if isinstance(data, dict) else None
+    missing = sorted(wanted - set(have if isinstance(have, list) else ()))
+    if missing:
+        _fail(output, f"generation_config.json suppress_tokens lacks {missing[:5]}")
 
 
 def _has_torch() -> bool:

@@ -11,11 +11,13 @@ import os
 import secrets
 import shutil
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from ..errors import AuditError
+from ..io.durable import Flusher, sync_folder
 from ..io.output_path import landing, refuse_link
+
+__all__ = ["TMP_TAG", "Flusher", "atomic_folder", "check_output", "clean_stale", "default_output"]
 
 TMP_TAG = ".hva-tmp-"
 
@@ -88,55 +90,4 @@ def _replace(tmp: Path, output: Path, force: bool) -> None:
         shutil.rmtree(old, ignore_errors=True)
     else:
         tmp.rename(output)
-    with contextlib.suppress(OSError):  # make the rename durable where the platform allows it
-        fd = os.open(output.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _datasync(path: Path) -> None:
-    """Put ``path``'s data on the disk (Windows syncs only through a handle opened for writing)."""
-    fd = os.open(path, os.O_RDWR if os.name == "nt" else os.O_RDONLY)
-    try:
-        os.fdatasync(fd) if hasattr(os, "fdatasync") else os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-class Flusher:
-    """Puts finished files on the disk from a background thread while the rest is written and verified,
-    then makes the whole temporary folder durable before it is renamed into place: after a crash or a
-    power loss the target holds nothing or the complete checkpoint, never renamed-but-unwritten files.
-
-    The disk writes overlap the verification instead of following the command (where page-cache
-    writeback would otherwise do them: the same bytes, later)."""
-
-    def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1)
-        self._jobs: list[Future[None]] = []
-
-    def add(self, path: Path) -> None:
-        """Start writing ``path`` (complete, not to be written again) to the disk."""
-        self._jobs.append(self._pool.submit(_datasync, path))
-
-    def finish(self, folder: Path) -> None:
-        """Wait for the files added, then make every file and folder under ``folder`` durable (files
-        already on the disk cost a check)."""
-        try:
-            for job in self._jobs:
-                job.result()
-            dirs = [folder]
-            for root, names, files in os.walk(folder):
-                dirs += [Path(root) / d for d in names]
-                for name in files:
-                    _datasync(Path(root) / name)
-            for d in dirs:
-                with contextlib.suppress(OSError):  # folders cannot be opened for syncing everywhere
-                    _datasync(d)
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+    sync_folder(output.parent)  # make the rename durable where the platform allows it

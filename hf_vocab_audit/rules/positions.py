@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..core.findings import Applicability, FixPlan, Location, Severity
+from ..core.findings import Location, Severity
+from ..core.fixes import Applicability, Fix, FixAvailability, SetJsonKey
 from ..facts import Facts
 from ..facts.limits import TOKEN_TYPE_IDS, input_limits, type_rows_of
 from ..facts.requirements import Requirement
@@ -19,7 +20,7 @@ def _usable(facts: Facts) -> tuple[int, str] | None:
     return limits.positions, limits.source("positions") or ""
 
 
-@rule("HVA301", "model-max-length-exceeds-positions", Severity.ERROR, requires=(Requirement.TOKENIZER,))
+@rule("HVA301", "model-max-length-exceeds-positions", Severity.ERROR, requires=(Requirement.TOKENIZER,), fix=FixAvailability.SOMETIMES)
 def model_max_length_exceeds_positions(facts: Facts) -> Iterator[Hit]:
     """The tokenizer's `model_max_length` is above the positions an absolute-position model can use.
 
@@ -56,12 +57,13 @@ def model_max_length_exceeds_positions(facts: Facts) -> Iterator[Hit]:
         f"tokenizer model_max_length {tok.model_max_length} > the {limit} positions the model can use "
         f"({source})",
         Location(file="tokenizer_config.json", key="model_max_length"),
-        fix=FixPlan("set-model-max-length", f"set model_max_length to {limit}", Applicability.SAFE, {"value": limit}),
+        fix=Fix(f"set model_max_length to {limit}", Applicability.SAFE,
+                (SetJsonKey("tokenizer_config.json", "model_max_length", limit),)),
         details={"model_max_length": tok.model_max_length, "usable_positions": limit},
     )
 
 
-@rule("HVA303", "model-max-length-unset", Severity.WARNING, requires=(Requirement.TOKENIZER,))
+@rule("HVA303", "model-max-length-unset", Severity.WARNING, requires=(Requirement.TOKENIZER,), fix=FixAvailability.ALWAYS)
 def model_max_length_unset(facts: Facts) -> Iterator[Hit]:
     """An absolute-position model's tokenizer sets no `model_max_length`.
 
@@ -79,8 +81,8 @@ def model_max_length_unset(facts: Facts) -> Iterator[Hit]:
     yield Hit(
         f"the tokenizer sets no model_max_length; the model can use {usable[0]} positions ({usable[1]})",
         Location(file="tokenizer_config.json", key="model_max_length"),
-        fix=FixPlan("set-model-max-length", f"set model_max_length to {usable[0]}", Applicability.SAFE,
-                    {"value": usable[0]}),
+        fix=Fix(f"set model_max_length to {usable[0]}", Applicability.SAFE,
+                (SetJsonKey("tokenizer_config.json", "model_max_length", usable[0]),)),
         details={"usable_positions": usable[0]},
     )
 

@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.findings import Finding, FixPlan, Location, Severity
+from ..core.findings import Finding, Location, Severity
+from ..core.fixes import Fix, FixAvailability
 from ..errors import AuditError
 from ..facts.requirements import Requirement
 
@@ -49,7 +50,7 @@ class Hit:
     message: str
     location: Location = field(default_factory=Location)
     hint: str | None = None
-    fix: FixPlan | None = None
+    fix: Fix | None = None
     details: dict[str, Any] = field(default_factory=dict)
 
 
@@ -64,6 +65,9 @@ class Rule:
     how_to_fix: str
     requires: tuple[Requirement, ...]
     check: Callable[..., Iterable[Hit]] = field(repr=False, compare=False)
+    # whether its findings can carry a fix (ruff's FIX_AVAILABILITY); tests/rules/test_fix_availability.py
+    # holds every rule to it
+    fix_availability: FixAvailability = FixAvailability.NEVER
 
     def findings(self, facts: Any) -> list[Finding]:
         """The first :data:`MAX_FINDINGS_PER_RULE` hits, then one finding counting the rest: a hostile
@@ -107,8 +111,10 @@ def _sections(doc: str) -> tuple[str, str, str]:
 
 
 def rule(code: str, name: str, severity: Severity, *, requires: tuple[Requirement, ...] = (),
-         scope: Scope = Scope.STATIC) -> Callable[[Callable[..., Iterable[Hit]]], Callable[..., Iterable[Hit]]]:
-    """Register a check. Its docstring is the rule's doc: a summary, then ``Why:`` and ``Fix:``."""
+         scope: Scope = Scope.STATIC, fix: FixAvailability = FixAvailability.NEVER,
+         ) -> Callable[[Callable[..., Iterable[Hit]]], Callable[..., Iterable[Hit]]]:
+    """Register a check. Its docstring is the rule's doc: a summary, then ``Why:`` and ``Fix:``.
+    ``fix``: whether its findings can carry a machine-applicable :class:`Fix` (never, sometimes, always)."""
 
     def register(check: Callable[..., Iterable[Hit]]) -> Callable[..., Iterable[Hit]]:
         if not CODE_RE.match(code) or not NAME_RE.match(name):
@@ -121,7 +127,7 @@ def rule(code: str, name: str, severity: Severity, *, requires: tuple[Requiremen
         if not (summary and why and how):
             raise ValueError(f"{code}: the docstring needs a summary, 'Why:' and 'Fix:'")
         RULES[code] = Rule(code, name, severity, Scope(scope), summary, why, how, tuple(map(Requirement, requires)),
-                           check)
+                           check, FixAvailability(fix))
         return check
 
     return register

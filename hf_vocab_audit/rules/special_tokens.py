@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..core.findings import Applicability, FixPlan, Location, Severity
+from ..core.findings import Location, Severity
+from ..core.fixes import Applicability, Fix, FixAvailability, SetJsonKey, SetPadToken, SetSpecialTokenId
 from ..facts import Facts
 from ..facts.requirements import Requirement
 from .registry import Hit, rule
@@ -30,7 +31,7 @@ def _declared(facts: Facts) -> Iterator[tuple[str, str, str, str, tuple[int, ...
             yield source, file, facts_part.special.keys[key], key.removesuffix("_token_id"), ids, None
 
 
-@rule("HVA201", "special-token-id-out-of-range", Severity.ERROR, requires=(Requirement.INPUT_EMBEDDING,))
+@rule("HVA201", "special-token-id-out-of-range", Severity.ERROR, requires=(Requirement.INPUT_EMBEDDING,), fix=FixAvailability.SOMETIMES)
 def special_token_id_out_of_range(facts: Facts) -> Iterator[Hit]:
     """A special-token id in the tokenizer, config or generation config has no embedding row.
 
@@ -53,11 +54,10 @@ def special_token_id_out_of_range(facts: Facts) -> Iterator[Hit]:
         tok_id = (facts.tokenizer.special_tokens.get(role, (None, None))[1]) if facts.tokenizer else None
         fix = None
         if source != "tokenizer" and tok_id is not None and 0 <= tok_id < rows:
-            fix = FixPlan(
-                "sync-special-token-id",
+            fix = Fix(
                 f"set {file} {key} to the tokenizer's {role} id {tok_id}",
                 Applicability.UNSAFE,
-                {"file": file, "key": key, "value": tok_id},
+                (SetJsonKey(file, key, tok_id),),
             )
         what = f"{content!r} " if content else ""
         yield Hit(
@@ -69,7 +69,7 @@ def special_token_id_out_of_range(facts: Facts) -> Iterator[Hit]:
         )
 
 
-@rule("HVA202", "special-token-id-disagreement", Severity.WARNING)
+@rule("HVA202", "special-token-id-disagreement", Severity.WARNING, fix=FixAvailability.SOMETIMES)
 def special_token_id_disagreement(facts: Facts) -> Iterator[Hit]:
     """The tokenizer, config.json and generation_config.json name different bos/eos/pad ids.
 
@@ -103,11 +103,10 @@ def special_token_id_disagreement(facts: Facts) -> Iterator[Hit]:
         tok_entry = next((e for e in entries if e[0] == "tokenizer"), None)
         fix = None
         if tok_entry is not None:
-            fix = FixPlan(
-                "sync-special-token-id",
+            fix = Fix(
                 f"set config and generation_config {role}_token_id to the tokenizer's {tok_entry[3][0]}",
                 Applicability.UNSAFE,
-                {"role": role, "value": tok_entry[3][0]},
+                (SetSpecialTokenId(role, tok_entry[3][0]),),
             )
         first = next(e for e in entries if e[0] != "tokenizer")
         yield Hit(
@@ -118,7 +117,7 @@ def special_token_id_disagreement(facts: Facts) -> Iterator[Hit]:
         )
 
 
-@rule("HVA203", "missing-pad-token", Severity.WARNING, requires=(Requirement.TOKENIZER,))
+@rule("HVA203", "missing-pad-token", Severity.WARNING, requires=(Requirement.TOKENIZER,), fix=FixAvailability.ALWAYS)
 def missing_pad_token(facts: Facts) -> Iterator[Hit]:
     """The tokenizer has no pad token.
 
@@ -137,11 +136,11 @@ def missing_pad_token(facts: Facts) -> Iterator[Hit]:
     yield Hit(
         "the tokenizer defines no pad_token: padded batches need one",
         Location(file="tokenizer_config.json", key="pad_token"),
-        fix=FixPlan("set-pad-token", "set a reserved special token (or a new <pad>) as pad", Applicability.UNSAFE),
+        fix=Fix("set a reserved special token (or a new <pad>) as pad", Applicability.UNSAFE, (SetPadToken(),)),
     )
 
 
-@rule("HVA204", "pad-token-is-eos", Severity.WARNING, requires=(Requirement.TOKENIZER,))
+@rule("HVA204", "pad-token-is-eos", Severity.WARNING, requires=(Requirement.TOKENIZER,), fix=FixAvailability.ALWAYS)
 def pad_token_is_eos(facts: Facts) -> Iterator[Hit]:
     """The pad token is the eos token.
 
@@ -160,7 +159,7 @@ def pad_token_is_eos(facts: Facts) -> Iterator[Hit]:
     yield Hit(
         f"pad_token {pad[0]!r} is the eos_token (id {pad[1]}): collators will mask every eos label",
         Location(file="tokenizer_config.json", key="pad_token", token=pad[0], token_id=pad[1]),
-        fix=FixPlan("set-pad-token", "set a distinct pad token", Applicability.UNSAFE),
+        fix=Fix("set a distinct pad token", Applicability.UNSAFE, (SetPadToken(),)),
     )
 
 

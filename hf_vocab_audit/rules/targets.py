@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..core.findings import Location, Severity
+from ..core.fixes import Applicability, Fix, FixAvailability, SuppressTokens
 from ..facts.targets import TargetFacts, base_vocab_size, undecodable_ids
 from .registry import Hit, Scope, rule
 
@@ -145,7 +146,7 @@ def gguf_convert_unknown_pre_tokenizer(t: TargetFacts) -> Iterator[Hit]:
     )
 
 
-@rule("HVA950", "vllm-undecodable-ids", Severity.WARNING, scope=Scope.TARGET)
+@rule("HVA950", "vllm-undecodable-ids", Severity.WARNING, scope=Scope.TARGET, fix=FixAvailability.ALWAYS)
 def vllm_undecodable_ids(t: TargetFacts) -> Iterator[Hit]:
     """An engine that samples the whole lm_head (vLLM, SGLang) can emit ids the tokenizer cannot decode.
 
@@ -165,7 +166,8 @@ def vllm_undecodable_ids(t: TargetFacts) -> Iterator[Hit]:
 
     Fix:
     Mask the listed ids at sampling time (the JSON list in the report), or train/keep them at very low
-    logits; never shrink the embeddings (HVA105).
+    logits; never shrink the embeddings (HVA105). `check DIR --target vllm --fix OUT --unsafe-fixes` adds
+    them to generation_config.json's `suppress_tokens` (unsafe: it changes what generation can emit).
     """
     if t.target != "vllm":
         return
@@ -184,6 +186,8 @@ def vllm_undecodable_ids(t: TargetFacts) -> Iterator[Hit]:
     yield Hit(
         f"the model can sample {len(ids)} id(s) the tokenizer cannot decode ({_ids(ids)}): {engine}",
         Location(tensor=name, token_id=ids[0]),
+        fix=Fix(f"add the {len(ids)} id(s) to generation_config.json suppress_tokens (generate() never samples them)",
+                Applicability.UNSAFE, (SuppressTokens(tuple(ids)),)),
         details={"count": len(ids), "first": ids[0], "last": ids[-1], "vllm_max_token_id": max_token_id,
                  "refused_as_prompt_up_to_0_10_1": len(refused)},
     )

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..core.findings import Applicability, FixPlan, Location, Severity
+from ..core.findings import Location, Severity
+from ..core.fixes import Applicability, Fix, FixAvailability, GrowRows, SetConfigVocabSize
 from ..facts import Facts
 from ..facts.class_shapes import extra_input_rows
 from ..facts.embeddings import EXTRA_INPUT_ROWS
@@ -27,16 +28,16 @@ def _tokens(facts: Facts, ids: list[int]) -> tuple[str, list[dict[str, Any]]]:
     return text, listed
 
 
-def _grow_fix(rows: int, tensor: str) -> FixPlan:
-    return FixPlan(
-        "grow-embeddings",
+def _grow_fix(rows: int, tensor: str) -> Fix:
+    return Fix(
         f"grow the vocabulary matrices to {rows} rows (old rows kept; new rows = mean of the trained rows)",
         Applicability.SAFE,
-        {"rows": rows, "tensor": tensor},
+        (GrowRows(rows, tensor),),
     )
 
 
-@rule("HVA101", "token-id-beyond-embedding", Severity.ERROR, requires=(Requirement.TOKENIZER, Requirement.INPUT_EMBEDDING))
+@rule("HVA101", "token-id-beyond-embedding", Severity.ERROR, requires=(Requirement.TOKENIZER, Requirement.INPUT_EMBEDDING),
+      fix=FixAvailability.ALWAYS)
 def token_id_beyond_embedding(facts: Facts) -> Iterator[Hit]:
     """The tokenizer can emit an id that has no row in the input-embedding matrix.
 
@@ -71,7 +72,8 @@ def token_id_beyond_embedding(facts: Facts) -> Iterator[Hit]:
     )
 
 
-@rule("HVA102", "token-id-beyond-lm-head", Severity.ERROR, requires=(Requirement.TOKENIZER, Requirement.UNTIED_OUTPUT))
+@rule("HVA102", "token-id-beyond-lm-head", Severity.ERROR, requires=(Requirement.TOKENIZER, Requirement.UNTIED_OUTPUT),
+      fix=FixAvailability.ALWAYS)
 def token_id_beyond_lm_head(facts: Facts) -> Iterator[Hit]:
     """The tokenizer can emit an id that has no row in the untied output projection (lm_head).
 
@@ -109,7 +111,8 @@ def _extra_rows(facts: Facts) -> int:
     return extra_input_rows(facts.config) or 0
 
 
-@rule("HVA103", "config-vocab-size-mismatch", Severity.ERROR, requires=(Requirement.INPUT_EMBEDDING, Requirement.CONFIG_VOCAB_SIZE))
+@rule("HVA103", "config-vocab-size-mismatch", Severity.ERROR, requires=(Requirement.INPUT_EMBEDDING, Requirement.CONFIG_VOCAB_SIZE),
+      fix=FixAvailability.ALWAYS)
 def config_vocab_size_mismatch(facts: Facts) -> Iterator[Hit]:
     """`config.json`'s `vocab_size` differs from the rows of the input-embedding matrix.
 
@@ -131,13 +134,12 @@ def config_vocab_size_mismatch(facts: Facts) -> Iterator[Hit]:
     yield Hit(
         f"config.json {key} is {cfg.vocab_size} but {facts.required_input().name} has {rows} rows",
         Location(file="config.json", key=key, tensor=facts.required_input().name),
-        fix=FixPlan("set-config-vocab-size", f"set {key} to {rows - extra}", Applicability.SAFE,
-                    {"key": key, "value": rows - extra}),
+        fix=Fix(f"set {key} to {rows - extra}", Applicability.SAFE, (SetConfigVocabSize(key, rows - extra),)),
         details={"config_vocab_size": cfg.vocab_size, "rows": rows, **({"extra_rows": extra} if extra else {})},
     )
 
 
-@rule("HVA104", "lm-head-rows-mismatch", Severity.ERROR, requires=(Requirement.UNTIED_OUTPUT,))
+@rule("HVA104", "lm-head-rows-mismatch", Severity.ERROR, requires=(Requirement.UNTIED_OUTPUT,), fix=FixAvailability.ALWAYS)
 def lm_head_rows_mismatch(facts: Facts) -> Iterator[Hit]:
     """An untied lm_head has a different number of rows than the input embeddings.
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..core.findings import Applicability, FixPlan, Location, Severity
+from ..core.findings import Location, Severity
+from ..core.fixes import Applicability, Fix, FixAvailability, GrowBias
 from ..facts import Facts
 from ..facts.requirements import Requirement
 from .registry import Hit, rule
 
 
-@rule("HVA106", "vocab-bias-size-mismatch", Severity.ERROR, requires=(Requirement.INPUT_EMBEDDING,))
+@rule("HVA106", "vocab-bias-size-mismatch", Severity.ERROR, requires=(Requirement.INPUT_EMBEDDING,), fix=FixAvailability.SOMETIMES)
 def vocab_bias_size_mismatch(facts: Facts) -> Iterator[Hit]:
     """A vocabulary-sized bias (`final_logits_bias`, an MLM prediction bias) has a different length than the
     vocabulary rows.
@@ -36,8 +37,8 @@ def vocab_bias_size_mismatch(facts: Facts) -> Iterator[Hit]:
             continue
         fix = None
         if length < rows and length <= input_rows:
-            fix = FixPlan("grow-embeddings", f"grow {t.name} to {rows} entries (old entries kept; new = their mean)",
-                          Applicability.SAFE, {"rows": rows, "tensor": t.name})
+            fix = Fix(f"grow {t.name} to {rows} entries (old entries kept; new = their mean)",
+                      Applicability.SAFE, (GrowBias(rows, t.name),))
         yield Hit(
             f"{t.name} has {length} entries but the vocabulary has {rows} rows: from_pretrained fails with a "
             "size mismatch",

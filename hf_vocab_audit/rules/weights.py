@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ..core.findings import Applicability, FixPlan, Location, Severity
+from ..core.findings import Location, Severity
+from ..core.fixes import Applicability, Fix, FixAvailability, ReinitRows
 from ..weights.status import SUSPECT, UNTRAINED
 
 if TYPE_CHECKING:  # the analysis imports numpy: only a --weights run loads it (rules.runner.run_weights)
@@ -52,17 +53,16 @@ def _hits(w: WeightFacts, wanted: int, what: str) -> Iterator[Hit]:
         yield Hit(
             f"{content!r} (id {token_id}, {', '.join(roles)}) {what}: {'; '.join(parts)}",
             Location(file=bad_sides[0].file, tensor=bad_sides[0].stats.tensor, token=content, token_id=token_id),
-            fix=FixPlan(
-                "reinit-untrained-rows",
+            fix=Fix(
                 f"set row {token_id} of {', '.join(s.stats.tensor for s in bad_sides)} to the mean of the trained rows",
                 Applicability.UNSAFE,
-                {"ids": [token_id], "tensors": [s.stats.tensor for s in bad_sides], "all_tensors": tensors},
+                (ReinitRows((token_id,), tuple(s.stats.tensor for s in bad_sides), tuple(tensors)),),
             ),
             details={"token_id": token_id, "roles": roles, **details},
         )
 
 
-@rule("HVA601", "untrained-token-row", Severity.WARNING, scope=Scope.WEIGHTS)
+@rule("HVA601", "untrained-token-row", Severity.WARNING, scope=Scope.WEIGHTS, fix=FixAvailability.ALWAYS)
 def untrained_token_row(w: WeightFacts) -> Iterator[Hit]:
     """A token the tokenizer emits in normal use has an untrained embedding or lm_head row.
 
@@ -81,7 +81,7 @@ def untrained_token_row(w: WeightFacts) -> Iterator[Hit]:
     yield from _hits(w, UNTRAINED, "has an untrained row")
 
 
-@rule("HVA602", "low-norm-token-row", Severity.WARNING, scope=Scope.WEIGHTS)
+@rule("HVA602", "low-norm-token-row", Severity.WARNING, scope=Scope.WEIGHTS, fix=FixAvailability.ALWAYS)
 def low_norm_token_row(w: WeightFacts) -> Iterator[Hit]:
     """A token the tokenizer emits in normal use has a row whose norm is far below the ordinary tokens'.
 

@@ -11,7 +11,8 @@ import pytest
 from transformers import AutoModelForCausalLM
 
 from hf_vocab_audit.errors import AuditError
-from hf_vocab_audit.fix import early, fix_checkpoint, surgical
+from hf_vocab_audit.fix import early, fix_checkpoint
+from hf_vocab_audit.io import file_copy
 
 from .fixkit import broken
 
@@ -54,7 +55,7 @@ def test_a_failed_early_copy_leaves_nothing(tmp_path, guard_input, monkeypatch):
     def disk_full(a, b):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(surgical, "copy_file", disk_full)
+    monkeypatch.setattr(file_copy, "copy_file", disk_full)
     with pytest.raises(AuditError, match="out: cannot be written \\(No space left on device\\)"):
         fix_checkpoint(src, output=tmp_path / "out", verify_load="never")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]
@@ -67,7 +68,7 @@ def test_closing_stops_the_copies_after_the_file_being_copied(tmp_path, monkeypa
     src, plain = _sharded(tmp_path / "m")
     assert len(plain) >= 2
     first_started, release, copied = threading.Event(), threading.Event(), []
-    real_copy = surgical.copy_file
+    real_copy = file_copy.copy_file
 
     def slow_copy(a, b):
         first_started.set()
@@ -75,7 +76,7 @@ def test_closing_stops_the_copies_after_the_file_being_copied(tmp_path, monkeypa
         copied.append(a.name)
         real_copy(a, b)
 
-    monkeypatch.setattr(surgical, "copy_file", slow_copy)
+    monkeypatch.setattr(file_copy, "copy_file", slow_copy)
     copies = early.start(src, tmp_path / "out", False, None)
     assert copies is not None and copies.files == plain
     assert first_started.wait(timeout=30)

@@ -8,6 +8,7 @@ import pytest
 
 from hf_vocab_audit.fix import fix_checkpoint, surgical
 from hf_vocab_audit.fix.verify import VerificationError
+from hf_vocab_audit.io import file_copy
 
 from .fixkit import broken
 
@@ -56,7 +57,7 @@ def test_a_shard_not_copied_whole_fails_verification(tmp_path, guard_input, monk
         f.unlink()
     model.save_pretrained(src, max_shard_size="60KB")
     guard_input(src)
-    real = surgical.copy_file
+    real = file_copy.copy_file
 
     def short(a, b):
         real(a, b)
@@ -64,7 +65,7 @@ def test_a_shard_not_copied_whole_fails_verification(tmp_path, guard_input, monk
             with open(b, "r+b") as fh:
                 fh.truncate(b.stat().st_size - 1)
 
-    monkeypatch.setattr(surgical, "copy_file", short)
+    monkeypatch.setattr(file_copy, "copy_file", short)
     with pytest.raises(VerificationError, match="verification failed, nothing written: .*"):
         fix_checkpoint(src, output=tmp_path / "out", verify_load="never")
     assert not (tmp_path / "out").exists()

@@ -10,6 +10,7 @@ import pytest
 from hf_vocab_audit.errors import AuditError
 from hf_vocab_audit.fix import fix_checkpoint, surgical
 from hf_vocab_audit.fix.writer import TMP_TAG
+from hf_vocab_audit.io import file_copy
 
 from .fixkit import broken, tree_hashes
 
@@ -39,7 +40,7 @@ def test_output_inside_the_input_is_refused(tmp_path, guard_input):
 def test_crash_mid_write_leaves_no_output_and_the_rerun_works(tmp_path, guard_input, monkeypatch):
     src = guard_input(broken(tmp_path / "m"))
     calls = []
-    real = surgical.copy_range
+    real = file_copy.copy_range
 
     def disk_full(*args):
         calls.append(args)
@@ -47,11 +48,11 @@ def test_crash_mid_write_leaves_no_output_and_the_rerun_works(tmp_path, guard_in
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real(*args)
 
-    monkeypatch.setattr(surgical, "copy_range", disk_full)
+    monkeypatch.setattr(file_copy, "copy_range", disk_full)
     with pytest.raises(AuditError, match="out: cannot be written \\(No space left on device\\); nothing was written"):
         fix_checkpoint(src, output=tmp_path / "out")
     assert siblings(src) == []  # neither the output nor a temporary folder
-    monkeypatch.setattr(surgical, "copy_range", real)
+    monkeypatch.setattr(file_copy, "copy_range", real)
     report = fix_checkpoint(src, output=tmp_path / "out")
     assert report.exit_code() == 0 and siblings(src) == ["out"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from builders import checkpoint, edit_json, make_model, make_tokenizer
 
 from hf_vocab_audit import audit
+from hf_vocab_audit.core.fixes import SetJsonKey
 
 
 def codes(report, code):
@@ -18,7 +19,7 @@ def test_hva301_bert_model_max_length_above_positions(tmp_path):
         "tokenizer model_max_length 128 > the 64 positions the model can use "
         "(bert.embeddings.position_embeddings.weight has 64 rows)"
     )
-    assert f.fix.params == {"value": 64}
+    assert f.fix.edits == (SetJsonKey("tokenizer_config.json", "model_max_length", 64),)
 
 
 def test_hva301_roberta_reserves_padding_idx_plus_one(tmp_path):

@@ -24,7 +24,7 @@ def test_hva201_config_and_generation_ids_out_of_range(tmp_path):
         "generation_config.json pad_token_id = -5 is outside the 104 embedding rows (bad: [-5])",
     ]
     gen = next(f for f in found if f.location.file == "generation_config.json")
-    assert gen.fix is not None and gen.fix.applicability.value == "unsafe" and gen.fix.params["value"] == 3
+    assert gen.fix is not None and gen.fix.applicability.value == "unsafe" and gen.fix.edits[0].value == 3
 
 
 def test_hva201_quiet_on_healthy(tmp_path):

@@ -25,7 +25,7 @@ def test_added_tokens_without_resize_fire_hva101_and_hva102(tmp_path):
     assert "'<|im_start|>' (104)" in f101.message and "'<|im_end|>' (105)" in f101.message
     assert f101.location.tensor == "model.embed_tokens.weight"
     assert f101.location.file == "model.safetensors"
-    assert f101.fix is not None and f101.fix.params["rows"] == 106
+    assert f101.fix is not None and f101.fix.edits[0].rows == 106
     (f102,) = codes(report, "HVA102")
     assert "2 id(s) >= the 104 rows of lm_head.weight" in f102.message
     assert report.exit_code() == 1

@@ -7,6 +7,7 @@ import torch
 from weights_builders import llama_with_rows
 
 from hf_vocab_audit import audit
+from hf_vocab_audit.core.fixes import ReinitRows
 
 
 def _codes(report, prefix="HVA6"):
@@ -24,7 +25,7 @@ def test_zeroed_chat_tokens_are_named(tmp_path, dtype, tied):
     assert "'<|im_end|>' (id 101" in msg and "chat template" in msg
     assert "input embedding row is all zero (norm 0, max |v| 0" in msg
     assert ("lm_head row is all zero" in msg) is (not tied)
-    assert hits[1].fix.action == "reinit-untrained-rows" and hits[1].fix.params["ids"] == [101]
+    assert isinstance(hits[1].fix.edits[0], ReinitRows) and hits[1].fix.edits[0].ids == (101,)
     assert hits[1].fix.applicability.value == "unsafe"
     sides = report.to_dict()["weights"]["sides"]
     assert set(sides) == ({"input"} if tied else {"input", "output"})

@@ -95,3 +95,21 @@ class FolderSource(FactsSource):
         from .memory import tokenizer_facts  # a live tokenizer beside a folder's model
 
         return gather(folder, tokenizer_facts=tokenizer_facts(options.tokenizer))
+
+
+class ReadFolderSource(FolderSource):
+    """A folder whose files were read already: ``--fix`` audits its input and its output (in its temporary
+    folder) with the facts it read to plan and verify them. Never chosen from a target (not in ``SOURCES``)."""
+
+    name = "read-folder"
+
+    def __init__(self, target: object, facts: Facts) -> None:
+        super().__init__(target)
+        self.facts = facts
+
+    @classmethod
+    def accepts(cls, target: object) -> bool:
+        return False
+
+    def gather(self, options: AuditOptions) -> Facts:
+        return self.facts

@@ -8,12 +8,11 @@ from typing import Any
 
 from ..core.findings import AppliedFix, Unfixed
 
-REINIT = "reinit-untrained-rows"
-
 
 @dataclass(frozen=True)
 class JsonEdit:
-    """Set ``key`` (dotted path) in ``file``; ``include`` keeps a list and makes sure it holds ``value``."""
+    """Set ``key`` (dotted path) in ``file``; ``include`` keeps a list and makes sure it holds ``value`` (every
+    item of ``value`` when it is a tuple: the list's own items first, then the new ones)."""
 
     file: str
     key: str
@@ -26,7 +25,10 @@ class JsonEdit:
         for part in parents:
             node = node.setdefault(part, {})
         current = node.get(last)
-        if self.include and isinstance(current, list):
+        if self.include and isinstance(self.value, tuple):
+            have = list(current) if isinstance(current, list) else []
+            node[last] = have + [v for v in self.value if v not in have]
+        elif self.include and isinstance(current, list):
             node[last] = [self.value] + [v for v in current if v != self.value]
         else:
             node[last] = self.value
@@ -47,6 +49,11 @@ class CheckpointRepair:
     reinit: dict[str, tuple[int, ...]] = field(default_factory=dict)
     # tensor name -> rows left out of that mean besides the reinitialised ones (untrained, low-norm, pad)
     reinit_exclude: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # the applied fixes whose findings must be gone from the output's audit (re-initialised rows stay
+    # "untrained" to HVA601: their bytes are checked instead)
+    verify_gone: tuple[AppliedFix, ...] = ()
+    # ids added to generation_config.json's suppress_tokens (read back before the rename)
+    suppress: tuple[int, ...] = ()
 
     @property
     def changes_weights(self) -> bool:

@@ -1,0 +1,260 @@
+"""A finding's fix as data: a :class:`Fix` is a tuple of typed edits with one :class:`Applicability`.
+
+The model is ruff's: each kind of change a rule can offer is a frozen dataclass (grow the vocabulary
+rows, grow a vocabulary bias, set a JSON key, set a special token id, set a pad token, re-initialise
+rows, suppress ids at generation), so an unknown edit is a type error when a rule is written, not a
+surprise when a plan runs, and the planner (``fix/plan.py``) merges and orders edits by their class.
+Each edit serialises with a ``kind`` (its stable, readable name in the report's JSON); ``kind`` is read
+here only, to turn JSON back into edits: nothing else dispatches on it (``tests/test_layers.py``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+
+class Applicability(str, enum.Enum):
+    """Whether applying a fix keeps the model's behaviour (``safe``), may change it (``unsafe``: only with
+    ``--unsafe-fixes``), or is shown but never applied (``display-only``)."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+class FixAvailability(str, enum.Enum):
+    """Whether a rule's findings can carry a fix (ruff's ``FIX_AVAILABILITY``), declared by ``@rule``."""
+
+    NEVER = "never"
+    SOMETIMES = "sometimes"
+    ALWAYS = "always"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One typed change to the output checkpoint. Subclasses set ``kind`` (the JSON name)."""
+
+    kind: ClassVar[str] = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+
+@dataclass(frozen=True)
+class GrowRows(Edit):
+    """Grow the vocabulary matrices to ``rows`` (``tensor``: the one found short); old rows kept, new rows
+    the mean of the trained rows. Never shrinks."""
+
+    kind: ClassVar[str] = "grow-embeddings"
+    rows: int
+    tensor: str
+
+
+@dataclass(frozen=True)
+class GrowBias(Edit):
+    """Grow a vocabulary-sized bias (``final_logits_bias``, an lm_head bias) to ``rows`` entries."""
+
+    kind: ClassVar[str] = "grow-bias"
+    rows: int
+    tensor: str
+
+
+@dataclass(frozen=True)
+class SetConfigVocabSize(Edit):
+    """Set ``key`` (config.json's vocab_size) to the rows the output will have (``value``: today's rows)."""
+
+    kind: ClassVar[str] = "set-config-vocab-size"
+    key: str
+    value: int
+
+
+@dataclass(frozen=True)
+class SetJsonKey(Edit):
+    """Set ``key`` (a dotted path) in the JSON file ``file`` of the checkpoint to ``value``."""
+
+    kind: ClassVar[str] = "set-json-key"
+    file: str
+    key: str
+    value: Any
+
+
+@dataclass(frozen=True)
+class SetSpecialTokenId(Edit):
+    """Set the ``role`` (bos, eos, pad...) token id in config.json and generation_config.json to ``value``
+    (generation_config's eos list keeps its other ids)."""
+
+    kind: ClassVar[str] = "sync-special-token-id"
+    role: str
+    value: int
+
+
+@dataclass(frozen=True)
+class SetPadToken(Edit):
+    """Give the tokenizer a pad token distinct from eos: a reserved special token, else a new ``<pad>``
+    (which grows the rows by one); config and generation_config ``pad_token_id`` follow."""
+
+    kind: ClassVar[str] = "set-pad-token"
+
+
+@dataclass(frozen=True)
+class ReinitRows(Edit):
+    """Set rows ``ids`` of ``tensors`` to the mean of their trained rows (``all_tensors``: every vocabulary
+    matrix the weights analysis read)."""
+
+    kind: ClassVar[str] = "reinit-untrained-rows"
+    ids: tuple[int, ...]
+    tensors: tuple[str, ...]
+    all_tensors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SuppressTokens(Edit):
+    """Add ``ids`` to generation_config.json's ``suppress_tokens`` (merged with the ids there; the file is
+    created when absent): ``generate()`` then never samples them."""
+
+    kind: ClassVar[str] = "suppress-tokens"
+    ids: tuple[int, ...]
+
+
+EDIT_TYPES: tuple[type[Edit], ...] = (GrowRows, GrowBias, SetConfigVocabSize, SetJsonKey, SetSpecialTokenId,
+                                      SetPadToken, ReinitRows, SuppressTokens)
+EDIT_KINDS: dict[str, type[Edit]] = {cls.kind: cls for cls in EDIT_TYPES}
+
+
+def edit_from_dict(d: dict[str, Any]) -> Edit:
+    """The edit a ``to_dict`` wrote (its ``kind`` names the class; tuple fields come back as tuples)."""
+    cls = EDIT_KINDS.get(d.get("kind", ""))
+    if cls is None:
+        raise ValueError(f"unknown fix edit kind {d.get('kind')!r} (known: {', '.join(EDIT_KINDS)})")
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name in d:
+            value = d[f.name]
+            values[f.name] = tuple(value) if str(f.type).startswith("tuple") and isinstance(value, list) else value
+    return cls(**values)
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A machine-applicable repair offered by a finding: what ``--fix`` does (``edits``), said in one line
+    (``description``), with one applicability for the whole fix."""
+
+    description: str
+    applicability: Applicability
+    edits: tuple[Edit, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "description": self.description,
+            "applicability": self.applicability.value,
+            "edits": [e.to_dict() for e in self.edits],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Fix:
+        return cls(d["description"], Applicability(d["applicability"]),
+                   tuple(edit_from_dict(e) for e in d.get("edits") or ()))
+
+    def with_applicability(self, applicability: Applicability) -> Fix:
+        return dataclasses.replace(self, applicability=applicability)
+
+
+FixPlan = Fix  # the name before fixes were typed (public API: hf_vocab_audit.FixPlan)
+
+
+# ---- what --fix proved about its output (the report's fix.verification) ----
+
+
+@dataclass(frozen=True)
+class GrownTensor:
+    """A vocabulary tensor the surgical writer grew: from ``old`` to ``new`` rows, filled with ``fill``
+    (``mean`` of the trained rows, or ``zeros`` for a logits bias)."""
+
+    name: str
+    file: str
+    old: int
+    new: int
+    fill: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GrownTensor:
+        return cls(d["name"], d["file"], int(d["old"]), int(d["new"]), d["fill"])
+
+
+@dataclass(frozen=True)
+class Resized:
+    """What the transformers route did: ``resize_token_embeddings`` from ``rows_before`` to ``rows_after``."""
+
+    rows_before: int | None
+    rows_after: int | None
+    mean_resizing: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Resized:
+        return cls(d.get("rows_before"), d.get("rows_after"), bool(d.get("mean_resizing")))
+
+
+@dataclass(frozen=True)
+class Compared:
+    """How the output's weights were compared with the input's: tensors (or whole files) and bytes compared,
+    and the bytes of shards copied whole (checked by offsets and size, not read again)."""
+
+    bytes_compared: int = 0
+    tensors_compared: int | None = None
+    files_compared: int | None = None
+    bytes_copied_whole: int | None = None
+
+    def to_dict(self) -> dict[str, int]:
+        out = {"tensors_compared": self.tensors_compared, "files_compared": self.files_compared,
+               "bytes_compared": self.bytes_compared, "bytes_copied_whole": self.bytes_copied_whole}
+        return {k: v for k, v in out.items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Compared | None:
+        if not d:
+            return None
+        return cls(int(d.get("bytes_compared", 0)), d.get("tensors_compared"), d.get("files_compared"),
+                   d.get("bytes_copied_whole"))
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The proof ``--fix`` ran on its output before renaming it into place: what was written (``grown`` by
+    the surgical route, ``resized`` by transformers), how the weights were compared with the input's
+    (``compared``: None when there were no weights), and whether transformers loads it (``load``)."""
+
+    load: str
+    compared: Compared | None = None
+    grown: tuple[GrownTensor, ...] | None = None
+    resized: Resized | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.grown is not None:
+            out["grown"] = [g.to_dict() for g in self.grown]
+        if self.resized is not None:
+            out["transformers"] = self.resized.to_dict()
+        out["compared"] = self.compared.to_dict() if self.compared is not None else {}
+        out["load"] = self.load
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Verification:
+        grown = d.get("grown")
+        resized = d.get("transformers")
+        return cls(d.get("load", ""), Compared.from_dict(d.get("compared") or {}),
+                   tuple(GrownTensor.from_dict(g) for g in grown) if grown is not None else None,
+                   Resized.from_dict(resized) if resized else None)
