@@ -125,7 +125,7 @@ def test_qa_positions_past_the_sequence_are_quiet(heads, tmp_path):
             for i, (s, e) in enumerate([(1, 3), (100, 400), (-1, 2), (0, 0)])]
     assert _check(heads["qa"], tmp_path, rows) == {}
     report = audit(heads["qa"], datasets=[str(tmp_path / "train.parquet")])
-    skipped = {c["column"]: c["reason"] for c in report.extra["dataset"]["splits"][0]["skipped_columns"]}
+    skipped = {c["column"]: c["reason"] for c in report.to_dict()["dataset"]["splits"][0]["skipped_columns"]}
     assert "clamps" in skipped["start_positions"] and "clamps" in skipped["end_positions"]
 
 

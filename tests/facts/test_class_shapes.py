@@ -74,7 +74,7 @@ def test_cpmant_prompt_rows_are_not_a_vocab_size_mismatch(tmp_path: Path) -> Non
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     assert not _loads(tmp_path)
     (finding,) = [f for f in audit(tmp_path).failing() if f.code == "HVA103"]
-    assert finding.fix is not None and finding.fix.params["value"] == 64
+    assert finding.fix is not None and finding.fix.edits[0].value == 64
 
 
 def test_cpmant_with_other_prompt_sizes_is_built_on_the_meta_device(tmp_path: Path, monkeypatch) -> None:

@@ -25,9 +25,11 @@ def _eos_disagreement(folder):
 
 def test_extend_safe_fixes_applies_an_unsafe_fix_without_the_flag(tmp_path, guard_input, run_cli):
     src = _eos_disagreement(tmp_path / "m")
-    (src / "hf-vocab-audit.toml").write_text('extend-safe-fixes = ["HVA202"]\n')
+    settings = tmp_path / "gate.toml"  # the project's settings: a checkpoint cannot relax --fix for itself
+    settings.write_text('extend-safe-fixes = ["HVA202"]\n')
     guard_input(src)
-    code, out, err = run_cli("check", src, "--fix", "--output", tmp_path / "out", "--format", "json")
+    code, out, err = run_cli("check", src, "--fix", "--output", tmp_path / "out", "--format", "json",
+                             "--config", settings)
     assert code == 0, err
     assert [(f["code"], f["applicability"]) for f in json.loads(out)["fixes"]] == [("HVA202", "safe")]
     assert json.loads((tmp_path / "out" / "generation_config.json").read_text())["eos_token_id"] == 2
@@ -67,6 +69,15 @@ def test_a_rule_in_both_lists_stays_unsafe_and_display_only_stays() -> None:
     ('extend-unsafe-fixes = ["HVA999"]', "extend-unsafe-fixes: unknown rule code or name 'HVA999'"),
 ])
 def test_bad_fix_safety_keys_name_the_key(tmp_path, text, message) -> None:
-    (tmp_path / "hf-vocab-audit.toml").write_text(text + "\n")
+    (tmp_path / "gate.toml").write_text(text + "\n")
     with pytest.raises(AuditError, match=message):
+        load_settings(tmp_path, cwd=tmp_path, config=tmp_path / "gate.toml")
+
+
+def test_a_checkpoints_own_file_cannot_make_a_fix_safe(tmp_path) -> None:
+    """A downloaded checkpoint brings its hf-vocab-audit.toml: it may hold a fix back, never let one through."""
+    (tmp_path / "hf-vocab-audit.toml").write_text('extend-safe-fixes = ["HVA202"]\n')
+    with pytest.raises(AuditError, match="cannot set it"):
         load_settings(tmp_path, cwd=tmp_path)
+    (tmp_path / "hf-vocab-audit.toml").write_text('extend-unsafe-fixes = ["HVA102"]\n')
+    assert load_settings(tmp_path, cwd=tmp_path).extend_unsafe_fixes == ("HVA102",)
