@@ -25,7 +25,7 @@ import pyarrow as pa
 from ..errors import AuditError
 
 BLOCK_BYTES = 1024 * 1024  # bytes parsed at a time: memory stays flat however large the file (see below)
-MAX_LINE_BYTES = 256 * 1024 * 1024  # one row: a file with no line end must not be read into memory whole
+MAX_LINE_BYTES = 64 * 1024 * 1024  # one row: a file with no line end must not be read into memory whole
 STEP = 1024 * 1024  # bytes read at a time while looking for a line end
 
 
