@@ -135,8 +135,12 @@ def _tuple(values: Iterable[str] | None) -> tuple[str, ...] | None:
 def audit_source(source: FactsSource, options: AuditOptions) -> Report:
     """Audit what ``source`` reads (opened already, where it needs opening) under ``options``."""
     start = time.perf_counter()
-    rules = selected(options.select, options.ignore)
+    if options.select or options.ignore:
+        selected(options.select, options.ignore)  # an unknown selector fails before anything is read
     facts = source.gather(options)
+    # The rule modules are imported after the facts are read: meanwhile a second thread proves the
+    # tokenizer's ids (``facts.tokenizer.vocab_ids``), and the imports overlap it.
+    rules = selected(options.select, options.ignore)
     if facts.gguf is not None:  # llama.cpp's format: its own rules, located in the file
         return _gguf_report(source.label, facts, rules, options, start)
     ensure_auditable(facts)

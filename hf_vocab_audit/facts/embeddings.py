@@ -79,14 +79,18 @@ class EmbeddingFacts:
 
 
 def _find(tensors: dict[str, TensorInfo], suffixes: tuple[str, ...], ndim: int = 2) -> TensorInfo | None:
+    # One pass over the names with every suffix at once (str.endswith takes a tuple), then the priority
+    # order among the few that match: a 405 B checkpoint has over a thousand tensors and five suffix lists.
+    ends = tuple("." + s for s in suffixes)
+    hits = [
+        t
+        for name, t in tensors.items()
+        if (name.endswith(ends) or name in suffixes)
+        and len(t.shape) == ndim
+        and not any(part in name for part in _SKIP_PARTS)
+    ]
     for suffix in suffixes:
-        matches = [
-            t
-            for name, t in tensors.items()
-            if has_suffix(name, (suffix,))
-            and len(t.shape) == ndim
-            and not any(part in name for part in _SKIP_PARTS)
-        ]
+        matches = [t for t in hits if has_suffix(t.name, (suffix,))]
         if matches:
             # Prefer the shortest path; ties broken by name for a stable answer (decoder before encoder).
             return min(matches, key=lambda t: (t.name.count("."), "encoder" in t.name, t.name))
@@ -180,10 +184,14 @@ def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> Embeddin
 
 def all_vocab_biases(table: dict[str, TensorInfo]) -> tuple[TensorInfo, ...]:
     """Every vocabulary bias (final_logits_bias (1, V), lm_head.bias, MLM prediction biases), at any length."""
+    ends = tuple("." + s for s in VOCAB_BIAS_SUFFIXES)
     return tuple(
-        t
-        for t in sorted(table.values(), key=lambda t: t.name)
-        if len(t.shape) in (1, 2) and t.shape[:-1] in ((), (1,)) and has_suffix(t.name, VOCAB_BIAS_SUFFIXES)
+        sorted(
+            (t for name, t in table.items()
+             if (name.endswith(ends) or name in VOCAB_BIAS_SUFFIXES) and len(t.shape) in (1, 2)
+             and t.shape[:-1] in ((), (1,))),
+            key=lambda t: t.name,
+        )
     )
 
 

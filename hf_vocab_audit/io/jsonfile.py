@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import re
+import stat
 import sys
 import threading
 from collections.abc import Iterator
@@ -21,7 +22,16 @@ MAX_TOKENIZER_BYTES = 256 * 1024 * 1024
 
 
 def check_inside(path: Path, root: Path, what: str = "model folder") -> None:
-    """Refuse a path (usually a symlink) that resolves outside ``root`` (the ``what``)."""
+    """Refuse a path (usually a symlink) that resolves outside ``root`` (the ``what``).
+
+    A plain file or folder named directly in ``root`` is inside without resolving anything (one ``lstat``
+    instead of one per path component: a sharded checkpoint asks this for every shard)."""
+    if path.parent == root and path.name not in ("", ".", ".."):
+        try:
+            if not stat.S_ISLNK(os.lstat(path).st_mode):
+                return
+        except OSError:
+            pass  # resolving below reports it
     try:
         resolved = path.resolve(strict=True)
     except (OSError, RuntimeError) as exc:

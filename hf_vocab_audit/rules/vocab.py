@@ -220,7 +220,7 @@ def token_id_gap(facts: Facts) -> Iterator[Hit]:
         return  # contiguous: the common case, decided without numpy
     import numpy as np
 
-    ids = np.asarray(tok.ids, dtype=np.int64)
+    ids = np.asarray(tuple(tok.ids), dtype=np.int64)
     starts = np.flatnonzero(np.diff(np.concatenate(([-1], ids))) > 1)
     ranges = []
     for s in starts[:SHOW]:

@@ -235,7 +235,7 @@ def gguf_tokenizer(gf: GGUFFacts, folder: Path) -> TokenizerFacts:
         for i, (t, kind) in enumerate(zip(gf.tokens, gf.token_types or ())) if kind in (3, 4)
     )
     return TokenizerFacts(
-        folder=folder, source=GGUF_FORMAT, files=(gf.file,), length=gf.n_tokens, max_id=gf.n_tokens - 1,
+        folder=folder, source=GGUF_FORMAT, files=(gf.file,), length=gf.n_tokens,
         ids=tuple(range(gf.n_tokens)), added_tokens=added, special_tokens=special, extra_special_tokens=(),
         model_max_length=None, chat_template=gf.chat_template,
         chat_template_file=gf.file if gf.chat_template else None, tokenizer_class=None, model_input_names=(),

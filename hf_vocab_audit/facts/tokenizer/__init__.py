@@ -5,6 +5,7 @@ objects) shares. Loading from a folder is :mod:`.folder`; its JSON files are rea
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -14,6 +15,7 @@ from ...errors import AuditError
 from ..chat_template import control_strings
 from .added_tokens import AddedTokenConflict, AddedTokenInfo
 from .bounded_calls import library_call, unbounded_options_off
+from .vocab_ids import VocabIds
 
 ROLES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")
 VERY_LARGE = int(1e29)  # transformers' VERY_LARGE_INTEGER (1e30) means "no limit set"
@@ -25,8 +27,7 @@ class TokenizerFacts:
     source: str  # "tokenizers" (fast path) or "transformers" (slow-file fallback)
     files: tuple[str, ...]
     length: int  # len(tokenizer)
-    max_id: int  # the largest id the tokenizer can emit
-    ids: tuple[int, ...] = field(repr=False)  # every id in the vocabulary, sorted
+    ids: Sequence[int] = field(repr=False)  # every id in the vocabulary, sorted (a tuple, or VocabIds)
     added_tokens: tuple[AddedTokenInfo, ...]
     special_tokens: dict[str, tuple[str, int | None]]  # role -> (content, id)
     extra_special_tokens: tuple[tuple[str, int | None], ...]
@@ -41,6 +42,11 @@ class TokenizerFacts:
     backend: Any = field(repr=False, compare=False, hash=False)  # tokenizers.Tokenizer
 
     @property
+    def max_id(self) -> int:
+        """The largest id the tokenizer can emit (-1 for an empty vocabulary)."""
+        return self.ids[-1] if self.ids else -1
+
+    @property
     def returns_token_type_ids(self) -> bool:
         return "token_type_ids" in self.model_input_names
 
@@ -51,7 +57,8 @@ class TokenizerFacts:
         """Sorted ids >= ``limit`` that the tokenizer can emit (vectorised over the id list)."""
         import bisect
 
-        return list(self.ids[bisect.bisect_left(self.ids, limit) :])
+        ids = self.ids.resolved() if isinstance(self.ids, VocabIds) else tuple(self.ids)
+        return list(ids[bisect.bisect_left(ids, limit) :])
 
     def encode(self, text: str) -> list[int]:
         """Ids of ``text`` without the special tokens a template would add."""
@@ -101,7 +108,7 @@ def facts_of_backend(
     names: tuple[str, ...],
     conflicts: tuple[AddedTokenConflict, ...],
     auto_map: dict[str, Any] | None,
-    ids: tuple[int, ...] | None = None,
+    ids: Sequence[int] | None = None,
 ) -> TokenizerFacts:
     """The facts of a loaded ``tokenizers`` backend (or the slow shim) plus what its files declare: one
     derivation for the folder, the transformers fallback and the in-memory source, so they agree. ``ids``:
@@ -126,7 +133,6 @@ def facts_of_backend(
         source=source,
         files=files,
         length=backend.get_vocab_size(with_added_tokens=True),
-        max_id=ids[-1] if ids else -1,
         ids=ids,
         added_tokens=added,
         special_tokens=special,

@@ -46,6 +46,7 @@ def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFact
         check_precompiled_charsmaps(raw, path)
         with library_call(path, "is not a tokenizer the tokenizers library can load"):
             backend = unbounded_options_off(Tokenizer.from_buffer(raw))
+            ids = contiguous_vocab_ids(backend)  # our own backend; the model's ids proved while we go on
     except AuditError:
         try:
             raw.decode("utf-8")
@@ -87,7 +88,6 @@ def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFact
         if specials:
             backend.add_tokens([AddedToken(c, special=True, normalized=False) for c in specials])
         conflicts.extend(tokenizer_json_conflicts(raw, backend))
-        ids = contiguous_vocab_ids(backend)  # our own backend: no get_vocab dictionary of every token
 
     template, template_file = find_chat_template(folder, config)
     tokenizer_class = config.get("tokenizer_class") if isinstance(config.get("tokenizer_class"), str) else None
