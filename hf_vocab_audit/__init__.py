@@ -8,16 +8,47 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+# ``audit`` and ``guard`` are also the names of submodules: bound here, first, so that importing those
+# submodules later never puts a module where the function is. Everything else is imported on first use
+# (PEP 562): `hf-vocab-audit check` reads the tokenizer before the report and rule modules are imported,
+# and their imports overlap the tokenizer's id proof, which runs on other threads meanwhile.
 from .audit import audit  # noqa: E402
-from .core.findings import Applicability, Finding, FixPlan, FixResult, Location, Severity, Skipped  # noqa: E402
-from .core.fixes import Fix, FixAvailability  # noqa: E402
-from .core.outcome import FailOn, Outcome  # noqa: E402
-from .core.report import SCHEMA_VERSION, Report  # noqa: E402
 from .errors import AuditError  # noqa: E402
-from .facts import Facts, facts_from_memory  # noqa: E402
 from .formats import render  # noqa: E402,F401  # also lets a report print itself (str, a notebook cell)
 from .guard import BatchIndexError, PreflightError, guard, guard_trainer  # noqa: E402
 from .version import __version__  # noqa: E402
+
+_FINDINGS = frozenset({"Applicability", "Finding", "FixPlan", "FixResult", "Location", "Severity", "Skipped"})
+_LAZY = _FINDINGS | {"Fix", "FixAvailability", "FailOn", "Outcome", "SCHEMA_VERSION", "Report", "Facts",
+                     "facts_from_memory"}
+
+if TYPE_CHECKING:
+    from .core.findings import Applicability, Finding, FixPlan, FixResult, Location, Severity, Skipped
+    from .core.fixes import Fix, FixAvailability
+    from .core.outcome import FailOn, Outcome
+    from .core.report import SCHEMA_VERSION, Report
+    from .facts import Facts, facts_from_memory
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import facts
+    from .core import findings, fixes, outcome, report
+
+    for module in (findings, fixes, outcome, report, facts):
+        if hasattr(module, name):
+            value = getattr(module, name)
+            globals()[name] = value
+            return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "SCHEMA_VERSION",

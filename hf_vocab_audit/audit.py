@@ -9,23 +9,23 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .core.findings import AppliedFix, FixResult, Skipped, Source
 from .core.options import AuditOptions, ScanOptions
-from .core.report import SECTIONS, Report, sort_findings
-from .core.sections import VllmSection
+from .core.source import Source
 from .facts import Facts, gather
 from .facts.sources import FactsSource
 from .facts.sources.folder import ReadFolderSource
 from .facts.sources.memory import is_path
 from .facts.sources.registry import resolve_source
-from .rules import Rule, Scope, selected
-from .rules.causes import explain
-from .rules.coverage import coverage_of, ensure_auditable
-from .rules.runner import RuleRun, run_dataset, run_scope, run_static, run_weights
 from .version import __version__
 
+# The report model, the rules and their runner are imported inside the functions, after the facts are read:
+# `check` parses the tokenizer first, and these imports overlap the proof of its ids (on other threads).
 if TYPE_CHECKING:
+    from .core.findings import AppliedFix, FixResult, Skipped
+    from .core.report import Report
     from .dataset.scan import DatasetFacts
+    from .rules import Rule
+    from .rules.runner import RuleRun
 
 
 def _target(model_dir: str | Path | None, model: object | None) -> object:
@@ -105,8 +105,10 @@ def audit(
     examine (no tokenizer, no vocabulary matrix, no model config).
     """
     from .dataset.engines.registry import check_scan
+    from .rules import selected
 
-    selected(select, ignore)  # bad selectors fail before any file is read
+    if select or ignore:
+        selected(select, ignore)  # bad selectors fail before any file is read
     scan = None
     if datasets:
         from .dataset.live import spec_names
@@ -136,10 +138,17 @@ def audit_source(source: FactsSource, options: AuditOptions) -> Report:
     """Audit what ``source`` reads (opened already, where it needs opening) under ``options``."""
     start = time.perf_counter()
     if options.select or options.ignore:
+        from .rules import selected
+
         selected(options.select, options.ignore)  # an unknown selector fails before anything is read
     facts = source.gather(options)
-    # The rule modules are imported after the facts are read: meanwhile a second thread proves the
-    # tokenizer's ids (``facts.tokenizer.vocab_ids``), and the imports overlap it.
+    # Imported after the facts are read: meanwhile other threads prove the tokenizer's ids
+    # (``facts.tokenizer.vocab_ids``), and these imports overlap them.
+    from .core.sections import VllmSection
+    from .rules import Scope, selected
+    from .rules.coverage import ensure_auditable
+    from .rules.runner import run_dataset, run_scope, run_static, run_weights
+
     rules = selected(options.select, options.ignore)
     if facts.gguf is not None:  # llama.cpp's format: its own rules, located in the file
         return _gguf_report(source.label, facts, rules, options, start)
@@ -188,6 +197,8 @@ def audit_source(source: FactsSource, options: AuditOptions) -> Report:
 def auditable(rules: list[Rule], *, weights: bool = False, datasets: bool = False, target: bool = False) -> int:
     """How many of the selected rules this audit set out to run: the static ones, and the weights, dataset and
     --target rules when those were asked for (batch rules belong to the runtime guard)."""
+    from .rules import Scope
+
     scopes = {Scope.STATIC} | ({Scope.WEIGHTS} if weights else set()) | ({Scope.DATASET} if datasets else set())
     scopes |= {Scope.TARGET} if target else set()
     return sum(1 for r in rules if r.scope in scopes)
@@ -203,6 +214,10 @@ def make_report(target: str, facts: Facts, run: RuleRun, start: float, extra: di
     facts, ``rules_selected`` how many rules were selected (default: those that ran or were skipped),
     ``dataset`` the dataset scan, whose splits and gaps the coverage records.
     """
+    from .core.report import SECTIONS, Report, sort_findings
+    from .rules.causes import explain
+    from .rules.coverage import coverage_of
+
     if rules_selected is None:
         rules_selected = len(set(run.ran) | {s.rule for s in run.skipped if s.rule})
     ordered = sort_findings(list(run.findings))
@@ -239,6 +254,7 @@ def audit_gguf(path: str | Path, *, select: Iterable[str] | None = None,
     and the GGUF rules (HVA90x). ``source``: the HF checkpoint folder it was converted from, compared id by
     id (HVA91x). Raises :class:`AuditError` for a file that cannot be read safely."""
     from .facts.sources.gguf import GGUFSource
+    from .rules import selected
 
     selected(select, ignore)
     options = AuditOptions(tokenizer=tokenizer, select=_tuple(select), ignore=_tuple(ignore), source=source)
@@ -252,7 +268,9 @@ def _gguf_report(target: str, facts: Facts, rules: list[Rule], options: AuditOpt
     with ``options.source`` (the HF checkpoint it was converted from)."""
     from .facts.requirements import missing_fact
     from .facts.sources.gguf import relocate_gguf_findings
+    from .rules import Scope
     from .rules.gguf import NOT_FOR_GGUF
+    from .rules.runner import run_scope
 
     assert facts.gguf is not None
     run = run_scope(rules, Scope.STATIC, facts, lambda r: NOT_FOR_GGUF.get(r.code) or missing_fact(facts, r.requires))

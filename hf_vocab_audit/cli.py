@@ -219,7 +219,6 @@ def check(
     from .formats.outputs import pair_outputs, write_outputs
     from .gate import run_gate
     from .io.output_path import check_output_file
-    from .rules.registry import parse_selectors
 
     if not debug:  # a library's warning (torch.load's TorchScript notice) must not add lines to stderr
         warnings.simplefilter("ignore")
@@ -237,7 +236,10 @@ def check(
         trl_config=trl_config, source=source, target_kind=target_kind, suppress_ids_file=suppress_ids_file,
     )  # flags not given are None: the settings files fill them, then the defaults
     try:
-        parse_selectors([*(select or []), *(ignore or [])], "--select/--ignore")
+        if select or ignore:  # (the rule modules are imported only to check selectors that were given)
+            from .rules.registry import parse_selectors
+
+            parse_selectors([*(select or []), *(ignore or [])], "--select/--ignore")
         build_gate_options({k: v for k, v in given.items() if v is not None}, target, complete=False)  # no read
     except AuditError as exc:
         _fail(str(exc), False)
@@ -368,8 +370,22 @@ def main() -> None:
     app()
 
 
+def run() -> NoReturn:
+    """The installed command: :func:`main`, then an exit that does not free what the audit read (the
+    parsed tokenizer), once the report is written and the exit handlers have run."""
+    from .core.lifetime import exit_code_of, exit_now, keep_for_the_process
+
+    keep_for_the_process()
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exit_code_of(exc)
+    exit_now(code)
+
+
 if __name__ == "__main__":
-    main()
+    run()
 
 
 def _write_suppress_ids(path: Path, section: VllmSection | None) -> None:

@@ -12,12 +12,11 @@ from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .audit import audit_source
 from .core.options import GateOptions, build_gate_options
 from .core.outcome import Outcome
-from .core.report import Report
 from .errors import AuditError
 from .facts import Facts
 from .facts.sources import FactsSource
@@ -25,6 +24,9 @@ from .facts.sources.adapter_base import AdapterSource
 from .facts.sources.folder import FolderSource, ReadFolderSource
 from .facts.sources.registry import resolve_source
 from .settings import AllowEntry, Settings, apply_allowlist, fix_safety, load_settings
+
+if TYPE_CHECKING:
+    from .core.report import Report
 
 
 @dataclass(frozen=True)

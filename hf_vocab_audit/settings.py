@@ -11,16 +11,18 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .core.findings import Finding
-from .core.fixes import Applicability
 from .core.options import BY_KEY, OPTIONS, Option
 from .core.outcome import FAIL_ON
-from .core.report import Report
 from .errors import AuditError
 from .facts.tree import regular_file_inside
 from .io.jsonfile import read_bytes
+
+if TYPE_CHECKING:  # the findings and report models are imported after the gate has read the target
+    from .core.findings import Finding
+    from .core.fixes import Applicability
+    from .core.report import Report
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -271,6 +273,8 @@ def fix_safety(settings: Settings) -> Callable[[str, Applicability], Applicabili
     ``extend-safe-fixes`` (rule codes, prefixes or names) makes a rule's unsafe fix safe: ``--fix`` applies it
     without ``--unsafe-fixes``; ``extend-unsafe-fixes`` makes a safe fix unsafe (a rule in both stays unsafe).
     A display-only fix stays display-only. None when the settings say nothing."""
+    from .core.fixes import Applicability
+
     if not settings.extend_safe_fixes and not settings.extend_unsafe_fixes:
         return None
     from .rules.registry import get_rule

@@ -107,6 +107,32 @@ def test_demo_runs_offline_and_shows_the_finding():
     assert "torch" not in result.stderr
 
 
+def test_check_reads_the_tokenizer_before_importing_the_report_and_the_rules(tmp_path):
+    """The tokenizer's ids are proved on other threads while the report model and the rule modules are
+    imported: if those imports came first, the gate would wait for the proof (static gate cost, issue 28)."""
+    checkpoint(tmp_path, "llama", 104)
+    code = (
+        "import sys\n"
+        "import hf_vocab_audit.facts.sources.folder as fo\n"
+        "seen = []\n"
+        "load = fo.load_tokenizer\n"
+        "def spy(*a, **k):\n"
+        "    seen.extend(m for m in sys.modules if m.startswith(('hf_vocab_audit.core.report', "
+        "'hf_vocab_audit.rules')))\n"
+        "    return load(*a, **k)\n"
+        "fo.load_tokenizer = spy\n"
+        "sys.argv = ['x', 'check', sys.argv[1]]\n"
+        "from hf_vocab_audit.cli import main\n"
+        "try:\n    main()\n"
+        "except SystemExit as e:\n    assert e.code == 0, e.code\n"
+        "assert not seen, seen\n"
+        "print('checked')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.rstrip().endswith("checked")
+
+
 def test_static_check_does_not_import_torch_or_transformers(tmp_path):
     checkpoint(tmp_path, "llama", 104)
     code = (

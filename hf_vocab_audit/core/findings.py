@@ -9,6 +9,7 @@ from typing import Any
 from .fixes import Applicability as Applicability
 from .fixes import Fix, Verification
 from .fixes import FixPlan as FixPlan
+from .source import Source as Source
 
 
 class Severity(str, enum.Enum):
@@ -24,14 +25,6 @@ class Severity(str, enum.Enum):
 
 
 _RANK = {Severity.INFO: 1, Severity.WARNING: 2, Severity.ERROR: 3}
-
-
-class Source(str, enum.Enum):
-    """Where the audited checkpoint came from: a local folder, a Hub commit, or objects in memory."""
-
-    FOLDER = "folder"
-    HUB = "hub"
-    MEMORY = "memory"
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .findings import Finding, Severity
+if TYPE_CHECKING:  # the verdict's vocabulary is read before the findings model is imported
+    from .findings import Finding
 
 
 class FailOn(str, enum.Enum):
@@ -39,6 +40,8 @@ def fail_on_value(fail_on: str | FailOn) -> FailOn:
 
 def count(findings: Sequence[Finding]) -> dict[str, int]:
     """Findings per severity (allowlisted ones left out) and how many the allowlist accepted."""
+    from .findings import Severity
+
     out = {s.value: 0 for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)}
     for f in findings:
         if f.allowed is None:
@@ -49,6 +52,8 @@ def count(findings: Sequence[Finding]) -> dict[str, int]:
 
 def failing(findings: Sequence[Finding], fail_on: str | FailOn) -> list[Finding]:
     """Findings not accepted by an allowlist at or above ``fail_on``."""
+    from .findings import Severity
+
     level = fail_on_value(fail_on)
     if level is FailOn.NEVER:
         return []

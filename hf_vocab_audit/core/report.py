@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from html import escape
 from typing import Any
 
 from .causes import Cause
 from .coverage import Coverage
+from .display import DISPLAY
 from .findings import AppliedFix, Finding, FixResult, Skipped, Source
 from .outcome import EXIT_FINDINGS, FAIL_ON, FailOn, Outcome, count, decide, failing
 from .sections import DatasetSection, VllmSection, WeightsSection
@@ -26,11 +26,6 @@ CORE_KEYS = frozenset({"schema_version", "tool", "target", "summary", "facts", "
                        "weights", "dataset", "vllm", "gguf_source"})
 # The typed optional sections (core.sections), by their JSON key and Report field name.
 SECTIONS = frozenset({"weights", "dataset", "vllm", "gguf_source"})
-
-
-# How a report shows itself (``str(report)``, a notebook cell): filled by the renderers' package when it is
-# imported (``hf_vocab_audit`` imports it), since the report model cannot import the layer that renders it.
-DISPLAY: dict[str, Callable[[Report], str]] = {}
 
 
 @dataclass(frozen=True, repr=False)

@@ -6,10 +6,14 @@ A renderer reads the report and its outcome (``report.verdict()``); it decides n
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from ..core.report import DISPLAY, Report
+from ..core.display import DISPLAY
 
-Renderer = Callable[[Report], str]
+if TYPE_CHECKING:
+    from ..core.report import Report
+
+Renderer = Callable[["Report"], str]
 
 
 # Each renderer's module is imported when its format is asked for: the static gate in a pre-commit hook prints

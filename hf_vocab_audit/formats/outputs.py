@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..core.report import Report
 from ..errors import AuditError
 from . import render
+
+if TYPE_CHECKING:  # annotations only
+    from ..core.report import Report
 
 
 def pair_outputs(formats: list[str], files: list[Path]) -> list[tuple[str, Path | None]]:

@@ -13,12 +13,28 @@ torch is imported only when a guard is built, so ``hf-vocab-audit check`` never 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .checks import BatchViolation, check_batch
-from .core import Guard, GuardedCollator
 from .errors import BatchIndexError, PreflightError
-from .limits import LiveLimits, limits_of
+
+# The rest is imported on first use (PEP 562): `import hf_vocab_audit` binds guard() here, and the static
+# gate, which never builds a guard, does not pay for the batch checks.
+_LAZY = frozenset({"BatchViolation", "check_batch", "Guard", "GuardedCollator", "LiveLimits", "limits_of"})
+
+if TYPE_CHECKING:
+    from .checks import BatchViolation, check_batch
+    from .core import Guard, GuardedCollator
+    from .limits import LiveLimits, limits_of
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import checks, core, limits
+
+    value = next(getattr(m, name) for m in (checks, core, limits) if hasattr(m, name))
+    globals()[name] = value
+    return value
 
 
 def guard(model: Any, tokenizer: Any = None, *, evidence_dir: str | Path | bool | None = True,
@@ -29,6 +45,8 @@ def guard(model: Any, tokenizer: Any = None, *, evidence_dir: str | Path | bool 
     ``$HF_VOCAB_AUDIT_EVIDENCE`` or ``./hf-vocab-audit-evidence``; False saves nothing.
     ``ignore_index``: the label value the loss skips (-100 in transformers).
     """
+    from .core import Guard
+
     return Guard(model, tokenizer, evidence_dir=evidence_dir, ignore_index=ignore_index)
 
 

@@ -30,3 +30,22 @@ def test_long_integer_is_one_line_error_naming_the_file(tmp_path):
         read_json_object(path)
     assert str(info.value).startswith(str(path)) and "640 digits" in str(info.value)
     assert sys.get_int_max_str_digits() != 640
+
+
+def test_a_file_named_in_the_folder_is_inside_and_a_link_out_of_it_is_not(tmp_path):
+    """check_inside's short path (one lstat for a plain file named in the folder) must not let a link through."""
+    from hf_vocab_audit.io.jsonfile import check_inside
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"x")
+    check_inside(folder / "model.safetensors", folder)  # a plain file: inside
+    outside = tmp_path / "secret.safetensors"
+    outside.write_bytes(b"x")
+    (folder / "shard.safetensors").symlink_to(outside)
+    with pytest.raises(AuditError, match="points outside the model folder"):
+        check_inside(folder / "shard.safetensors", folder)
+    (folder / "inner.safetensors").symlink_to(folder / "model.safetensors")
+    check_inside(folder / "inner.safetensors", folder)  # a link that stays inside
+    with pytest.raises(AuditError, match="points outside"):
+        check_inside(folder / "..", folder)  # a name that climbs is resolved, never taken as a plain entry

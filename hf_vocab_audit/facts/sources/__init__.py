@@ -15,8 +15,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from ...core.findings import Source
 from ...core.options import AuditOptions
+from ...core.source import Source
 from ...errors import AuditError
 
 if TYPE_CHECKING:  # checkpoint imports sources.adapter (AdapterFacts): no loop at import time

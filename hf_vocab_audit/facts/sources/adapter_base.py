@@ -7,13 +7,16 @@ import dataclasses
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ...core.findings import Finding
 from ...core.options import AuditOptions
 from ...errors import AuditError
 from ..checkpoint import Facts
 from .adapter import ADAPTER_CONFIG, ADAPTER_WEIGHTS, is_adapter, load_adapter
 from .folder import FolderSource, gather
+
+if TYPE_CHECKING:  # annotations only: reading a folder does not import the findings model
+    from ...core.findings import Finding
 
 ADAPTER_FILES = (ADAPTER_CONFIG, *ADAPTER_WEIGHTS)
 

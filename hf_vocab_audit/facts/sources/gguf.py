@@ -13,8 +13,8 @@ import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ...core.findings import Finding
 from ...core.options import AuditOptions
 from ...errors import AuditError
 from ...io.gguf_header import GGUFArray, GGUFHeader, read_gguf
@@ -28,6 +28,9 @@ from ..tensors import CheckpointTensors
 from ..tokenizer import TokenizerFacts
 from ..tokenizer.added_tokens import AddedTokenConflict, AddedTokenInfo
 from . import FactsSource, SourceError
+
+if TYPE_CHECKING:  # annotations only: reading a folder does not import the findings model
+    from ...core.findings import Finding
 
 TOKENS = "tokenizer.ggml.tokens"
 TOKEN_TYPE = "tokenizer.ggml.token_type"

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from ...core.findings import Source
 from ...core.options import AuditOptions
+from ...core.source import Source
 from ...errors import AuditError
 from ...io.safetensors_header import TensorInfo
 from ..checkpoint import Facts
