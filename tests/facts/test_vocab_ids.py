@@ -125,3 +125,21 @@ def test_pending_ids_pickle_as_the_tuple() -> None:
     tok = Tokenizer(models.BPE({f"t{i}": i for i in range(10)}, []))
     got = contiguous_vocab_ids(tok)
     assert pickle.loads(pickle.dumps(got)) == tuple(range(10))
+
+
+@pytest.mark.parametrize(
+    ("vocab", "proved"),
+    [
+        ({"a": 0, "b b": 1, "c": 2}, True),  # a space inside a token: its space goes, one is put back
+        ({"a": 0, " ": 1, "c": 2}, False),  # a token of spaces only is dropped: not proved, get_vocab answers
+        ({"a b": 0, "c": 1, "d": 3}, False),  # a space inside a token cannot hide a hole
+        ({"a": 0, "b": 1, "c": 2, "\U0010ffff\U0010fffe\U0010ffffx": 3}, False),  # the prefix: no space
+        ({"a": 0, "": 1, "c": 2}, False),  # an empty token decodes to nothing
+    ],
+)
+def test_unusual_tokens_never_prove_a_wrong_vocabulary(vocab: dict[str, int], proved: bool) -> None:
+    tok = _wordlevel(vocab)
+    got = contiguous_vocab_ids(tok)
+    assert got is not None
+    assert got == _expected(tok)
+    assert got.proved is proved

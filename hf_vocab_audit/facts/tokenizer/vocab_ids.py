@@ -4,18 +4,21 @@ token into a Python string (about 0.1 s, a fifth of parsing tokenizer.json); the
 the ids.
 
 The proof uses the library's own lookups, in Rust: the model holds ``get_vocab_size(False)`` = M token
-strings; ``decode`` keeps the ids it can find a token for. Decoding 0..M-1 once with no decoder (tokens
-joined by single spaces) and once with ``Fuse`` (tokens concatenated) differs in length by the number of
-tokens found minus one. When every id below M has a token, no more than M distinct ids exist and the model
-holds exactly 0..M-1, one token each. ``get_vocab(True)`` then lays the added tokens over the model's
-(content -> id): a model token whose content an added token takes at another id loses its id, and each
-added id is present. Anything that does not fit (a hole, an added content at two ids, a backend that is
-not a ``tokenizers.Tokenizer``) falls back to ``get_vocab``.
+strings, and ``decode`` keeps the ids it can find a token for. 0..M-1 are decoded through a decoder of our
+own: ``CTC`` with a space as its pad token removes the spaces inside each token (and drops a token left
+empty), then ``WordPiece`` with a prefix no real token starts with puts one space before every token but
+the first. The output then holds at most (tokens found - 1) spaces, exactly that many when every token
+survived; so spaces + 1 = M proves that every id below M has a token, that no more than M distinct ids
+exist, and that the model holds exactly 0..M-1. Anything unusual (a hole, a token of spaces only, a token
+starting with the prefix) only lowers the count, and then ``get_vocab`` answers. ``get_vocab(True)`` lays
+the added tokens over the model's (content -> id): a model token whose content an added token takes at
+another id loses its id, and each added id is present; an added content at two ids also falls back.
 
-The two decodes run on two more threads (``decode_batch`` releases the GIL), through tokenizers of their
-own that share the backend's model (``Tokenizer(model)`` holds the same vocabulary, nothing copied), so
-the backend itself is never changed and the audit goes on (the added tokens, the headers, the rules)
-while they run. :class:`VocabIds` joins them the first time the ids are read.
+The decode runs on a second thread (``decode_batch`` releases the GIL, and splits the two halves of the
+range over the library's own threads), through a tokenizer of its own that shares the backend's model
+(``Tokenizer(model)`` holds the same vocabulary, nothing copied), so the backend itself is never changed
+and the audit goes on (the added tokens, the headers, the rules) meanwhile. :class:`VocabIds` joins it the
+first time the ids are read.
 """
 
 from __future__ import annotations
@@ -74,12 +77,16 @@ class VocabIds(Sequence[int]):
         return (VocabIds, (self.resolved(),))
 
 
+# A prefix no real token starts with: WordPiece leaves such a token without its space (the count drops).
+_NO_TOKEN_STARTS_WITH = "\U0010ffff\U0010fffe\U0010ffff"
+
+
 def contiguous_vocab_ids(backend: Any) -> VocabIds | None:
-    """The sorted ids of ``backend.get_vocab(with_added_tokens=True)``, proved on two more threads and joined
+    """The sorted ids of ``backend.get_vocab(with_added_tokens=True)``, proved on a second thread and joined
     on first use (where the proof fails, ``get_vocab`` answers then: ``proved`` says which); None for a backend
     that is not a ``tokenizers.Tokenizer`` (the caller asks ``get_vocab`` itself).
 
-    The decodes read the model alone, which adding tokens does not change, so they may start as soon as the
+    The decode reads the model alone, which adding tokens does not change, so it may start as soon as the
     backend is parsed; the added tokens are read when the ids are first asked for."""
     from tokenizers import Tokenizer, decoders
 
@@ -87,22 +94,18 @@ def contiguous_vocab_ids(backend: Any) -> VocabIds | None:
         return None
     size = backend.get_vocab_size(with_added_tokens=False)
     model = backend.model
-    lengths: dict[str, int | None] = {}
-    workers = []
-    for name, decoder in (("joined", None), ("glued", decoders.Fuse())):
-        private = Tokenizer(model)  # the same model; no added tokens, a decoder of its own
-        private.decoder = decoder
-        worker = threading.Thread(target=_decoded_length, args=(private, size, name, lengths),
-                                  name=f"vocab-ids-{name}", daemon=True)
-        worker.start()
-        workers.append(worker)
+    private = Tokenizer(model)  # the same model; no added tokens, a decoder of its own
+    private.decoder = decoders.Sequence([
+        decoders.CTC(pad_token=" ", word_delimiter_token=_NO_TOKEN_STARTS_WITH, cleanup=False),
+        decoders.WordPiece(prefix=_NO_TOKEN_STARTS_WITH, cleanup=False),
+    ])
+    found: list[int | None] = []
+    worker = threading.Thread(target=_count_found, args=(private, size, found), name="vocab-ids", daemon=True)
+    worker.start()
 
     def finish() -> tuple[int, ...]:
-        for worker in workers:
-            worker.join()
-        joined, glued = lengths.get("joined"), lengths.get("glued")
-        found = None if joined is None or glued is None else joined - glued + 1 if joined else 0
-        ids = _ids_from_count(found, size, backend, model)
+        worker.join()
+        ids = _ids_from_count(found[0] if found else None, size, backend, model)
         pending.proved = ids is not None
         if ids is None:  # a hole in the model's ids (or ids past M): get_vocab lists them exactly
             ids = tuple(sorted(set(backend.get_vocab(with_added_tokens=True).values())))
@@ -112,12 +115,15 @@ def contiguous_vocab_ids(backend: Any) -> VocabIds | None:
     return pending
 
 
-def _decoded_length(private: Any, size: int, name: str, out: dict[str, int | None]) -> None:
-    """The length of 0..size-1 decoded by ``private`` (``decode_batch`` releases the GIL), None on failure."""
+def _count_found(private: Any, size: int, out: list[int | None]) -> None:
+    """How many of 0..size-1 ``private`` decodes to a token (a lower bound, exact when every token kept its
+    space): the two halves in one ``decode_batch``, which releases the GIL; None on any failure."""
     try:
-        out[name] = len(private.decode_batch([list(range(size))], skip_special_tokens=False)[0])
+        halves = [list(range(size // 2)), list(range(size // 2, size))]
+        texts = private.decode_batch(halves, skip_special_tokens=False)
+        out.append(sum(text.count(" ") + 1 for text in texts if text))
     except BaseException:  # noqa: BLE001 - any failure: the exact path answers instead
-        out[name] = None
+        out.append(None)
 
 
 def _ids_from_count(found: int | None, size: int, backend: Any, model: Any) -> tuple[int, ...] | None:
