@@ -7,7 +7,9 @@ Generates (once, cached in .bench-cache/) a ~1.2 B-parameter sharded bf16 Llama-
 header-only Llama-3.1-405B layout (sparse shards), both with a 128k-token tokenizer. Every measurement
 is a fresh process (interpreter start included, as a user would run it), the limit and the check taking
 turns; wall and CPU time (user + system) are medians of --repeat runs, peak RSS the largest seen (wait4's
-rusage). On a shared machine the CPU ratio is the steadier figure; the load average is printed.
+rusage). On a shared machine the CPU ratio is the steadier figure; the load average is printed. On an idle
+one the wall ratio is the figure: the check proves the tokenizer's ids on other threads while it goes on,
+so its CPU time is above its wall time.
 
 - limit:    read every safetensors header (struct + json) and parse tokenizer.json with `tokenizers`
 - check:    `python -m hf_vocab_audit check DIR --format json`
