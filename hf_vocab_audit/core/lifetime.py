@@ -49,9 +49,13 @@ def exit_now(code: int) -> NoReturn:
     if not _KEPT or others:
         sys.exit(code)
     atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe: what Python would report adds nothing to the verdict
-            pass
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError) as exc:  # as Python itself ends then: a line on stderr, and 120 unless failing
+        print(f"hf-vocab-audit: error: the output could not be written ({exc.__class__.__name__})", file=sys.stderr)
+        code = code or 120
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
     os._exit(code)

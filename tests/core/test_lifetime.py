@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -36,3 +37,30 @@ def test_the_exit_code_of_a_system_exit_is_pythons() -> None:
     assert exit_code_of(SystemExit()) == 0
     assert exit_code_of(SystemExit(3)) == 3
     assert exit_code_of(SystemExit("bad input")) == 1
+
+
+CLOSED = """
+import sys
+from hf_vocab_audit.core import lifetime
+if sys.argv[1] == "keep":
+    lifetime.keep_for_the_process()
+lifetime.keep_until_exit(object())
+sys.stdout.write("the report\\n")  # buffered: written when the exit flushes it
+sys.stdin.readline()  # the reader has gone by now
+lifetime.exit_now(int(sys.argv[2]))
+"""
+
+
+@pytest.mark.parametrize("mode", ["keep", "library"])
+def test_output_that_cannot_be_written_is_not_a_silent_pass(mode: str) -> None:
+    """A reader that left before the output was flushed: exit 120 as Python itself does (the command keeps a
+    failing status of its own; Python turns it into 120), never 0 with nothing said."""
+    for code, expected in ((0, {120}), (1, {1, 120})):
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # the report must sit in a buffer
+        proc = subprocess.Popen([sys.executable, "-c", CLOSED, mode, str(code)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        assert proc.stdout is not None and proc.stdin is not None
+        proc.stdout.close()
+        _, err = proc.communicate(b"\n", timeout=60)
+        assert proc.returncode in expected, err
+        assert err.strip(), "the failed write is reported on stderr"

@@ -11,7 +11,7 @@ import pytest
 from tokenizers import AddedToken, Tokenizer, decoders, models
 
 from hf_vocab_audit.facts.tokenizer.folder import load_tokenizer
-from hf_vocab_audit.facts.tokenizer.vocab_ids import contiguous_vocab_ids
+from hf_vocab_audit.facts.tokenizer.vocab_ids import VocabIds, contiguous_vocab_ids
 
 
 def _expected(tok: Tokenizer) -> tuple[int, ...]:
@@ -143,3 +143,34 @@ def test_unusual_tokens_never_prove_a_wrong_vocabulary(vocab: dict[str, int], pr
     assert got is not None
     assert got == _expected(tok)
     assert got.proved is proved
+
+
+def test_a_unigram_list_that_repeats_a_piece_keeps_every_position() -> None:
+    """get_vocab's piece -> id map keeps a repeated piece's last position only and so shows a hole at id 1;
+    every position has a token (id_to_token) and len(tokenizer) counts it, so there is no hole to report."""
+    tok = Tokenizer(models.Unigram([(p, -1.0) for p in ["<unk>", "a", "b", "a"]], 0, False))
+    got = contiguous_vocab_ids(tok)
+    assert got is not None and got == (0, 1, 2, 3) and got.proved
+    assert [tok.id_to_token(i) for i in got] == ["<unk>", "a", "b", "a"]
+    assert tok.get_vocab_size(with_added_tokens=True) == len(got)
+    assert _expected(tok) == (0, 2, 3)  # what get_vocab would have said
+
+
+def test_two_readers_at_once_get_one_answer() -> None:
+    import threading
+
+    calls = []
+
+    def slow() -> tuple[int, ...]:
+        calls.append(1)
+        threading.Event().wait(0.05)
+        return (0, 1, 2)
+
+    ids = VocabIds(resolve=slow)
+    seen: list[tuple[int, ...]] = []
+    readers = [threading.Thread(target=lambda: seen.append(ids.resolved())) for _ in range(4)]
+    for r in readers:
+        r.start()
+    for r in readers:
+        r.join()
+    assert seen == [(0, 1, 2)] * 4 and calls == [1]

@@ -13,6 +13,9 @@ exist, and that the model holds exactly 0..M-1. Anything unusual (a hole, a toke
 starting with the prefix) only lowers the count, and then ``get_vocab`` answers. ``get_vocab(True)`` lays
 the added tokens over the model's (content -> id): a model token whose content an added token takes at
 another id loses its id, and each added id is present; an added content at two ids also falls back.
+One case differs from ``get_vocab`` on purpose: a Unigram model whose list repeats a piece keeps every
+position here, as ``id_to_token`` and ``len(tokenizer)`` count them (the rows a model is sized by), where
+``get_vocab``'s piece -> id map keeps the piece's last position only and so shows a hole that is not one.
 
 The decode runs on a second thread (``decode_batch`` releases the GIL, and splits the two halves of the
 range over the library's own threads), through a tokenizer of its own that shares the backend's model
@@ -34,20 +37,25 @@ class VocabIds(Sequence[int]):
     A tuple to every reader (index, slice, length, iteration, equality); it pickles as the tuple.
     ``proved``: after resolving, whether the decodes proved the ids (False: ``get_vocab`` listed them)."""
 
-    __slots__ = ("_ids", "_resolve", "proved")
+    __slots__ = ("_ids", "_lock", "_resolve", "proved")
 
     def __init__(self, ids: Sequence[int] | None = None, *, resolve: Callable[[], tuple[int, ...]] | None = None):
         if (ids is None) == (resolve is None):
             raise TypeError("VocabIds takes the ids or a function that computes them, not both")
         self._ids: tuple[int, ...] | None = tuple(ids) if ids is not None else None
         self._resolve = resolve
+        self._lock = threading.Lock()
         self.proved: bool | None = None
 
     def resolved(self) -> tuple[int, ...]:
-        if self._ids is None:
-            assert self._resolve is not None
-            self._ids, self._resolve = self._resolve(), None
-        return self._ids
+        ids = self._ids
+        if ids is None:
+            with self._lock:  # two readers at once: one computes, the other waits for it
+                if self._ids is None:
+                    assert self._resolve is not None
+                    self._ids, self._resolve = self._resolve(), None
+                ids = self._ids
+        return ids
 
     @overload
     def __getitem__(self, index: int) -> int: ...
