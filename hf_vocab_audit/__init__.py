@@ -20,9 +20,8 @@ from .formats import render  # noqa: E402,F401  # also lets a report print itsel
 from .guard import BatchIndexError, PreflightError, guard, guard_trainer  # noqa: E402
 from .version import __version__  # noqa: E402
 
-_FINDINGS = frozenset({"Applicability", "Finding", "FixPlan", "FixResult", "Location", "Severity", "Skipped"})
-_LAZY = _FINDINGS | {"Fix", "FixAvailability", "FailOn", "Outcome", "SCHEMA_VERSION", "Report", "Facts",
-                     "facts_from_memory"}
+_LAZY = frozenset({"Applicability", "Finding", "FixPlan", "FixResult", "Location", "Severity", "Skipped", "Fix",
+                   "FixAvailability", "FailOn", "Outcome", "SCHEMA_VERSION", "Report", "Facts", "facts_from_memory"})
 
 if TYPE_CHECKING:
     from .core.findings import Applicability, Finding, FixPlan, FixResult, Location, Severity, Skipped

@@ -273,10 +273,9 @@ def fix_safety(settings: Settings) -> Callable[[str, Applicability], Applicabili
     ``extend-safe-fixes`` (rule codes, prefixes or names) makes a rule's unsafe fix safe: ``--fix`` applies it
     without ``--unsafe-fixes``; ``extend-unsafe-fixes`` makes a safe fix unsafe (a rule in both stays unsafe).
     A display-only fix stays display-only. None when the settings say nothing."""
-    from .core.fixes import Applicability
-
     if not settings.extend_safe_fixes and not settings.extend_unsafe_fixes:
         return None
+    from .core.fixes import Applicability
     from .rules.registry import get_rule
 
     def matches(code: str, selectors: tuple[str, ...]) -> bool:

@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import struct
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from tempfile import TemporaryDirectory
 from typing import Any
 
 from ...core.options import AuditOptions
@@ -238,7 +240,6 @@ def _fetch_online(ref: HubRef, dest: Path) -> tuple[str, list[str], dict[str, An
         # revision=ref.revision records refs/<revision> in the cache, for later offline runs.
         path = _download(ref, name, ref.revision)
         commit = path.parent.name
-        import shutil  # here: a folder target never needs it
         shutil.copyfile(path, dest / name)
     if SAFETENSORS_INDEX in present:
         index_path = _download(ref, SAFETENSORS_INDEX, commit)
@@ -287,7 +288,6 @@ def _fetch_offline(ref: HubRef, dest: Path) -> tuple[str, list[str], dict[str, A
             if manifest:
                 raise AuditError(str(ref), f"{name} of commit {commit} is missing from the cache") from None
             continue
-        import shutil  # here: a folder target never needs it
         shutil.copyfile(path, dest / name)
         files.append(name)
     if manifest is None:
@@ -298,9 +298,8 @@ def _fetch_offline(ref: HubRef, dest: Path) -> tuple[str, list[str], dict[str, A
 @contextmanager
 def checkout(ref: HubRef) -> Iterator[HubCheckout]:
     """Fetch ``ref``'s small files into a temporary folder (removed afterwards) and read its tensor headers."""
-    from tempfile import TemporaryDirectory  # here: a folder target never needs it
-
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
+
     with TemporaryDirectory(prefix="hf-vocab-audit-hub-") as tmp:
         dest = Path(tmp) / ref.repo_id.split("/")[-1]
         dest.mkdir()

@@ -15,7 +15,6 @@ from ...errors import AuditError
 from ..chat_template import control_strings
 from .added_tokens import AddedTokenConflict, AddedTokenInfo
 from .bounded_calls import library_call, unbounded_options_off
-from .vocab_ids import VocabIds
 
 ROLES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")
 VERY_LARGE = int(1e29)  # transformers' VERY_LARGE_INTEGER (1e30) means "no limit set"
@@ -57,8 +56,7 @@ class TokenizerFacts:
         """Sorted ids >= ``limit`` that the tokenizer can emit (vectorised over the id list)."""
         import bisect
 
-        ids = self.ids.resolved() if isinstance(self.ids, VocabIds) else tuple(self.ids)
-        return list(ids[bisect.bisect_left(ids, limit) :])
+        return list(self.ids[bisect.bisect_left(self.ids, limit) :])
 
     def encode(self, text: str) -> list[int]:
         """Ids of ``text`` without the special tokens a template would add."""
