@@ -2093,3 +2093,18 @@ def _batch_child(timeout: float) -> None:
         results.append((name, dict(exit_code=code, stdout=out, stderr=err,
                                    seconds=time.perf_counter() - start, max_rss_mb=rss)))
     sys.stdout.write(json.dumps(results))
+
+
+# --- groups kept in modules of their own -----------------------------------------------------------
+# A group of cases that needs builders of its own lives in tests/hostile_<group>.py and registers its
+# cases with ``@case`` like the ones above; importing this module imports them all, so CASES is whole.
+
+
+def _import_groups() -> None:
+    import importlib
+
+    for path in sorted(Path(__file__).resolve().parent.glob("hostile_*.py")):
+        importlib.import_module(path.stem)
+
+
+_import_groups()
