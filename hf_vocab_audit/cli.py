@@ -54,7 +54,7 @@ def _main(
 @app.command()
 def check(
     target: Annotated[
-        str, typer.Argument(help="Checkpoint folder (config.json, tokenizer, weights), or org/name (org/name@revision) on the Hub.")
+        str, typer.Argument(metavar="TARGET", help="Checkpoint folder (config.json, tokenizer, weights), or org/name (org/name@revision) on the Hub.")
     ],
     tokenizer: Annotated[
         Optional[Path], typer.Option("--tokenizer", help="Tokenizer folder, when not in the checkpoint.")
@@ -301,7 +301,7 @@ def rules_cmd(
 
 
 @app.command()
-def explain(code: Annotated[str, typer.Argument(help="Rule code (HVA101) or name.")]) -> None:
+def explain(code: Annotated[str, typer.Argument(metavar="CODE", help="Rule code (HVA101) or name.")]) -> None:
     """Explain a rule: what it checks, why it matters, how to fix it."""
     from .rules import get_rule
 
@@ -313,10 +313,10 @@ def explain(code: Annotated[str, typer.Argument(help="Rule code (HVA101) or name
 
 @app.command()
 def repro(
-    batch_file: Annotated[Path, typer.Argument(help="A batch the guard saved (batch-*.safetensors; its .json sidecar "
+    batch_file: Annotated[Path, typer.Argument(metavar="BATCH_FILE", help="A batch the guard saved (batch-*.safetensors; its .json sidecar "
                                                "next to it).")],
     model_dir: Annotated[
-        Optional[Path], typer.Argument(help="The checkpoint to check and replay against (default: the live model "
+        Optional[Path], typer.Argument(metavar="[MODEL_DIR]", help="The checkpoint to check and replay against (default: the live model "
                                        "described in the sidecar).")
     ] = None,
     weights: Annotated[
@@ -370,7 +370,25 @@ def demo(
 
 
 def main() -> None:
-    app()
+    """Run the command line. A usage error (a mistyped flag, a missing argument) is one line on stderr and
+    exit 2, like every other error, instead of click's boxed usage block."""
+    import typer.core
+
+    # typer 0.28 vendors click as typer._click; earlier releases use the click package.
+    click_exceptions = (getattr(typer.core, "_click", None) or typer.core.click).exceptions  # type: ignore[attr-defined]
+    try:
+        code = app(standalone_mode=False)
+    except click_exceptions.NoArgsIsHelpError as exc:  # a bare command: its help, as before
+        exc.show()
+        raise SystemExit(EXIT_ERROR) from None
+    except click_exceptions.UsageError as exc:
+        command = exc.ctx.command_path if exc.ctx is not None else "hf-vocab-audit"
+        typer.echo(f"hf-vocab-audit: error: {one_line(exc.format_message())} (see '{command} --help')", err=True)
+        raise SystemExit(EXIT_ERROR) from None
+    except click_exceptions.Abort:
+        typer.echo("Aborted.", err=True)
+        raise SystemExit(1) from None
+    raise SystemExit(code if isinstance(code, int) else 0)
 
 
 def run() -> NoReturn:

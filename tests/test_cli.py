@@ -87,6 +87,23 @@ def test_missing_folder_and_file_instead_of_folder(tmp_path, run_cli):
     assert code == 2 and "must be a folder, not a file" in err
 
 
+@pytest.mark.parametrize(("args", "says"), [
+    (["check", "--weigths", "x"], "No such option: --weigths (Possible options: --weights)"),
+    (["check"], "Missing argument 'TARGET'"),
+    (["check", "x", "--format", "yaml"], "Invalid value for '--format'"),
+    (["explain"], "Missing argument 'CODE'"),
+])
+def test_usage_errors_are_one_line_and_exit_2(args, says):
+    """A mistyped flag is an error like any other: one line naming it and the help to read, exit 2, no box."""
+    result = subprocess.run([sys.executable, "-m", "hf_vocab_audit", *args], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hf-vocab-audit: error: ") and says in lines[0], result.stderr
+    assert f"{args[0]} --help" in lines[0]
+
+
 def test_rules_and_explain(run_cli):
     code, out, _ = run_cli("rules")
     assert code == 0 and "HVA101  token-id-beyond-embedding" in out
