@@ -122,6 +122,19 @@ def test_demo_runs_offline_and_shows_the_finding():
     assert "HVA101 token-id-beyond-embedding" in result.stdout
     assert "resize_token_embeddings" in result.stdout
     assert "torch" not in result.stderr
+    # Every command it suggests works when typed: none names the temporary folder it has deleted.
+    folder = result.stdout.split("$ hf-vocab-audit check ", 1)[1].split()[0]
+    advice = result.stdout.split("What to do next:", 1)[1]
+    assert folder not in advice and "check DIR --fix" in advice and "demo --keep DIR" in advice
+
+
+def test_demo_keep_names_the_kept_folder_in_its_advice(tmp_path):
+    kept = tmp_path / "demo"
+    result = subprocess.run([sys.executable, "-m", "hf_vocab_audit", "demo", "--keep", str(kept)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert f"check {kept} --fix" in result.stdout and "demo --keep DIR" not in result.stdout
+    assert (kept / "config.json").is_file()
 
 
 def test_check_reads_the_tokenizer_before_importing_the_report_and_the_rules(tmp_path):
