@@ -54,7 +54,8 @@ def _main(
 @app.command()
 def check(
     target: Annotated[
-        str, typer.Argument(metavar="TARGET", help="Checkpoint folder (config.json, tokenizer, weights), or org/name (org/name@revision) on the Hub.")
+        str, typer.Argument(metavar="TARGET", help="Checkpoint folder (config.json, tokenizer, weights), or "
+                            "org/name (org/name@revision) on the Hub.")
     ],
     tokenizer: Annotated[
         Optional[Path], typer.Option("--tokenizer", help="Tokenizer folder, when not in the checkpoint.")

@@ -36,7 +36,24 @@ class AuditError(Exception):
         super().__init__(one_line(f"{self.path}: {problem}" if self.path else problem))
 
 
-TORCH_EXTRA = "pip install 'hf-vocab-audit[torch]'"
+def install_extra(extra: str) -> str:
+    """The command that installs ``extra`` the way this copy was installed.
+
+    From a source checkout (an editable install, or run from a clone) ``pip install 'hf-vocab-audit[x]'``
+    would fetch the released package beside the clone and ignore the pinned versions: there the command
+    installs the checkout itself with its ``constraints.txt``.
+    """
+    import shlex
+
+    root = Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").is_file() and (root / "constraints.txt").is_file():
+        return f"pip install -c {shlex.quote(str(root / 'constraints.txt'))} -e {shlex.quote(f'{root}[{extra}]')}"
+    return f"pip install 'hf-vocab-audit[{extra}]'"
+
+
+def torch_extra() -> str:
+    """How to install PyTorch for this copy (see :func:`install_extra`)."""
+    return install_extra("torch")
 
 
 class MissingExtra(AuditError):
@@ -53,5 +70,5 @@ def import_torch(path: str | Path | None, needed_for: str) -> Any:
     try:
         import torch
     except ImportError:
-        raise MissingExtra(path, f"{needed_for} needs PyTorch, which is not installed: {TORCH_EXTRA}") from None
+        raise MissingExtra(path, f"{needed_for} needs PyTorch, which is not installed: {torch_extra()}") from None
     return torch
