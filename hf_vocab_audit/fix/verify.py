@@ -224,14 +224,20 @@ def load_check(output: Path, out_facts: Facts, mode: str) -> str:
                "(pass --verify-load always)"
     if mode == "auto" and not _has_torch():
         return f"skipped: PyTorch is not installed ({torch_extra()} to load the output with transformers)"
+    import time
+
     from .transformers_route import load_model
 
+    start = time.perf_counter()
     model, info = load_model(output, out_facts, dtype="auto", output_loading_info=True)
     problems = {k: list(v) for k, v in info.items() if k in ("missing_keys", "unexpected_keys", "mismatched_keys") and v}
     if problems:
         _fail(output, f"transformers loads it with {problems}"[:400])
     del model
-    return "ok: transformers loads it with no missing, unexpected or mismatched keys"
+    # The load is the slow part of a small fix (seconds, mostly importing torch and transformers): say what
+    # it cost and how to skip it, so the time is not a mystery.
+    return (f"ok: transformers loads it with no missing, unexpected or mismatched keys "
+            f"({time.perf_counter() - start:.1f} s; --verify-load never skips it)")
 
 
 def reread(output: Path, tokenizer: Path | None, unchanged_tokenizer: Any = None) -> Facts:

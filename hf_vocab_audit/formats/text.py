@@ -60,6 +60,12 @@ def _fix_lines(console: Console, report: Report) -> None:
     if fix is None:
         return
     console.print(f"  written to {escape(fix.output)} ({escape(fix.method)})", style="dim")
+    if fix.verification is not None:  # what was proved before the output was renamed into place
+        compared = fix.verification.compared
+        if compared is not None and compared.bytes_compared:
+            console.print(f"  verified: {compared.bytes_compared:,} bytes of weights compared with the input",
+                          style="dim")
+        console.print(f"  transformers load: {escape(fix.verification.load)}", style="dim")
     if fix.unfixed:
         console.print()
         console.print(f"[bold]NOT FIXED ({len(fix.unfixed)})[/]")
