@@ -373,8 +373,13 @@ def demo(
 def main() -> None:
     """Run the command line. A usage error (a mistyped flag, a missing argument) is one line on stderr and
     exit 2, like every other error, instead of click's boxed usage block."""
+    import os
+
     import typer.core
 
+    # stderr is for the one error line: transformers' import-time advice ("PyTorch was not found. Models won't
+    # be available...", on every chat-data run of the base install, which never needs torch) is not ours to print.
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
     # typer 0.28 vendors click as typer._click; earlier releases use the click package.
     click_exceptions = (getattr(typer.core, "_click", None) or typer.core.click).exceptions  # type: ignore[attr-defined]
     try:

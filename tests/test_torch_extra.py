@@ -156,3 +156,20 @@ def test_the_install_hint_from_a_checkout_installs_the_checkout_with_its_constra
     assert words[:2] == ["pip", "install"]
     assert words[words.index("-c") + 1] == str(ROOT / "constraints.txt")
     assert words[words.index("-e") + 1] == f"{ROOT}[torch]"
+
+
+def test_the_base_install_prints_nothing_of_transformers_missing_torch(tmp_path):
+    """transformers advises "PyTorch was not found" when imported without torch (a chat-data scan imports it
+    for the template): the command's stderr stays empty on a clean run."""
+    import json
+
+    from builders import CHATML
+
+    folder = checkpoint(tmp_path / "m", "llama", 108, tokenizer_vocab=106, added_special=["<|im_start|>", "<|im_end|>"],
+                        chat_template=CHATML)
+    data = tmp_path / "chat.jsonl"
+    row = {"messages": [{"role": "user", "content": "w1 w2"}, {"role": "assistant", "content": "w3"}]}
+    data.write_text(json.dumps(row) + "\n")
+    proc = run_without_torch("check", folder, "--dataset", data, "--select", "HVA5")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stderr == ""
