@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ..core.coverage import Gap
 from ..core.findings import Finding, Skipped
 from ..errors import AuditError
 from ..facts import Facts
@@ -26,10 +27,11 @@ class RuleRun:
     skipped: tuple[Skipped, ...] = ()
     ran: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()  # sources that failed while the rest of the audit went on
+    gaps: tuple[Gap, ...] = ()  # what another entry point of the target left unexamined (Facts.entry_points)
 
     def __add__(self, other: RuleRun) -> RuleRun:
         return RuleRun(self.findings + other.findings, self.skipped + other.skipped, self.ran + other.ran,
-                       self.errors + other.errors)
+                       self.errors + other.errors, self.gaps + other.gaps)
 
 
 def run_scope(rules: Iterable[Rule], scope: Scope, subject: Any,
@@ -57,6 +59,31 @@ def run_static(facts: Facts, rules: Iterable[Rule], *, lines: bool = True) -> Ru
     if not lines:
         return run
     return RuleRun(with_lines(facts.model_dir, run.findings), run.skipped, run.ran)
+
+
+TOP_LEVEL = "the top-level checkpoint (what AutoModel.from_pretrained(folder) loads)"
+
+
+def run_entry_points(facts: Facts, rules: Iterable[Rule], *, lines: bool = True) -> RuleRun:
+    """The static rules on every checkpoint the target folder loads as: the sentence-transformers module and,
+    beside it, the top-level checkpoint (``Facts.entry_points``). A finding in either fails; each names its
+    file from the target folder, and what the top level left unexamined is a gap like the module's."""
+    from ..facts.sources.folder import entry_point_findings
+    from .coverage import static_gaps
+
+    rules = list(rules)
+    run = run_static(facts, rules, lines=lines)
+    st = facts.sentence_transformers
+    if st is None:
+        return run
+    target = st.modules_file.parent
+    run = replace(run, findings=tuple(entry_point_findings(facts, target, list(run.findings))))
+    for other in facts.entry_points:
+        more = run_static(other, rules, lines=lines)
+        gaps = tuple(replace(g, what=f"{TOP_LEVEL}: {g.what}") for g in static_gaps(other, more.skipped))
+        run += RuleRun(tuple(entry_point_findings(other, target, list(more.findings))), errors=more.errors,
+                       gaps=gaps)
+    return run
 
 
 def run_weights(facts: Facts, rules: Iterable[Rule]) -> tuple[RuleRun, WeightFacts | None]:
