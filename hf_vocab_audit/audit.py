@@ -147,7 +147,8 @@ def audit_source(source: FactsSource, options: AuditOptions) -> Report:
     from .core.sections import VllmSection
     from .rules import Scope, selected
     from .rules.coverage import ensure_auditable
-    from .rules.runner import run_dataset, run_entry_points, run_scope, run_weights
+    from .rules.entry_points import run_entry_points
+    from .rules.runner import run_dataset, run_scope, run_weights
 
     rules = selected(options.select, options.ignore)
     if facts.gguf is not None:  # llama.cpp's format: its own rules, located in the file

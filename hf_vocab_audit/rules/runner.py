@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.coverage import Gap
@@ -59,31 +59,6 @@ def run_static(facts: Facts, rules: Iterable[Rule], *, lines: bool = True) -> Ru
     if not lines:
         return run
     return RuleRun(with_lines(facts.model_dir, run.findings), run.skipped, run.ran)
-
-
-TOP_LEVEL = "the top-level checkpoint (what AutoModel.from_pretrained(folder) loads)"
-
-
-def run_entry_points(facts: Facts, rules: Iterable[Rule], *, lines: bool = True) -> RuleRun:
-    """The static rules on every checkpoint the target folder loads as: the sentence-transformers module and,
-    beside it, the top-level checkpoint (``Facts.entry_points``). A finding in either fails; each names its
-    file from the target folder, and what the top level left unexamined is a gap like the module's."""
-    from ..facts.sources.folder import entry_point_findings
-    from .coverage import static_gaps
-
-    rules = list(rules)
-    run = run_static(facts, rules, lines=lines)
-    st = facts.sentence_transformers
-    if st is None:
-        return run
-    target = st.modules_file.parent
-    run = replace(run, findings=tuple(entry_point_findings(facts, target, list(run.findings))))
-    for other in facts.entry_points:
-        more = run_static(other, rules, lines=lines)
-        gaps = tuple(replace(g, what=f"{TOP_LEVEL}: {g.what}") for g in static_gaps(other, more.skipped))
-        run += RuleRun(tuple(entry_point_findings(other, target, list(more.findings))), errors=more.errors,
-                       gaps=gaps)
-    return run
 
 
 def run_weights(facts: Facts, rules: Iterable[Rule]) -> tuple[RuleRun, WeightFacts | None]:
