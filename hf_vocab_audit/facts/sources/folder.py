@@ -55,8 +55,8 @@ def gather(
     if top_tensors is None:
         return facts  # config.json alone: AutoModel finds no weights there, nothing loads
     # The top level with its own tokenizer when it has one (AutoTokenizer.from_pretrained(folder)), else the
-    # one the package ships: the ids that reach the top-level model come from one of them.
-    own = tok_folder is None and has_tokenizer(folder)
+    # one the module ships (or the one the operator named): the ids that reach the top-level model.
+    own = tok_folder is None and tokenizer_facts is None and has_tokenizer(folder)
     top = _checkpoint(folder, tok_folder, lambda _f: top_tensors, None if own else facts.tokenizer, None)
     return dataclasses.replace(facts, entry_points=(top,))
 
