@@ -118,7 +118,7 @@ def _config_keys(facts: Facts) -> tuple[str, ...]:
 
 def coverage_of(facts: Facts, run: RuleRun, rules_selected: int, df: DatasetFacts | None = None) -> Coverage:
     """What this audit examined and the gaps, from the facts, the rule run and the dataset scan."""
-    gaps = static_gaps(facts, run.skipped) + weights_gaps(run.skipped)
+    gaps = static_gaps(facts, run.skipped) + weights_gaps(run.skipped) + list(run.gaps)
     splits: tuple[SplitCoverage, ...] = ()
     if df is not None:
         from ..dataset.coverage import dataset_coverage
