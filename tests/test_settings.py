@@ -1,4 +1,5 @@
-"""Settings files: pyproject.toml [tool.hf-vocab-audit], the model's hf-vocab-audit.toml, flags win."""
+"""Settings files: pyproject.toml [tool.hf-vocab-audit], the working directory's hf-vocab-audit.toml or
+--config, flags win; the model's own hf-vocab-audit.toml may only make the gate stricter (HVA003 says the rest)."""
 
 from __future__ import annotations
 
@@ -24,17 +25,18 @@ def write(path, text):
     return path
 
 
-def test_pyproject_found_upward_then_model_file_then_flags(project):
+def test_pyproject_found_upward_then_the_working_directorys_file_then_flags(project):
     write(project / "pyproject.toml", '[tool.hf-vocab-audit]\nfail-on = "warning"\nignore = ["HVA206"]\n')
     model = project / "models" / "broken"
     s = load_settings(model)
     assert (s.fail_on, s.ignore, s.exit_zero) == ("warning", ("HVA206",), False)
-    write(model / "hf-vocab-audit.toml", 'fail-on = "info"\nexit-zero = true\n')
+    write(project / "src" / "hf-vocab-audit.toml", 'fail-on = "info"\nexit-zero = true\n')
     s = load_settings(model)
     assert (s.fail_on, s.ignore, s.exit_zero) == ("info", ("HVA206",), True)
     s = load_settings(model, overrides={"fail_on": "error", "ignore": ["HVA1"], "exit_zero": None})
     assert (s.fail_on, s.ignore, s.exit_zero) == ("error", ("HVA1",), True)
     assert [p.rsplit("/", 1)[-1] for p in s.sources] == ["pyproject.toml", "hf-vocab-audit.toml"]
+    assert s.ignored == ()
 
 
 def test_pyproject_without_the_table_is_passed_over(project, tmp_path):
@@ -64,16 +66,16 @@ def test_settings_change_the_audit(project):
         ("select = [\n", "is not valid TOML"),
     ],
 )
-def test_bad_model_settings_name_the_key(project, text, message):
-    path = write(project / "models" / "broken" / "hf-vocab-audit.toml", text)
+def test_bad_settings_name_the_key(project, text, message):
+    path = write(project / "src" / "hf-vocab-audit.toml", text)
     with pytest.raises(AuditError) as exc:
-        load_settings(path.parent)
+        load_settings(project / "models" / "broken")
     assert message in str(exc.value) and str(path) in str(exc.value)
 
 
-def test_allowlist_only_in_the_model_file(project):
+def test_allowlist_only_in_the_settings_file(project):
     write(project / "pyproject.toml", '[tool.hf-vocab-audit]\n[[tool.hf-vocab-audit.allow]]\ncode = "HVA202"\n')
-    with pytest.raises(AuditError, match="allow: the allowlist is per model"):
+    with pytest.raises(AuditError, match="allow: the allowlist goes in hf-vocab-audit.toml in the working directory"):
         load_settings(None)
 
 
@@ -86,7 +88,7 @@ def test_bad_settings_exit_2_naming_the_key(project, run_cli):
 
 def test_allowlist_accepts_matching_findings_with_reason(project):
     model = project / "models" / "broken"
-    write(model / "hf-vocab-audit.toml", """
+    write(project / "src" / "hf-vocab-audit.toml", """
 [[allow]]
 code = "chat-template-token-out-of-range"
 token = "<|im_end|>"
@@ -107,7 +109,7 @@ reason = "stale"
 
 def test_allowing_every_failing_finding_passes_the_gate(project, run_cli):
     model = project / "models" / "broken"
-    write(model / "hf-vocab-audit.toml", "".join(
+    write(project / "src" / "hf-vocab-audit.toml", "".join(
         f'[[allow]]\ncode = "{c}"\nreason = "accepted for the test"\n' for c in ("HVA101", "HVA102", "HVA201", "HVA206")))
     code, out, err = run_cli("check", str(model))
     assert code == 0, out + err
