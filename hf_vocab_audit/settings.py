@@ -236,6 +236,10 @@ def _inside(path: Path, root: Path | None) -> bool:
     return any(p == top or top in p.parents for p in (path.parent.resolve() / path.name, path.resolve()))
 
 
+def _same(path: Path, other: Path | None) -> bool:
+    return other is not None and other.exists() and os.path.samefile(path, other)
+
+
 def load_settings(
     model_dir: Path | None,
     *,
@@ -265,12 +269,15 @@ def load_settings(
     if config is not None and not config.is_file():
         raise AuditError(config, "config file does not exist")
     operator = config if config is not None else here / MODEL_FILE
+    own = model_dir / MODEL_FILE if model_dir is not None and config is None else None
     if config is not None or (operator.is_file() and not _inside(operator, model_dir)):
         data = _read_toml(operator)
         values.update(_options(operator, data, ""))
         allow = _allow(operator, data.get("allow", []))
         sources.append(str(operator))
-    own = model_dir / MODEL_FILE if model_dir is not None and config is None else None
+    elif model_dir is not None and operator.is_file() and not _same(operator, own):
+        regular_file_inside(operator, model_dir)  # run from a folder inside the target: the file is the target's
+        in_target.append((operator, _read_toml(operator), ""))
     if own is not None and model_dir is not None and (own.is_symlink() or own.exists()):
         regular_file_inside(own, model_dir)  # a link out of the checkpoint is refused, as for its other files
         in_target.append((own, _read_toml(own), ""))
