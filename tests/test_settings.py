@@ -114,3 +114,125 @@ def test_allowing_every_failing_finding_passes_the_gate(project, run_cli):
     code, out, err = run_cli("check", str(model))
     assert code == 0, out + err
     assert "allowed: accepted for the test" in out and "PASS 0 error(s), 1 warning(s), 0 info, 5 allowed" in out
+
+
+# ---- the target's own settings: stricter only (issue: a gate the artifact cannot talk out of its verdict) ----
+
+
+def _json(out):
+    import json
+
+    return json.loads(out)
+
+
+@pytest.fixture()
+def warning_only(tmp_path):
+    """A checkpoint whose only finding is a warning (HVA202: config.json's eos is not the tokenizer's)."""
+    from builders import checkpoint, edit_json
+
+    model = checkpoint(tmp_path / "warning", "llama", 104)
+    edit_json(model / "config.json", eos_token_id=3)
+    return model
+
+
+def test_a_stricter_fail_on_in_the_target_is_obeyed(warning_only, run_cli):
+    assert run_cli("check", warning_only)[0] == 0
+    write(warning_only / "hf-vocab-audit.toml", 'fail-on = "warning"\n')
+    code, out, _ = run_cli("check", warning_only, "--format", "json")
+    assert code == 1 and [f["code"] for f in _json(out)["findings"]] == ["HVA202"]  # obeyed: nothing reported
+    assert run_cli("check", warning_only, "--fail-on", "error")[0] == 0  # the operator's flag still wins
+
+
+def test_a_target_fail_on_is_obeyed_only_where_it_is_stricter_than_the_operators(project):
+    model = project / "models" / "broken"
+    write(project / "pyproject.toml", '[tool.hf-vocab-audit]\nfail-on = "warning"\n')
+    write(model / "hf-vocab-audit.toml", 'fail-on = "info"\n')
+    assert (load_settings(model).fail_on, load_settings(model).ignored) == ("info", ())
+    write(model / "hf-vocab-audit.toml", 'fail-on = "warning"\n')
+    assert (load_settings(model).fail_on, load_settings(model).ignored) == ("warning", ())
+    for laxer in ("error", "never"):
+        write(model / "hf-vocab-audit.toml", f'fail-on = "{laxer}"\n')
+        s = load_settings(model)
+        assert s.fail_on == "warning" and [(i.file, i.keys) for i in s.ignored] == [("hf-vocab-audit.toml", ("fail-on",))]
+    write(model / "hf-vocab-audit.toml", 'fail-on = "fatal"\n')  # a key that is obeyed is checked: exit 2
+    with pytest.raises(AuditError, match="fail-on: must be one of"):
+        load_settings(model)
+
+
+def test_relaxing_keys_in_the_target_are_reported_naming_the_file_and_keys(project, run_cli):
+    model = project / "models" / "broken"
+    write(model / "hf-vocab-audit.toml", 'exit-zero = true\nselect = ["HVA002"]\nmax-rows = 1\nengine = "ray"\n'
+                                         '[[allow]]\ncode = "HVA101"\nreason = "x"\n')
+    code, out, err = run_cli("check", model, "--format", "json")
+    assert code == 1, err
+    report = _json(out)
+    (hva003,) = [f for f in report["findings"] if f["code"] == "HVA003"]
+    assert hva003["severity"] == "warning" and hva003["location"]["file"] == "hf-vocab-audit.toml"
+    assert hva003["details"]["keys"] == ["exit-zero", "select", "max-rows", "engine", "allow"]
+    assert "hf-vocab-audit.toml" in hva003["message"] and "exit-zero, select, max-rows, engine, allow" in hva003["message"]
+    assert not any(f.get("allowed") for f in report["findings"]) and "HVA101" in {f["code"] for f in report["findings"]}
+    settings = load_settings(model)
+    assert not set(settings.values) & {"exit_zero", "select", "max_rows", "engine"} and settings.allow == ()
+    code, out, _ = run_cli("check", model)  # every format says it: the text report too
+    assert "HVA003 target-settings-ignored" in out
+    assert run_cli("explain", "HVA003")[1].startswith("HVA003 target-settings-ignored (warning)")
+
+
+def test_hva003_is_quiet_without_a_settings_file_and_with_one_that_only_tightens(project, warning_only):
+    from hf_vocab_audit import audit
+
+    assert "HVA003" not in {f.code for f in run_gate(str(warning_only)).report.findings}
+    write(warning_only / "hf-vocab-audit.toml", 'fail-on = "info"\nextend-unsafe-fixes = ["HVA202"]\n')
+    assert "HVA003" not in {f.code for f in run_gate(str(warning_only)).report.findings}
+    assert "HVA003" not in {f.code for f in audit(warning_only).findings}
+
+
+def test_config_replaces_the_targets_file_and_may_relax_the_gate(project, run_cli):
+    model = project / "models" / "broken"
+    write(model / "hf-vocab-audit.toml", 'fail-on = "info"\n')  # not read under --config
+    trusted = write(project / "trusted.toml", 'exit-zero = true\n[[allow]]\ncode = "HVA206"\nreason = "ok"\n')
+    code, out, _ = run_cli("check", model, "--config", trusted, "--format", "json")
+    report = _json(out)
+    assert code == 0 and report["exit_zero"] and report["fail_on"] == "error"
+    assert "HVA003" not in {f["code"] for f in report["findings"]}
+    assert {f["code"] for f in report["findings"] if f.get("allowed")} == {"HVA206"}
+
+
+def test_a_pyproject_inside_the_target_is_the_targets_when_the_gate_runs_inside_it(project, monkeypatch):
+    """Run from inside the checkpoint (or a pre-commit hook on a model repository), its pyproject.toml is
+    found first: it is still the checkpoint's, and the operator's above it still applies."""
+    model = project / "models" / "broken"
+    write(project / "pyproject.toml", '[tool.hf-vocab-audit]\nignore = ["HVA206"]\n')
+    write(model / "pyproject.toml", '[tool.hf-vocab-audit]\nexit-zero = true\nfail-on = "warning"\n')
+    (model / "sub").mkdir()
+    monkeypatch.chdir(model / "sub")
+    s = load_settings(model)
+    assert (s.ignore, s.exit_zero, s.fail_on) == (("HVA206",), False, "warning")
+    assert [(i.file, i.keys) for i in s.ignored] == [("pyproject.toml", ("exit-zero",))]
+    outcome = run_gate(str(model))
+    assert outcome.exit_code == 1 and "HVA003" in {f.code for f in outcome.report.findings}
+    monkeypatch.chdir(project / "src")  # from outside the checkpoint its pyproject is not a settings file
+    assert load_settings(model).ignored == () and load_settings(model).fail_on == "error"
+
+
+@pytest.mark.parametrize("holds", ["config", "pyproject", "operator file"])
+def test_fix_force_refuses_an_output_that_holds_a_file_the_run_reads(project, run_cli, monkeypatch, holds):
+    model = project / "models" / "broken"
+    out = project / "out"
+    out.mkdir()
+    (out / "old.txt").write_text("x")
+    args = []
+    if holds == "config":
+        kept = write(out / "gate.toml", 'fail-on = "error"\n')
+        args = ["--config", kept]
+    elif holds == "pyproject":
+        kept = write(out / "pyproject.toml", '[tool.hf-vocab-audit]\nfail-on = "error"\n')
+        monkeypatch.chdir(out)
+    else:
+        kept = write(out / "hf-vocab-audit.toml", 'fail-on = "error"\n')
+        monkeypatch.chdir(out)
+    code, stdout, err = run_cli("check", model, "--fix", "--output", out, "--force", *args)
+    assert code == 2 and stdout == ""
+    assert len(err.splitlines()) == 1 and "--force would delete it" in err and str(kept.resolve()) in err
+    assert kept.is_file() and (out / "old.txt").is_file()  # nothing was deleted
+    assert not (project / "models" / "broken-fixed").exists()
