@@ -249,7 +249,7 @@ def check(
     except AuditError as exc:
         _fail(str(exc), False)
     try:
-        inputs = [target, tokenizer, base, *(dataset or [])]
+        inputs = [target, tokenizer, base, config, *(dataset or [])]
         for _, out_path in pair_outputs([f.value for f in fmt or []], list(output_file or [])):
             if out_path is not None:  # a planted link or a path into the checkpoint: refused before the audit
                 check_output_file(out_path, inputs)

@@ -236,3 +236,11 @@ def test_fix_force_refuses_an_output_that_holds_a_file_the_run_reads(project, ru
     assert len(err.splitlines()) == 1 and "--force would delete it" in err and str(kept.resolve()) in err
     assert kept.is_file() and (out / "old.txt").is_file()  # nothing was deleted
     assert not (project / "models" / "broken-fixed").exists()
+
+
+def test_a_report_is_never_written_over_the_settings_file_in_use(project, run_cli):
+    config = write(project / "gate.toml", 'fail-on = "error"\n')
+    code, _, err = run_cli("check", project / "models" / "broken", "--config", config, "--format", "json",
+                           "--output-file", config)
+    assert code == 2 and "lands inside the input" in err
+    assert config.read_text() == 'fail-on = "error"\n'
