@@ -92,7 +92,8 @@ def check(
                      "the first format goes to standard output when there is one file fewer)."),
     ] = None,
     config: Annotated[
-        Optional[Path], typer.Option("--config", help="Settings file to use instead of the model's hf-vocab-audit.toml.")
+        Optional[Path], typer.Option("--config", help="Settings file to use instead of the working directory's "
+                                     "and the model's hf-vocab-audit.toml.")
     ] = None,
     weights: Annotated[
         bool, typer.Option("--weights", help="Also read the embedding matrices to find untrained token rows.")
@@ -212,9 +213,9 @@ def check(
 ) -> None:
     """Audit TARGET from its files alone: no weights are loaded, no code is executed.
 
-    Settings come from the tool.hf-vocab-audit table of pyproject.toml and hf-vocab-audit.toml next to the model;
-    flags win. Exit codes: 0 no finding at or above --fail-on (or --exit-zero); 1 at least one; 2 the audit
-    could not run.
+    Settings come from the tool.hf-vocab-audit table of pyproject.toml and hf-vocab-audit.toml in the working
+    directory (or --config); flags win. The model's own hf-vocab-audit.toml may only make the gate stricter.
+    Exit codes: 0 no finding at or above --fail-on (or --exit-zero); 1 at least one; 2 the audit could not run.
     With --dataset, also stream the dataset and find every out-of-range id and label (HVA5xx).
     With --fix, write a repaired copy (see --output) and report the audit of that copy.
     TARGET may be a GGUF file (llama.cpp's format); --source HF_DIR compares it with its HF checkpoint.
@@ -248,7 +249,7 @@ def check(
     except AuditError as exc:
         _fail(str(exc), False)
     try:
-        inputs = [target, tokenizer, base, *(dataset or [])]
+        inputs = [target, tokenizer, base, config, *(dataset or [])]
         for _, out_path in pair_outputs([f.value for f in fmt or []], list(output_file or [])):
             if out_path is not None:  # a planted link or a path into the checkpoint: refused before the audit
                 check_output_file(out_path, inputs)

@@ -986,7 +986,7 @@ def adapter_weights_a_fifo(folder: Path) -> list[str]:
 
 @case("links at depth", "hf-vocab-audit.toml")
 def settings_symlink_outside(folder: Path) -> None:
-    """The checkpoint's own settings can relax the gate; a link to a file outside it is refused."""
+    """The checkpoint's own settings file is read (it may make the gate stricter); a link outside is refused."""
     _outside(folder, "hf-vocab-audit.toml", 'fail-on = "never"\n')
 
 
