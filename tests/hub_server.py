@@ -31,6 +31,7 @@ class Act(enum.Enum):
     RETRY_LATER = "retry-later"  # 429 with Retry-After: 999999
     LONG_LENGTH = "long-length"  # Content-Length of 1 GB, the real body, then silence (the connection held open)
     REDIRECT = "redirect"  # 302 to ``location``
+    FLOOD = "flood"  # 200 without a Content-Length, then zeros until the client hangs up (1 GiB at most)
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,13 @@ class HubServer:
                 h.wfile.write(body)
                 h.wfile.flush()
                 self._stop.wait(120)
+            elif how.act is Act.FLOOD:
+                h.send_response(200)
+                h.send_header("Content-Type", "application/json")
+                h.end_headers()
+                for _ in range(1024):
+                    h.wfile.write(bytes(2**20))
+                    self.bytes_sent[API] += 2**20
             elif how.act is Act.DRIP:
                 head = "".join(f"{k}: {v}\r\n" for k, v in {**headers, "Content-Length": str(len(body))}.items())
                 raw = f"HTTP/1.1 200 OK\r\n{head}\r\n".encode() + body

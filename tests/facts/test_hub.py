@@ -211,6 +211,18 @@ def test_a_stalling_hub_ends_within_the_deadline(tmp_path, key, how, where, says
     assert took < 30  # the interpreter's start-up and the 2 s deadline (the server would stall for 120 s)
 
 
+def test_an_endless_answer_is_cut_off(tmp_path):
+    """A model-info answer without a Content-Length that never ends: huggingface_hub reads it whole into
+    memory; it is stopped past the largest file an audit reads (257 MiB), well before the deadline."""
+    with _misbehaving(tmp_path, API, Misbehaviour(Act.FLOOD)) as server:
+        code, _, err = run(server, "org/stall")
+        sent = server.bytes_sent[API]
+    assert code == 2, err
+    assert err.count("\n") == 1 and f"{server.url}/api/models/org/stall" in err
+    assert "answered more than 269484032 bytes" in err and "stopped" in err
+    assert sent < 2**30
+
+
 def test_the_deadline_comes_from_the_environment(tmp_path):
     with _misbehaving(tmp_path, API, Misbehaviour(Act.HANG)) as server:
         code, _, err = run(server, "org/stall", HF_VOCAB_AUDIT_HUB_TIMEOUT="2")

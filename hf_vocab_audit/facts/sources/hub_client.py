@@ -1,19 +1,20 @@
 """The HTTP client of a Hub audit: one deadline for all its requests, and redirects kept on the endpoint.
 
-A Hub target is audited from whatever the endpoint answers, and in CI that answer comes from a network the
-pull request does not control but an attacker's mirror (``HF_ENDPOINT``) or a broken proxy might: a request
-never answered, a body dripped a byte a second, ``429 Retry-After: 999999`` or a ``Content-Length`` far above
-the body would each hold the gate for hours (huggingface_hub's client has no timeout, retries with backoff
-and sleeps as long as ``Retry-After`` says), and a redirect would take the request, and on the same host the
-token, anywhere (``169.254.169.254``, another local service).
+A Hub target is audited from whatever the endpoint (``HF_ENDPOINT``: the Hub, a mirror, a proxy) answers,
+and the gate must end whatever that is. huggingface_hub's client has no timeout, retries with backoff and
+sleeps as long as ``Retry-After`` says, so a request never answered, an answer dripped a byte a second,
+``429 Retry-After: 999999`` or a ``Content-Length`` far above the body each held the gate for hours; and it
+follows every redirect, so a response could send the audit (and, on the same host, the token) anywhere:
+``169.254.169.254``, another local service, a ``file://`` URL.
 
-So for the time of one Hub checkout huggingface_hub's shared client is replaced (``set_client_factory``) by
-one whose every socket operation (connect, TLS, each read and write) waits at most the time left of one
-:class:`HubClock`; whose responses asking for a retry (408, 429, 5xx) end the audit at once when the wait
-would pass the deadline; whose transport errors do the same when too little time is left for a retry's
-backoff; and whose redirects are refused unless they stay on the endpoint's scheme, host and port (or, for
-the public Hub, go to its own HTTPS hosts, where its files are served from). Each refusal is one
-:class:`HubClientError` line naming the URL (without its query, which may be signed) and the problem.
+So for the time of one Hub checkout huggingface_hub's shared client is replaced (``set_client_factory``)
+by one whose every socket operation (connect, TLS, each read and write) waits at most the time left of one
+:class:`HubClock`; whose answers are cut off past the largest file an audit reads; whose responses asking
+for a retry (408, 429, 5xx) end the audit at once when the wait would pass the deadline; whose transport
+errors do the same when too little time is left for a retry's backoff; and whose redirects are refused
+unless they stay on the endpoint's scheme, host and port (or, for the public Hub, go to its own HTTPS
+hosts, where its files are served from). Each refusal is one :class:`HubClientError` line naming the URL
+(without its query, which may be signed) and the problem.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import httpcore2
 import httpx2
 
 from ...errors import AuditError
+from ...io.jsonfile import MAX_TOKENIZER_BYTES
 
 DEFAULT_HUB_TIMEOUT = 30  # seconds for the whole Hub part of an audit
 TIMEOUT_ENV = "HF_VOCAB_AUDIT_HUB_TIMEOUT"
@@ -37,6 +39,7 @@ TIMEOUT_HINT = f"--hub-timeout or {TIMEOUT_ENV}"
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})  # those huggingface_hub retries
 LONGEST_BACKOFF = 8.0  # huggingface_hub's longest wait before a retry that names no Retry-After
 PUBLIC_HUB_DOMAINS = ("huggingface.co", "hf.co")  # the public Hub and the hosts it serves files from
+MAX_RESPONSE_BYTES = MAX_TOKENIZER_BYTES + 2**20  # no answer a Hub audit asks for is longer (the largest file)
 _PORTS = {"http": 80, "https": 443}
 
 
@@ -202,8 +205,14 @@ def _transport(inner: httpx2.BaseTransport, clock: HubClock) -> httpx2.BaseTrans
             self._stream, self._url = stream, url
 
         def __iter__(self) -> Iterator[bytes]:
+            got = 0
             try:
-                yield from self._stream
+                for chunk in self._stream:
+                    got += len(chunk)
+                    if got > MAX_RESPONSE_BYTES:  # huggingface_hub reads a JSON answer whole, into memory
+                        raise HubClientError(shown(self._url), f"answered more than {MAX_RESPONSE_BYTES} bytes, "
+                                                               "more than any file an audit reads: stopped")
+                    yield chunk
             except httpx2.TransportError as exc:
                 err = clock.failed(self._url, exc)
                 if err is exc:
