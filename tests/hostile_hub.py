@@ -34,10 +34,10 @@ def hub_model_info_drips(folder: Path) -> None:
     _serve("hub_model_info_drips", API, Misbehaviour(Act.DRIP), "--hub-timeout", "2")
 
 
-@case("hub client", "/api/models/org/hub_retry_after_999999", hub=True, says="answered HTTP 429")
+@case("hub client", "config.json", hub=True, says="answered HTTP 429 and a retry would wait 1000000 s")
 def hub_retry_after_999999(folder: Path) -> None:
-    """huggingface_hub sleeps as long as Retry-After says before it retries: 11.6 days."""
-    _serve("hub_retry_after_999999", API, Misbehaviour(Act.RETRY_LATER), "--hub-timeout", "2")
+    """huggingface_hub sleeps as long as Retry-After says before it retries a download: 11.6 days."""
+    _serve("hub_retry_after_999999", "config.json", Misbehaviour(Act.RETRY_LATER, methods=GET), "--hub-timeout", "2")
 
 
 @case("hub client", "config.json", hub=True, says=DEADLINE)

@@ -194,7 +194,8 @@ def _misbehaving(tmp_path, key: str, how: Misbehaviour, **files: bytes) -> HubSe
 @pytest.mark.parametrize(("key", "how", "where", "says"), [
     (API, Misbehaviour(Act.HANG), "/api/models/org/stall", "no complete answer within the 2-second Hub deadline"),
     (API, Misbehaviour(Act.DRIP), "/api/models/org/stall", "no complete answer within the 2-second Hub deadline"),
-    (API, Misbehaviour(Act.RETRY_LATER), "/api/models/org/stall", "answered HTTP 429 and a retry would wait 1000000 s"),
+    ("config.json", Misbehaviour(Act.RETRY_LATER, methods=frozenset({"GET"})), "/org/stall/resolve/",
+     "answered HTTP 429 and a retry would wait 1000000 s"),
     ("config.json", Misbehaviour(Act.LONG_LENGTH, methods=frozenset({"GET"})), "/org/stall/resolve/",
      "no complete answer within the 2-second Hub deadline"),
 ], ids=["no-answer", "drip", "retry-after-999999", "content-length-above-body"])
