@@ -47,6 +47,13 @@ def hub_content_length_above_body(folder: Path) -> None:
            "--hub-timeout", "2")
 
 
+@case("hub client", "config.json", hub=True, says="no time to retry")
+def hub_download_cut_on_every_try(folder: Path) -> None:
+    """One byte, then the connection closed: huggingface_hub resumes after a second, and resets its count of
+    tries whenever a byte arrived, so it resumed without end."""
+    _serve("hub_download_cut_on_every_try", "config.json", Misbehaviour(Act.CUT, methods=GET), "--hub-timeout", "2")
+
+
 @case("hub client", "config.json", hub=True, says="redirect to http://169.254.169.254/latest/meta-data/ refused")
 def hub_redirect_to_link_local(folder: Path) -> None:
     """A cloud's metadata service: the answer would become the audited config."""

@@ -31,6 +31,7 @@ class Act(enum.Enum):
     RETRY_LATER = "retry-later"  # 429 with Retry-After: 999999
     LONG_LENGTH = "long-length"  # Content-Length of 1 GB, the real body, then silence (the connection held open)
     REDIRECT = "redirect"  # 302 to ``location``
+    CUT = "cut"  # the headers and the first byte of the body, then the connection closed (on every try)
     FLOOD = "flood"  # 200 without a Content-Length, then zeros until the client hangs up (1 GiB at most)
 
 
@@ -132,6 +133,15 @@ class HubServer:
                 h.wfile.write(body)
                 h.wfile.flush()
                 self._stop.wait(120)
+            elif how.act is Act.CUT:
+                h.send_response(200)
+                for k, v in headers.items():
+                    h.send_header(k, v)
+                h.send_header("Content-Length", str(len(body)))
+                h.end_headers()
+                h.wfile.write(body[:1])
+                h.wfile.flush()
+                h.close_connection = True
             elif how.act is Act.FLOOD:
                 h.send_response(200)
                 h.send_header("Content-Type", "application/json")

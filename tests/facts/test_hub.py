@@ -198,10 +198,13 @@ def _misbehaving(tmp_path, key: str, how: Misbehaviour, **files: bytes) -> HubSe
      "answered HTTP 429 and a retry would wait 1000000 s"),
     ("config.json", Misbehaviour(Act.LONG_LENGTH, methods=frozenset({"GET"})), "/org/stall/resolve/",
      "no complete answer within the 2-second Hub deadline"),
-], ids=["no-answer", "drip", "retry-after-999999", "content-length-above-body"])
+    ("config.json", Misbehaviour(Act.CUT, methods=frozenset({"GET"})), "/org/stall/resolve/",
+     "RemoteProtocolError (peer closed connection without sending complete message body"),
+], ids=["no-answer", "drip", "retry-after-999999", "content-length-above-body", "cut-on-every-try"])
 def test_a_stalling_hub_ends_within_the_deadline(tmp_path, key, how, where, says):
-    """Each of these held the gate for hours (no timeout, Retry-After slept, reads waited forever); now the
-    whole Hub part shares one deadline (2 s here) and the error names the request and the problem."""
+    """Each of these held the gate for hours (no timeout, Retry-After slept, reads waited forever, a download
+    cut after one byte resumed without end); now the whole Hub part shares one deadline (2 s here), no retry
+    may sleep past it, and the error names the request and the problem."""
     with _misbehaving(tmp_path, key, how) as server:
         start = time.monotonic()
         code, out, err = run(server, "org/stall", "--hub-timeout", "2")
@@ -210,6 +213,17 @@ def test_a_stalling_hub_ends_within_the_deadline(tmp_path, key, how, where, says
     assert err.count("\n") == 1 and "Traceback" not in err
     assert f"{server.url}{where}" in err and says in err, err
     assert took < 30  # the interpreter's start-up and the 2 s deadline (the server would stall for 120 s)
+
+
+def test_retries_go_on_while_time_is_left_and_stay_quiet(tmp_path):
+    """With 10 s, huggingface_hub resumes a cut download (after 1 s each) until less than its longest
+    backoff (8 s) is left, then the audit ends: one line, none of huggingface_hub's retry warnings."""
+    with _misbehaving(tmp_path, "config.json", Misbehaviour(Act.CUT, methods=frozenset({"GET"}))) as server:
+        code, _, err = run(server, "org/stall", "--hub-timeout", "10")
+        tries = sum(1 for method, path in server.requests if method == "GET" and path.endswith("/config.json"))
+    assert code == 2, err
+    assert err.count("\n") == 1 and "no time to retry" in err and "10-second Hub deadline" in err, err
+    assert tries >= 2
 
 
 def test_an_endless_answer_is_cut_off(tmp_path):

@@ -19,6 +19,7 @@ hosts, where its files are served from). Each refusal is one :class:`HubClientEr
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Iterable, Iterator
@@ -30,7 +31,7 @@ from urllib.parse import urljoin, urlsplit
 import httpcore2
 import httpx2
 
-from ...errors import AuditError
+from ...errors import AuditError, first_line
 from ...io.jsonfile import MAX_TOKENIZER_BYTES
 
 DEFAULT_HUB_TIMEOUT = 30  # seconds for the whole Hub part of an audit
@@ -128,9 +129,10 @@ class HubClock:
         left = self.remaining()
         if left > LONGEST_BACKOFF:
             return exc
-        return HubClientError(shown(url), f"{exc.__class__.__name__} with {max(left, 0):.1f} s of the "
-                                          f"{self.seconds}-second Hub deadline left: no time to retry "
-                                          f"(set {TIMEOUT_HINT} to wait longer)")
+        why = first_line(exc, 160, default="")
+        return HubClientError(shown(url), f"{exc.__class__.__name__}{f' ({why})' if why else ''} with "
+                                          f"{max(left, 0):.1f} s of the {self.seconds}-second Hub deadline left: "
+                                          f"no time to retry (set {TIMEOUT_HINT} to wait longer)")
 
 
 # --------------------------------------------------------------------------------- the network layer
@@ -295,17 +297,22 @@ def bounded_hub(seconds: int, endpoint: str) -> Iterator[HubClock]:
     """huggingface_hub's requests inside the block go through :func:`bounded_client`, under one clock.
 
     Xet transfers are turned off for the block: hf_xet downloads through its own client, which neither the
-    deadline nor the redirect check would see (the Hub serves the same files over HTTPS)."""
+    deadline nor the redirect check would see (the Hub serves the same files over HTTPS). huggingface_hub's
+    warnings about retries are kept off stderr: an audit that fails says so in one line."""
     from huggingface_hub import constants
     from huggingface_hub.utils import _http, close_session, set_client_factory
 
     clock, policy = HubClock(seconds), HubPolicy(endpoint)
     before, xet = _http._GLOBAL_CLIENT_FACTORY, constants.HF_HUB_DISABLE_XET
+    log = logging.getLogger("huggingface_hub")
+    level = log.level
     set_client_factory(lambda: bounded_client(clock, policy))  # a factory: a ConnectError closes the session
     constants.HF_HUB_DISABLE_XET = True
+    log.setLevel(logging.ERROR)  # "Retrying in 1s" and the like: the audit's one error line says what failed
     try:
         yield clock
     finally:
+        log.setLevel(level)
         constants.HF_HUB_DISABLE_XET = xet
         close_session()
         set_client_factory(before)
