@@ -16,7 +16,7 @@ from safetensors.numpy import load_file, save_file
 
 from hf_vocab_audit.demo import build_demo_checkpoint
 from hf_vocab_audit.facts.sources.hub import HubRef, parse_hub_ref
-from hf_vocab_audit.facts.sources.hub_client import HubPolicy
+from hf_vocab_audit.facts.sources.hub_client import HubPolicy, shown
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "hf_test_s3cret"
@@ -309,3 +309,12 @@ def test_the_redirect_policy():
     assert not mirror.allows("http://127.0.0.1:8081/x") and not mirror.allows("https://127.0.0.1:8080/x")
     assert not mirror.allows("https://cdn-lfs.hf.co/x")  # a mirror's files stay on the mirror
     assert not mirror.allows("file:///etc/passwd")
+
+
+def test_an_error_line_shows_no_credentials_or_signatures():
+    """The endpoint may carry a user and password, a CDN URL a signature: neither goes to the CI log."""
+    assert shown("https://user:hf_s3cret@mirror.example:8443/api/models/x?token=1") == (
+        "https://mirror.example:8443/api/models/x")
+    assert shown("https://cas-bridge.xethub.hf.co/xet/abc?X-Amz-Signature=deadbeef#f") == (
+        "https://cas-bridge.xethub.hf.co/xet/abc")
+    assert shown("http://[::1]:8080/a") == "http://[::1]:8080/a"

@@ -61,10 +61,15 @@ def hub_timeout(given: int | None) -> int:
 
 
 def shown(url: object) -> str:
-    """``url`` without its query and fragment (a CDN URL's query is a signature), at most 200 characters."""
+    """``url`` for an error line: no user and password (an endpoint may carry them), no query or fragment
+    (a CDN URL's query is a signature), at most 200 characters."""
     parts = urlsplit(str(url))
-    text = f"{parts.scheme}://{parts.netloc}{parts.path}" if parts.scheme else str(url).split("?")[0]
-    return text[:200]
+    if not parts.scheme:
+        return str(url).split("?")[0][:200]
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    port = parts.netloc.rpartition("@")[2].rpartition("]")[2].partition(":")[2]
+    return f"{parts.scheme}://{host}{':' + port if port else ''}{parts.path}"[:200]
 
 
 def _origin(url: str) -> tuple[str, str, int]:
