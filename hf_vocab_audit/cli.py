@@ -124,6 +124,10 @@ def check(
         Optional[VerifyLoad], typer.Option("--verify-load", help="--fix: load the result with transformers (auto, "
                                            "the default: if small).")
     ] = None,
+    hub_timeout: Annotated[
+        Optional[int], typer.Option("--hub-timeout", min=1, help="Org/name TARGET: seconds all Hub requests may "
+                                    "take together (default: HF_VOCAB_AUDIT_HUB_TIMEOUT, else 30).")
+    ] = None,
     dataset: Annotated[
         Optional[list[str]],
         typer.Option("--dataset", help="Also stream this dataset (data file, glob, folder, save_to_disk folder "
@@ -239,6 +243,7 @@ def check(
         ray_address=ray_address, chat_format=chat_format, messages_column=messages_column, max_length=max_length,
         assistant_only_loss=assistant_only_loss, completion_only_loss=completion_only_loss, packing=packing,
         trl_config=trl_config, source=source, target_kind=target_kind, suppress_ids_file=suppress_ids_file,
+        hub_timeout=hub_timeout,
     )  # flags not given are None: the settings files fill them, then the defaults
     try:
         if select or ignore:  # (the rule modules are imported only to check selectors that were given)

@@ -100,6 +100,7 @@ class AuditOptions:
     source: str | Path | None = None  # a GGUF target's HF checkpoint
     target_kind: str | None = None  # --target (TargetKind's values)
     scan: ScanOptions | None = None  # --dataset
+    hub_timeout: int | None = None  # seconds for a Hub target's requests (None: the environment, else 30)
 
     @property
     def tokenizer_path(self) -> str | None:
@@ -206,6 +207,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("weights", "bool", "audit", "also read the embedding matrices"),
     Option("source", "path", "audit", "a GGUF target's HF checkpoint"),
     Option("target", "choice", "audit", "consumer to predict (gguf, vllm)", tuple(t.value for t in TargetKind)),
+    Option("hub-timeout", "int", "audit", "seconds a Hub target's requests may take in all (default 30)"),
     Option("dataset", "specs", "scan", "datasets to stream (data files, folders, Hub ids)"),
     Option("dataset-config", "str", "scan", "dataset configuration name"),
     Option("split", "strs", "scan", "only these splits"),
@@ -244,7 +246,7 @@ SETTINGS_ONLY: tuple[Option, ...] = (
 )
 BY_KEY = {o.key: o for o in OPTIONS}
 BY_ATTR = {o.attr: o for o in OPTIONS}
-POSITIVE = frozenset({"max_rows", "batch_size", "num_proc", "max_length", "pad_to_multiple_of"})
+POSITIVE = frozenset({"max_rows", "batch_size", "num_proc", "max_length", "pad_to_multiple_of", "hub_timeout"})
 
 
 def _tuple(value: Any) -> tuple[Any, ...] | None:
@@ -304,7 +306,7 @@ def build_gate_options(values: Mapping[str, Any], target: object = None, *, prog
     audit = AuditOptions(
         tokenizer=v.get("tokenizer"), select=_tuple(v.get("select")), ignore=_tuple(v.get("ignore")),
         weights=bool(v.get("weights")), base=v.get("base"), source=v.get("source"),
-        target_kind=v.get("target_kind"), scan=scan)
+        target_kind=v.get("target_kind"), scan=scan, hub_timeout=v.get("hub_timeout"))
     fix = None
     if v.get("fix"):
         fix = FixOptions(output=v.get("output"), unsafe_fixes=bool(v.get("unsafe_fixes")),
