@@ -264,8 +264,11 @@ def test_a_checkpoints_own_settings_cannot_set_the_deadline(tmp_path):
     repo = _hostile_repo(tmp_path, **{"hf-vocab-audit.toml": b"hub-timeout = 100000\n"})
     with HubServer({"org/slow": repo}) as server:
         server.home = tmp_path / "hf-home"  # type: ignore[attr-defined]
-        code, _, err = run(server, "org/slow")
-    assert code == 2 and "hub-timeout: a checkpoint's own hf-vocab-audit.toml cannot set it" in err
+        code, out, err = run(server, "org/slow", "--format", "json")
+    # The demo checkpoint is broken (exit 1); its own file's hub-timeout is not obeyed but reported (HVA003).
+    assert code == 1, err
+    ignored = [f for f in json.loads(out)["findings"] if f["code"] == "HVA003"]
+    assert len(ignored) == 1 and "hub-timeout" in ignored[0]["message"]
 
 
 @pytest.mark.parametrize("location", ["http://169.254.169.254/latest/meta-data/", "file:///etc/passwd",
