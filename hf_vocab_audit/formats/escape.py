@@ -18,14 +18,14 @@ __all__ = ["finite", "hidden", "printable", "shown", "xml_text"]
 
 def _xml_legal(ch: str) -> bool:
     o = ord(ch)
-    return (o in (0x9, 0xA, 0xD) or 0x20 <= o <= 0xD7FF or 0xE000 <= o <= 0xFFFD or 0x10000 <= o <= 0x10FFFF) and (
+    return (o in (0x9, 0xA) or 0x20 <= o <= 0xD7FF or 0xE000 <= o <= 0xFFFD or 0x10000 <= o <= 0x10FFFF) and (
         o < 0x7F or not hidden(ch)
     )
 
 
 def xml_text(text: str) -> str:
     """``text`` with every character XML 1.0 forbids (most C0 controls, surrogates, U+FFFE/FFFF) and every
-    other hidden one (C1 controls, bidi overrides, zero-width and other format characters, U+2028/2029)
+    other hidden one (CR, C1 controls, bidi overrides, zero-width and other format characters, U+2028/2029)
     escaped as :func:`printable` writes them; tabs and newlines kept (multi-line failure bodies)."""
     return text if all(_xml_legal(ch) for ch in text) else "".join(ch if _xml_legal(ch) else repr(ch)[1:-1] for ch in text)
 

@@ -8,6 +8,10 @@ HTML, a mention, a code block or an extra table cell.
 
 from __future__ import annotations
 
+import html
+import json
+import xml.etree.ElementTree as ET
+
 import pytest
 
 from hf_vocab_audit.core.causes import Cause
@@ -15,10 +19,13 @@ from hf_vocab_audit.core.coverage import ColumnCoverage, Coverage, Gap, SplitCov
 from hf_vocab_audit.core.findings import Finding, Location, Severity, Skipped
 from hf_vocab_audit.core.fixes import Applicability, Fix
 from hf_vocab_audit.core.report import Report
-from hf_vocab_audit.errors import printable
+from hf_vocab_audit.errors import hidden, printable
 from hf_vocab_audit.formats import markdown
 
 from .markdown_ast import code_spans, live, table_rows, tokens
+
+from hostile_readers import READER_HOSTILE, _added_token  # isort: skip (tests/ is on the path)
+from malformed import tiny_checkpoint  # isort: skip
 
 HOSTILE = [
     "@everyone", "@octo-org/owners please merge", "![x](http://e/x.png)", "[a](javascript:alert(1))",
@@ -102,3 +109,40 @@ def test_healthy_report_reads_as_before(broken_report):
     assert out.startswith("## ❌ hf-vocab-audit FAIL: `models/broken`")
     assert "`model.resize_token_embeddings(len(tokenizer))`" in out  # a rule's explanation keeps its code
     assert "- **Why it matters:** `nn.Embedding` indexes its weight" in out
+
+
+FORMATS = {"markdown": "report.md", "sarif": "report.sarif", "junit": "report.xml", "github": "report.github.txt",
+           "text": "report.txt", "html": "report.html"}
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+@pytest.mark.parametrize("content", [READER_HOSTILE, "`\n```\n``x``\n\n# heading\n> quote\n```"],
+                         ids=["markdown-html-bidi", "fences-newlines"])
+def test_cli_reports_of_a_hostile_checkpoint(tmp_path, run_cli, content):
+    """The real CLI on a checkpoint whose added special token (past the embeddings) is hostile: the gate
+    fails, and every report it writes shows the token as inert text, with nothing hidden in it."""
+    folder = tiny_checkpoint(tmp_path / "ckpt")
+    _added_token(folder, content)
+    args = [a for fmt, name in FORMATS.items() for a in ("--format", fmt, "--output-file", str(tmp_path / name))]
+    code, _, err = run_cli("check", folder, *args)
+    assert code == 1, err
+    read = {fmt: (tmp_path / name).read_text(encoding="utf-8") for fmt, name in FORMATS.items()}
+    md = read["markdown"]
+    assert live(md) == []
+    assert table_rows(md)[:2] == [5, 5]  # HVA101 and HVA102: one row each, five cells
+    assert sum(repr(content) in span for span in code_spans(md)) >= 4  # message and location of each finding
+    sarif = json.loads(read["sarif"])
+    junit = ET.fromstring(read["junit"].encode("utf-8"))
+    texts = [*_strings(sarif), *(t for el in junit.iter() for t in (el.text or "", *el.attrib.values())),
+             read["github"], read["text"], read["html"]]
+    assert not {ch for text in texts for ch in text if ch not in "\n\t" and hidden(ch)}
+    assert repr(content) in read["text"] and html.escape(repr(content)) in read["html"]
