@@ -95,8 +95,9 @@ def _coverage_lines(console: Console, report: Report) -> None:
 def render(report: Report, *, color: bool | None = None) -> str:
     buf = io.StringIO()
     terminal = sys.stdout.isatty() if color is None else color
+    # emoji=False: rich would show a token string ":tada:" as an emoji, not as the text the checkpoint holds.
     console = Console(file=buf, force_terminal=terminal, no_color=not terminal, width=100, highlight=False,
-                      soft_wrap=True)
+                      soft_wrap=True, emoji=False)
     console.print(f"[bold]hf-vocab-audit[/] {escape(report.target)}")
     for line in _facts_lines(report):
         console.print(f"  {escape(line)}", style="dim")
