@@ -140,9 +140,9 @@ def dataset_chat_template_render_over_budget(df: DatasetFacts) -> Iterator[Hit]:
     not from working: nested loops, a string doubled in a loop, a joined generated list, a recursive macro,
     or thousands of `{% generation %}` blocks make `apply_chat_template` run for hours or ask for gigabytes
     on one row. TRL renders every row while preparing the dataset, so the training job hangs or is killed
-    before its first step, and this scan would too. Budget per row: 10 s, 4,000,000 characters in any one
+    before its first step, and this scan would too. Budget per row: 5 s, 4,000,000 characters in any one
     string (or 16 characters per character of the row's turns, when more), counts of at most 100,000;
-    per split: 120 s plus 50 ms per row, 256,000,000 characters plus 64,000 per row.
+    per split: 20 s plus 50 ms per row, 256,000,000 characters plus 64,000 per row.
 
     Fix:
     Use the template the model was released with (or one of TRL's training templates); a template that

@@ -94,7 +94,7 @@ def _long_row(turns: int) -> list[dict[str, str]]:
                                   "gemma3_training", "qwen2_5", "phi3"])
 def test_public_templates_render_as_transformers_renders_them_within_the_budget(name):
     """The text (and the generation spans) of TRL's copies of public templates on a 300-turn row are
-    transformers' own, and the budget is not hit."""
+    transformers' own, rendered without hitting the budget (it would raise)."""
     from transformers.utils.chat_template_utils import render_jinja_template
 
     template = _trl_template(name)
@@ -110,7 +110,6 @@ def test_public_templates_render_as_transformers_renders_them_within_the_budget(
             (compiled(template).render(**context), [])
     assert text == expected_texts[0]
     assert spans == (list(expected_spans[0]) if mask else [])
-    assert spend.seconds < chat_budget.ROW_SECONDS / 2
 
 
 def test_naming_the_turn_of_an_id_renders_log_many_prefixes(tmp_path, monkeypatch):
