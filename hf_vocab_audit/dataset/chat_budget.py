@@ -30,7 +30,7 @@ from typing import Any
 
 from jinja2 import nodes
 from jinja2.runtime import markup_join, str_join
-from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment, safe_range
+from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment
 from jinja2.utils import _PassArg
 
 ROW_SECONDS = 5.0  # the renders of one row (public templates on a 300-turn row: up to 2 s on a busy machine)
@@ -138,12 +138,12 @@ _WIDTHS = re.compile(r"%[-+ #0]*(\d+)")
 
 
 def _check_binop(m: Meter, op: str, left: Any, right: Any) -> None:
-    if op == "*":
+    if op == "*" and isinstance(left, int) and isinstance(right, int):
+        m.size((abs(left).bit_length() + abs(right).bit_length()) // 3, "a product")  # digits, roughly
+    elif op == "*":
         for seq, n in ((left, right), (right, left)):
-            if isinstance(n, int) and not isinstance(n, bool) and isinstance(seq, (str, list, tuple)):
+            if isinstance(n, int) and isinstance(seq, (str, list, tuple)):
                 m.size(_weight(seq) * max(n, 0), "a repeated value")
-    elif op == "*" and isinstance(left, int) and isinstance(right, int):
-        m.size((abs(left).bit_length() + abs(right).bit_length()) // 3, "a product")
     elif op == "**" and isinstance(left, int) and isinstance(right, int) and right > 0:
         m.size(abs(left).bit_length() * right // 3, "a power")  # digits, roughly
     elif op == "%" and isinstance(left, str):
@@ -152,14 +152,6 @@ def _check_binop(m: Meter, op: str, left: Any, right: Any) -> None:
             raise OverBudget(f"a format width of {max(widths):,} (over {MAX_COUNT:,})")
     elif op == "+" and isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
         m.size(_weight(left) + _weight(right), "a concatenation")
-
-
-def budget_range(*args: int) -> Any:
-    """The sandbox's range (at most MAX_RANGE items), counted item by item."""
-    m = _meter()
-    for value in safe_range(*args):
-        m.item()
-        yield value
 
 
 def _budget_iter(value: Any) -> Any:
@@ -270,8 +262,7 @@ def compiled(template: str) -> Any:
                         extensions=[type(e) for e in base.extensions.values()])
     env.filters.update({name: _filter(f) for name, f in base.filters.items()})
     env.filters["_budget_iter"] = _budget_iter
-    env.globals.update(base.globals)
-    env.globals["range"] = budget_range
+    env.globals.update(base.globals)  # range is the sandbox's (a range of at most MAX_RANGE): loops count it
     tmpl = env.from_string(template)
     namespace = tmpl.root_render_func.__globals__  # the compiled module: what ``~`` calls
     namespace["str_join"] = functools.partial(_bounded_join, join=str_join)

@@ -1,7 +1,8 @@
 """Rows of TRL's formats rendered and tokenized exactly as TRL's dataset preparation does it.
 
 The rendering is transformers' own (``render_jinja_template``: the same sandboxed Jinja environment,
-``raise_exception``, ``{% generation %}`` tracking, the template compiled once and cached), called with the
+``raise_exception``, ``{% generation %}`` tracking, the template compiled once and cached), in a sandbox that
+counts the template's work against a budget per row and per split (chat_budget.py), called with the
 arguments ``apply_chat_template`` passes (the tokenizer's special-token strings, the row's ``tools`` and
 ``chat_template_kwargs``, the generation prompt after a prompt). Tokenizing is the ``tokenizers`` backend
 with ``add_special_tokens=False`` for rendered conversations (``apply_chat_template``) and True for
@@ -117,7 +118,8 @@ def render_text(r: Renderer, conversation: list[Any], tools: Any, kwargs: dict[s
 
     The rows are Arrow's Python values (dicts, lists, strings, numbers, None): without a mask the render
     is the compiled template called as ``render_jinja_template`` calls it, after the same None-dropping and
-    reasoning-field aliasing; with a mask, ``render_jinja_template`` itself."""
+    reasoning-field aliasing; otherwise ``render_jinja_template``'s steps (:func:`_render_jinja`). Either way
+    on the budgeted template: call it under a ``chat_budget.RowMeter``."""
     if not conversation:
         raise ValueError("Cannot apply chat template to an empty conversation. Provide at least one message.")
     template = r.tool_template if tools is not None and r.tool_template else r.template
