@@ -57,7 +57,13 @@ def summarize(batch: pa.Table | pa.RecordBatch, row_offset: int, ctx: ScanContex
     rendered = prepare(renderer, rows, ctx.tokenizer, ctx.tokenizer_file or ctx.source)
     plain = kernel_summarize(batch, row_offset, ctx) if ctx.columns else Summary(
         {(ctx.source, ctx.split): batch.num_rows})
-    return merge(plain, _chat_summary(renderer, rendered, row_offset, ctx))
+    chat = _chat_summary(renderer, rendered, row_offset, ctx)
+    if renderer.media is not None:  # a vision split: placeholders against media, expanded lengths (chat_media)
+        from .chat_media import media_violations
+
+        media = media_violations(renderer, batch, rendered, sequence_columns(renderer)[0], row_offset, ctx)
+        chat = replace(chat, violations={**chat.violations, **media})
+    return merge(plain, chat)
 
 
 def _ids_table(names: tuple[str, ...], rendered: list[RenderedRow]) -> pa.Table:

@@ -51,6 +51,7 @@ class Renderer:
     tool_template: str | None = None  # the named "tool_use" template, which transformers picks when tools are given
     template_note: str | None = None  # which template, when not simply the tokenizer's (a processor's own)
     budget_key: str = field(default_factory=new_key, compare=False)  # the split's rendering budget (chat_budget)
+    media: Any = None  # chat_media.MediaSpec for a vision split (images/videos columns), else None
 
 
 @dataclass

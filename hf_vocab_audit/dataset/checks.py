@@ -40,4 +40,6 @@ CHAT_NOT_PREFIX = "chat-not-prefix"  # the prompt's tokens are not a prefix of p
 CHAT_EOS_NOT_LEARNED = "chat-eos-not-learned"  # the last span with a loss holds no eos / end-of-turn token
 CHAT_NO_TEMPLATE = "chat-no-template"  # conversational rows and a tokenizer without a chat template
 CHAT_OVER_BUDGET = "chat-over-budget"  # the row's render went past its budget (chat_budget.py); value = what
+CHAT_MEDIA_MISMATCH = "chat-media-mismatch"  # a vision row's placeholders do not match its images/videos
+CHAT_MEDIA_TRUNCATED = "chat-media-truncated"  # max_length cuts an expanded image placeholder; value = length needed
 CHAT_NOT_RENDERED = "chat-not-rendered"  # the split's rendering budget was spent before the row: not checked

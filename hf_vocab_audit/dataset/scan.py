@@ -6,7 +6,7 @@ import itertools
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
@@ -172,6 +172,10 @@ def _plan_chat(o: _Opened, schema: pa.Schema, opts: Options, facts: Facts) -> No
                                           "tokenizer (pass --tokenizer DIR)")
     settings = settings_for(fmt, o.split.source, dict(opts.chat_flags), opts.trl_config)
     renderer: Renderer = renderer_for(fmt, facts, settings)
+    if fmt.conversational:
+        from .chat_media import media_spec
+
+        renderer = replace(renderer, media=media_spec(schema, facts, o.split.source))
     plan = _plan(o)
     used = set(fmt.columns)
     problems: list[tuple[str, str]] = []
@@ -188,8 +192,6 @@ def _plan_chat(o: _Opened, schema: pa.Schema, opts: Options, facts: Facts) -> No
     columns = tuple(p for p in plan.columns if p.name not in used)
     if not any(check == CHAT_NO_TEMPLATE for check, _ in problems):
         if problems:  # no {% generation %} block: the ids are still checked, the empty masks reported once
-            from dataclasses import replace
-
             renderer = replace(renderer, settings=replace(settings, assistant_only_loss=False))
         columns += tuple(ColumnRole(name, CHAT) for name in sequence_columns(renderer))
         o.chat = renderer

@@ -1,0 +1,332 @@
+"""Rows of a vision chat split (TRL's ``images`` / ``videos`` columns): placeholders against the media each row
+carries, and the expanded length against ``max_length``.
+
+TRL's vision collator (``DataCollatorForVisionLanguageModeling``) works per batch, during training: it
+inserts one ``{"type": "image"}`` part per image before the first user turn whose content is a string
+(``prepare_multimodal_messages``; a row whose image parts do not match its images raises there), renders
+the row through the processor's template, and the processor expands each placeholder string (``<image>``,
+``<|image_pad|>``) into the image's tokens, then truncates to ``max_length``. A row whose placeholders do not
+match its images raises ``ValueError: The total number of <image> tokens ... should be the same as the
+number of images``; truncation that cuts an expanded placeholder raises ``Mismatch in `image` token count
+between text and `input_ids``` (the model's "Image features and image tokens do not match" without the
+processor's check): either way hours into training, at the first batch holding the row. Measured with
+transformers 5.24 (LlavaProcessor, Qwen2VLProcessor) in tests/dataset/test_chat_media.py.
+
+The expansion is computed from the processor's files without decoding pixels: fixed for Llava (the crop
+size over the patch size), from the image header for Qwen2-VL's dynamic resolution (``PIL.Image.open`` reads
+the size only), or its ``max_pixels`` bound when the image cannot be read (the report says which). Only rows
+that carry media (or a placeholder string without media) do this work.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import AuditError
+from ..io.jsonfile import read_json_object
+from .arrays import row_violation
+from .chat_budget import RowMeter, input_chars, over_budget_message, split_spend
+from .chat_formats import LM, PROMPT_COMPLETION
+from .checks import CHAT_MEDIA_MISMATCH, CHAT_MEDIA_TRUNCATED
+from .summary import ScanContext, Violation
+
+IMAGE_COLUMNS = ("images", "image")  # TRL's vision columns: a list of images, or one image
+VIDEO_COLUMNS = ("videos", "video")
+QWEN2_VL = ("Qwen2VLProcessor", "Qwen2_5_VLProcessor")
+QWEN2_VL_IMAGE = ("Qwen2VLImageProcessor", "Qwen2VLImageProcessorFast", "Qwen2VLImageProcessorPil")
+MAX_HEADER_BYTES = 64 * 1024 * 1024  # an image file past this is not opened (its size stays unknown)
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """How many tokens one image placeholder becomes: ``fixed`` for every image, or Qwen2-VL's dynamic
+    resolution (``smart_resize`` to multiples of patch * merge within [min_pixels, max_pixels])."""
+
+    source: str  # the files and keys it comes from, for the report
+    fixed: int | None = None
+    patch: int = 14
+    merge: int = 2
+    min_pixels: int = 56 * 56
+    max_pixels: int = 28 * 28 * 1280
+
+    def tokens(self, size: tuple[int, int] | None) -> tuple[int, bool]:
+        """(tokens, exact) for an image of ``size`` (width, height); unknown size: the max_pixels bound."""
+        if self.fixed is not None:
+            return self.fixed, True
+        unit = self.patch * self.merge
+        if size is None or min(size) < 1 or max(size) / min(size) > 200:  # the processor refuses past 200:1
+            return max(1, self.max_pixels // (unit * unit)), False
+        width, height = size
+        h, w = _smart_resize(height, width, unit, self.min_pixels, self.max_pixels)
+        return (h // unit) * (w // unit), True
+
+
+def _smart_resize(height: int, width: int, factor: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
+    """transformers' ``qwen2_vl.smart_resize``: both sides multiples of ``factor``, the area within bounds."""
+    h_bar = round(height / factor) * factor
+    w_bar = round(width / factor) * factor
+    if h_bar * w_bar > max_pixels:
+        beta = math.sqrt((height * width) / max_pixels)
+        h_bar = max(factor, math.floor(height / beta / factor) * factor)
+        w_bar = max(factor, math.floor(width / beta / factor) * factor)
+    elif h_bar * w_bar < min_pixels:
+        beta = math.sqrt(min_pixels / (height * width))
+        h_bar = math.ceil(height * beta / factor) * factor
+        w_bar = math.ceil(width * beta / factor) * factor
+    return h_bar, w_bar
+
+
+@dataclass(frozen=True)
+class MediaSpec:
+    """What a vision split's rows are checked with (picklable: travels to the scan's workers)."""
+
+    images: str | None  # the image column ("images" or "image")
+    videos: str | None
+    image_token: str | None  # the placeholder string the processor expands
+    video_token: str | None
+    expansion: Expansion | None  # None: not computed for this processor (only counts are checked)
+    folder: str | None  # image paths are read (headers only) inside this folder, never outside it
+
+
+def _int(raw: dict[str, Any], key: str, default: int | None) -> int | None:
+    value = raw.get(key, default)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else default
+
+
+def _config(folder: Path, name: str) -> dict[str, Any]:
+    from ..facts.tree import regular_file_inside
+
+    path = folder / name
+    if not path.is_file():
+        return {}
+    return read_json_object(regular_file_inside(path, folder, "processor folder"))
+
+
+def expansion_for(folder: Path | None, processor: str | None) -> Expansion | None:
+    """The processor's expansion from its files: processor_config.json, and the image processor's settings in
+    preprocessor_config.json or (transformers 5) under processor_config.json's ``image_processor``."""
+    if folder is None or not folder.is_dir():
+        return None
+    proc = _config(folder, "processor_config.json")
+    nested = proc.get("image_processor")  # transformers 5 saves the image processor inside processor_config.json
+    pre = _config(folder, "preprocessor_config.json") or (nested if isinstance(nested, dict) else {})
+    image_type = pre.get("image_processor_type")
+    if processor in QWEN2_VL or image_type in QWEN2_VL_IMAGE:
+        found = pre.get("size")
+        size: dict[str, Any] = found if isinstance(found, dict) else {}
+        min_pixels = _int(pre, "min_pixels", _int(size, "shortest_edge", 56 * 56))
+        max_pixels = _int(pre, "max_pixels", _int(size, "longest_edge", 28 * 28 * 1280))
+        return Expansion("the image processor's patch_size, merge_size, min/max pixels (Qwen2-VL dynamic resolution)",
+                         patch=_int(pre, "patch_size", 14) or 14, merge=_int(pre, "merge_size", 2) or 2,
+                         min_pixels=min_pixels or 56 * 56, max_pixels=max_pixels or 28 * 28 * 1280)
+    if processor == "LlavaProcessor":
+        patch = _int(proc, "patch_size", None)
+        crop = pre.get("crop_size") if pre.get("do_center_crop", True) else pre.get("size")
+        if patch is None or not isinstance(crop, dict):
+            return None
+        height, width = _int(crop, "height", None), _int(crop, "width", None)
+        if height is None or width is None:
+            return None
+        extra = _int(proc, "num_additional_image_tokens", 0) or 0
+        drop = 1 if proc.get("vision_feature_select_strategy", "default") == "default" else 0
+        fixed = (height // patch) * (width // patch) + extra - drop
+        return Expansion("processor_config.json patch_size and the image processor's crop_size (Llava)",
+                         fixed=max(fixed, 1))
+    return None
+
+
+def media_spec(schema: pa.Schema, facts: Any, source: str) -> MediaSpec | None:
+    """The split's media columns and the processor's placeholders, or None for a text-only split."""
+    from ..facts.placeholders import DEFAULT_TOKENS, read_placeholders
+    from .chat_processor import processor_class
+
+    names = set(schema.names)
+    images = next((c for c in IMAGE_COLUMNS if c in names), None)
+    videos = next((c for c in VIDEO_COLUMNS if c in names), None)
+    if images is None and videos is None:
+        return None
+    tok = facts.tokenizer
+    placeholders = read_placeholders(facts.model_dir, facts.config, tok.folder)
+
+    def token(kind: str) -> str | None:
+        named = placeholders.token_for(kind)
+        if named is not None:
+            return named.content
+        return next((c for c in DEFAULT_TOKENS[kind] if tok.backend.token_to_id(c) is not None), None)
+
+    cls = processor_class(tok.folder, facts.config.model_type)
+    path = Path(source)
+    folder = str(path if path.is_dir() else path.parent) if path.exists() else None
+    return MediaSpec(images, videos, token("image"), token("video"), expansion_for(tok.folder, cls), folder)
+
+
+def _items(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+def image_size(item: Any, folder: str | None) -> tuple[int, int] | None:
+    """(width, height) from the image's header (never decoded): a path inside the data folder, or the
+    ``bytes`` of ``datasets``' Image feature; None when neither can be read."""
+    from PIL import Image
+
+    try:
+        if isinstance(item, dict) and isinstance(item.get("bytes"), bytes):
+            with Image.open(io.BytesIO(item["bytes"])) as im:
+                return im.size
+        path_value = item.get("path") if isinstance(item, dict) else item
+        if not isinstance(path_value, str) or folder is None:
+            return None
+        root = Path(folder).resolve()
+        path = (root / path_value).resolve()
+        if not path.is_relative_to(root) or not path.is_file() or path.stat().st_size > MAX_HEADER_BYTES:
+            return None
+        with Image.open(path) as im:
+            return im.size
+    except Exception:  # noqa: BLE001 - an unreadable image: its size is unknown (the bound is used)
+        return None
+
+
+def prepare_multimodal(turns: list[Any], images: int) -> list[Any]:
+    """TRL's ``prepare_multimodal_messages`` without the image objects: one image part per image before the
+    text of the first user turn whose content is a string; raises TRL's ValueError when the image parts of
+    the row do not match its images."""
+    out: list[Any] = []
+    included = False
+    for turn in turns:
+        if not isinstance(turn, dict):
+            out.append(turn)
+            continue
+        content = turn.get("content")
+        if turn.get("role") == "user" and isinstance(content, str) and not included:
+            turn = {**turn, "content": [*({"type": "image"} for _ in range(images)), {"type": "text", "text": content}]}
+            included = True
+        elif isinstance(content, str):
+            turn = {**turn, "content": [{"type": "text", "text": content}]}
+        out.append(turn)
+    parts = sum(1 for t in out if isinstance(t, dict) and t.get("role") != "tool" and isinstance(t.get("content"), list)
+                for p in t["content"] if isinstance(p, dict) and p.get("type") == "image" and p.get("image") is None)
+    if parts != images:
+        raise ValueError(f"Number of images provided ({images}) does not match number of image placeholders "
+                         f"({parts}).")
+    return out
+
+
+@dataclass
+class _RowResult:
+    mismatch: str | None = None
+    needed: int = 0  # the max_length that keeps every expanded placeholder (0: nothing cut)
+    exact: bool = True
+    total: int = 0
+
+
+def _count_parts(turns: Any, kind: str) -> int:
+    return sum(1 for t in turns if isinstance(t, dict) and isinstance(t.get("content"), list)
+               for p in t["content"] if isinstance(p, dict) and p.get("type") == kind) if isinstance(turns, list) else 0
+
+
+def _check_row(r: Any, spec: MediaSpec, row: dict[str, Any], tokenizer: Any) -> _RowResult:
+    from .chat_render import _decoded, render_text, to_chatml
+
+    fmt = r.fmt
+    images = _items(row.get(spec.images)) if spec.images else []
+    videos = _items(row.get(spec.videos)) if spec.videos else []
+    if fmt.kind == LM:
+        turns = _decoded(row.get(fmt.messages or "messages"))
+        turns = to_chatml(turns) if fmt.sharegpt else turns
+        if not isinstance(turns, list):
+            return _RowResult()
+        conversation = prepare_multimodal(turns, len(images))
+    else:
+        prompt, completion = _decoded(row.get("prompt")), _decoded(row.get("completion"))
+        if not isinstance(prompt, list) or not isinstance(completion, list):
+            return _RowResult()
+        conversation = prepare_multimodal(prompt, len(images)) + prepare_multimodal(completion, 0)
+    video_parts = _count_parts(conversation, "video")
+    if video_parts != len(videos):
+        return _RowResult(f"{video_parts} video part(s) for {len(videos)} video(s)")
+    text, _ = render_text(r, conversation, None, {})
+    counts = [(spec.image_token, len(images), "image"), (spec.video_token, len(videos), "video")]
+    for placeholder, media, kind in counts:
+        found = text.count(placeholder) if placeholder else 0
+        if placeholder and found != media:
+            return _RowResult(f"{found} {placeholder} for {media} {kind}(s)")
+    limit = r.settings.max_length
+    if limit is None or spec.expansion is None or not images or spec.image_token is None:
+        return _RowResult()
+    image_id = tokenizer.token_to_id(spec.image_token)
+    ids = tokenizer.encode(text, add_special_tokens=False).ids
+    if image_id is None:
+        return _RowResult()
+    sizes = [spec.expansion.tokens(image_size(item, spec.folder) if spec.expansion.fixed is None else None)
+             for item in images]
+    positions = [i for i, t in enumerate(ids) if t == image_id]
+    if len(positions) != len(sizes):  # the placeholder string does not tokenize to one token each
+        return _RowResult()
+    extra = sum(n - 1 for n, _ in sizes)
+    needed = positions[-1] + 1 + extra
+    exact = all(e for _, e in sizes)
+    return _RowResult(needed=needed if needed > limit else 0, exact=exact, total=len(ids) + extra)
+
+
+def _placeholders_without_media(spec: MediaSpec, seq: Any, tokenizer: Any) -> str | None:
+    """A row with no media whose rendered ids hold a placeholder token (the processor expands it all the
+    same; the model then finds tokens but no features)."""
+    for placeholder, kind in ((spec.image_token, "image"), (spec.video_token, "video")):
+        pid = tokenizer.token_to_id(placeholder) if placeholder else None
+        if pid is not None and seq is not None and pid in seq.ids:
+            return f"{seq.ids.count(pid)} {placeholder} for 0 {kind}(s)"
+    return None
+
+
+def media_violations(r: Any, batch: pa.Table | pa.RecordBatch, rendered: list[Any], column: str, row_offset: int,
+                     ctx: ScanContext) -> dict[tuple[str, str, str, str], Violation]:
+    """HVA570/HVA571's violations for one batch of a vision split (conversational LM and prompt-completion,
+    the formats TRL's vision collator takes); only rows with media are rendered again."""
+    spec: MediaSpec | None = r.media
+    if spec is None or not r.fmt.conversational or r.fmt.kind not in (LM, PROMPT_COMPLETION):
+        return {}
+    media_columns = [c for c in (spec.images, spec.videos) if c]
+    rows = batch.select([c for c in (*r.fmt.columns, *media_columns) if c in batch.column_names]).to_pylist()
+    count = len(rows)
+    mismatch = np.full(count, "", dtype=object)
+    needed = np.full(count, "", dtype=object)
+    spend = split_spend(r.budget_key)
+    for i, row in enumerate(rows):
+        done = rendered[i] if i < len(rendered) else None
+        if done is None or done.error is not None or done.over_budget is not None or done.not_rendered:
+            continue  # HVA550/HVA555 already say why the row does not render
+        if not any(_items(row.get(c)) for c in media_columns):
+            seq = next(iter(done.sequences.values()), None)
+            mismatch[i] = _placeholders_without_media(spec, seq, ctx.tokenizer) or ""
+            continue
+        try:
+            with RowMeter(spend, lambda row=row: sum(input_chars(row.get(c)) for c in r.fmt.columns)):
+                result = _check_row(r, spec, row, ctx.tokenizer)
+        except AuditError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - TRL's own count check, or what the template raises
+            if over_budget_message(exc) is not None:
+                continue
+            result = _RowResult(f"{exc.__class__.__name__}: {exc}"[:300])
+        mismatch[i] = result.mismatch or ""
+        if result.needed:
+            how = "exact" if result.exact else "max_pixels bound: image size unknown"
+            needed[i] = f"needs max_length {result.needed} of {result.total} tokens ({how})"
+    out: dict[tuple[str, str, str, str], Violation] = {}
+    n = ctx.max_locations
+    for check, values in ((CHAT_MEDIA_MISMATCH, mismatch), (CHAT_MEDIA_TRUNCATED, needed)):
+        hit = values != ""
+        if hit.any():
+            v = row_violation(hit, values, row_offset, n)
+            if v is not None:
+                out[(ctx.source, ctx.split, column, check)] = v
+    return out

@@ -1,0 +1,201 @@
+"""Vision chat splits (TRL's ``images`` column): placeholders against each row's images (HVA570) and the
+expanded placeholders against ``max_length`` (HVA571). Every verdict is decided by running the real
+processor on CPU as TRL's vision collator calls it (``prepare_multimodal_messages``, then the processor's
+``apply_chat_template`` with truncation to ``max_length``) on blank images of the rows' sizes: a tiny
+LlavaProcessor (fixed expansion) and a tiny Qwen2VLProcessor (dynamic resolution) over a word-level tokenizer."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+from builders import checkpoint
+from dataset_builders import write_jsonl
+
+from hf_vocab_audit import audit
+
+pytest.importorskip("trl")
+pytest.importorskip("PIL")
+
+PARTS = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{% if m['content'] is string %}{{ m['content'] }}"
+         "{% else %}{% for p in m['content'] %}{% if p['type'] == 'image' %}IMG{% else %}{{ p['text'] }}{% endif %}"
+         "{% endfor %}{% endif %}<|im_end|>\n{% endfor %}")
+LLAVA_TEMPLATE = PARTS.replace("IMG", "<image>")
+QWEN_TEMPLATE = PARTS.replace("IMG", "<|vision_start|><|image_pad|><|vision_end|>")
+QWEN_TOKENS = ["<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
+
+
+def _llava_processor(folder: Path):
+    from transformers import AutoTokenizer, CLIPImageProcessor, LlavaProcessor
+
+    ip = CLIPImageProcessor(size={"shortest_edge": 28}, crop_size={"height": 28, "width": 28})
+    return LlavaProcessor(image_processor=ip, tokenizer=AutoTokenizer.from_pretrained(folder), patch_size=14,
+                          vision_feature_select_strategy="default", num_additional_image_tokens=1,
+                          chat_template=LLAVA_TEMPLATE)
+
+
+def _qwen_processor(folder: Path):
+    from transformers import AutoTokenizer, Qwen2VLImageProcessor, Qwen2VLProcessor
+    from transformers.processing_utils import ProcessorMixin
+
+    ip = Qwen2VLImageProcessor(min_pixels=56 * 56, max_pixels=28 * 28 * 16)
+    check = ProcessorMixin.check_argument_for_proper_class
+    # Without torchvision the video processor cannot be built; the image path does not need one.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ProcessorMixin, "check_argument_for_proper_class",
+                   lambda self, name, arg: None if arg is None else check(self, name, arg))
+        return Qwen2VLProcessor(image_processor=ip, tokenizer=AutoTokenizer.from_pretrained(folder),
+                                chat_template=QWEN_TEMPLATE), ip
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """{"llava": (folder, processor), "qwen": (folder, processor)}: checkpoints whose files carry the
+    processor's configs, as save_pretrained writes them."""
+    root = tmp_path_factory.mktemp("vision")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        llava = checkpoint(root / "llava", "llama", rows=107, tokenizer_vocab=104,
+                           added_special=["<|im_start|>", "<|im_end|>", "<image>"], chat_template=LLAVA_TEMPLATE)
+        lp = _llava_processor(llava)
+        lp.save_pretrained(llava)
+        qwen = checkpoint(root / "qwen", "llama", rows=110, tokenizer_vocab=104, added_special=QWEN_TOKENS,
+                          chat_template=QWEN_TEMPLATE)
+        qp, ip = _qwen_processor(qwen)
+        ip.save_pretrained(qwen)  # preprocessor_config.json (the processor cannot save without its video part)
+        (qwen / "processor_config.json").write_text(json.dumps({"processor_class": "Qwen2VLProcessor"}))
+    return {"llava": (llava, lp), "qwen": (qwen, qp)}
+
+
+def _images(data: Path, row: dict) -> list:
+    from PIL import Image
+
+    out = []
+    for name in row.get("images", []):
+        path = data / name
+        out.append(Image.open(path).convert("RGB") if path.is_file() else Image.new("RGB", (28, 28)))
+    return out
+
+
+def processor_outcome(processor, row: dict, data: Path, max_length: int | None = None) -> tuple[str | None, int]:
+    """(the error TRL's vision collator raises on ``row``, or None; the row's expanded length and, when the
+    image token is there, the index after its last image token): the collator's own calls."""
+    from trl.data_utils import prepare_multimodal_messages
+
+    kwargs = {"padding": True, "add_special_tokens": False}
+    if max_length is not None:
+        kwargs.update(truncation=True, max_length=max_length)
+    try:
+        messages = prepare_multimodal_messages(row["messages"], images=_images(data, row))
+        out = processor.apply_chat_template([messages], tokenize=True, return_dict=True, return_tensors="np",
+                                            processor_kwargs=kwargs)
+    except ValueError as exc:
+        return str(exc), 0
+    ids = out["input_ids"][0].tolist()
+    image_id = processor.tokenizer.convert_tokens_to_ids(processor.image_token)
+    last = max((i for i, t in enumerate(ids) if t == image_id), default=-1)
+    return None, last + 1
+
+
+def _scan(model: Path, rows: list[dict], data: Path, **kwargs):
+    path = write_jsonl(data / "train.jsonl", rows)
+    return audit(model, datasets=[path], select=["HVA5"], **kwargs)
+
+
+def _hits(report, code):
+    return [f for f in report.findings if f.code == code]
+
+
+def _row(content, images=1):
+    answer = [{"type": "text", "text": "w3"}] if isinstance(content, list) else "w3"  # one shape per column
+    return {"messages": [{"role": "user", "content": content}, {"role": "assistant", "content": answer}],
+            "images": [f"img{i}.png" for i in range(images)]}
+
+
+IMAGE_PART = [{"type": "image", "text": None}, {"type": "text", "text": "w1"}]
+
+
+@pytest.mark.parametrize("row, fires", [
+    (_row("w1 w2"), False),  # TRL inserts one image part per image
+    (_row("w1 w2", images=2), False),
+    (_row(IMAGE_PART), False),
+    (_row(IMAGE_PART, images=2), True),  # TRL: 2 images for 1 placeholder
+    (_row("<image> w1"), True),  # a placeholder string in the text besides the inserted part
+    ({"messages": [{"role": "user", "content": "<image> w1"}, {"role": "assistant", "content": "w3"}], "images": []},
+     True),  # a placeholder without an image
+])
+def test_placeholders_against_images_follow_the_processor(models, tmp_path, row, fires):
+    model, processor = models["llava"]
+    error, _ = processor_outcome(processor, row, tmp_path)
+    assert (error is not None) == fires, error
+    healthy = _row(IMAGE_PART) if isinstance(row["messages"][0]["content"], list) else _row("w1 w2")
+    report = _scan(model, [healthy, row], tmp_path)
+    hits = _hits(report, "HVA570")
+    assert bool(hits) == fires
+    if fires:
+        assert hits[0].location.row == 1 and "HVA571" not in {f.code for f in report.findings}
+
+
+def test_llava_expansion_cut_by_max_length(models, tmp_path):
+    """Llava: 4 tokens per image ((28/14)^2 + 1 cls - 1); the processor raises when truncation cuts them."""
+    model, processor = models["llava"]
+    rows = [_row("w1 w2"), _row("w1 w2", images=2)]
+    needed = [processor_outcome(processor, r, tmp_path)[1] for r in rows]
+    limit = needed[1] - 1  # the first row keeps its image tokens, the second loses one
+    assert processor_outcome(processor, rows[0], tmp_path, limit)[0] is None
+    assert "Mismatch in `image` token count" in processor_outcome(processor, rows[1], tmp_path, limit)[0]
+    assert processor_outcome(processor, rows[1], tmp_path, needed[1])[0] is None
+    hits = _hits(_scan(model, rows, tmp_path, max_length=limit), "HVA571")
+    assert len(hits) == 1 and hits[0].location.row == 1
+    assert f"needs max_length {needed[1]} " in hits[0].message and "(exact)" in hits[0].message
+    assert not _hits(_scan(model, rows, tmp_path, max_length=needed[1]), "HVA571")
+    assert not _hits(_scan(model, rows, tmp_path), "HVA571")  # no max_length: nothing is truncated
+
+
+@pytest.mark.parametrize("size", [(100, 60), (300, 40), (20, 20), (1000, 600)])
+def test_qwen2_vl_expansion_from_the_image_header(models, tmp_path, size):
+    """Qwen2-VL's tokens per image depend on its size: read from the file's header, as the processor resizes it."""
+    from PIL import Image
+
+    model, processor = models["qwen"]
+    Image.new("RGB", size).save(tmp_path / "img0.png")
+    row = _row("w1 w2")
+    _, needed = processor_outcome(processor, row, tmp_path)
+    assert processor_outcome(processor, row, tmp_path, needed - 1)[0] is not None
+    assert processor_outcome(processor, row, tmp_path, needed)[0] is None
+    hits = _hits(_scan(model, [row], tmp_path, max_length=needed - 1), "HVA571")
+    assert len(hits) == 1 and f"needs max_length {needed} " in hits[0].message and "(exact)" in hits[0].message
+    assert not _hits(_scan(model, [row], tmp_path, max_length=needed), "HVA571")
+
+
+def test_qwen2_vl_unknown_size_uses_the_max_pixels_bound(models, tmp_path):
+    """No file to read: the largest expansion max_pixels allows, said as such."""
+    from PIL import Image
+
+    model, processor = models["qwen"]
+    row = {**_row("w1 w2"), "images": ["missing.png"]}
+    Image.new("RGB", (2000, 2000)).save(tmp_path / "big.png")  # the largest image the processor makes
+    _, needed = processor_outcome(processor, {**row, "images": ["big.png"]}, tmp_path)
+    hits = _hits(_scan(model, [row], tmp_path, max_length=needed - 1), "HVA571")
+    assert len(hits) == 1 and f"needs max_length {needed} " in hits[0].message and "max_pixels bound" in hits[0].message
+    assert not _hits(_scan(model, [row], tmp_path, max_length=needed), "HVA571")
+
+
+def test_image_paths_outside_the_data_folder_are_not_read(models, tmp_path):
+    """An untrusted row cannot make the scan open files outside its own folder: the bound is used instead."""
+    from PIL import Image
+
+    model, _ = models["qwen"]
+    Image.new("RGB", (20, 20)).save(tmp_path / "small.png")
+    data = tmp_path / "data"
+    hits = _hits(_scan(model, [{**_row("w1 w2"), "images": ["../small.png"]}], data, max_length=12), "HVA571")
+    assert len(hits) == 1 and "max_pixels bound" in hits[0].message
+
+
+def test_text_only_split_is_not_rendered_again(models, tmp_path):
+    """Without an images column nothing of this runs (the chat scan stays as cheap as before)."""
+    model, _ = models["llava"]
+    rows = [{"messages": [{"role": "user", "content": "<image> w1"}, {"role": "assistant", "content": "w3"}]}]
+    assert not _hits(_scan(model, rows, tmp_path, max_length=4), "HVA570")
