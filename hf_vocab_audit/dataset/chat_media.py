@@ -40,17 +40,28 @@ from .summary import ScanContext, Violation
 IMAGE_COLUMNS = ("images", "image")  # TRL's vision columns: a list of images, or one image
 VIDEO_COLUMNS = ("videos", "video")
 QWEN2_VL = ("Qwen2VLProcessor", "Qwen2_5_VLProcessor")
+GEMMA3 = "Gemma3Processor"
+# The processors whose placeholder check is known (each raises on a count that differs from the images):
+# the kind of placeholder string each counts in the text. Others (PaliGemma inserts its own) are not counted.
+COUNTED_PLACEHOLDER = {"LlavaProcessor": "image", "LlavaNextProcessor": "image", "LlavaOnevisionProcessor": "image",
+                       "Qwen2VLProcessor": "image", "Qwen2_5_VLProcessor": "image", "Qwen3VLProcessor": "image",
+                       GEMMA3: "boi"}
 QWEN2_VL_IMAGE = ("Qwen2VLImageProcessor", "Qwen2VLImageProcessorFast", "Qwen2VLImageProcessorPil")
 MAX_HEADER_BYTES = 64 * 1024 * 1024  # an image file past this is not opened (its size stays unknown)
+MAX_HEADERS_PER_ROW = 1024  # images of a row past this are not opened: the max_pixels bound stands for them
 
 
 @dataclass(frozen=True)
 class Expansion:
     """How many tokens one image placeholder becomes: ``fixed`` for every image, or Qwen2-VL's dynamic
-    resolution (``smart_resize`` to multiples of patch * merge within [min_pixels, max_pixels])."""
+    resolution (``smart_resize`` to multiples of patch * merge within [min_pixels, max_pixels]); ``framed``
+    (Gemma-3): the placeholder becomes ``"\\n\\n" boi, the image tokens, eoi "\\n\\n"``, ``lead`` tokens each
+    ``"\\n\\n"``."""
 
     source: str  # the files and keys it comes from, for the report
     fixed: int | None = None
+    framed: bool = False
+    lead: int = 0
     patch: int = 14
     merge: int = 2
     min_pixels: int = 56 * 56
@@ -66,6 +77,13 @@ class Expansion:
         width, height = size
         h, w = _smart_resize(height, width, unit, self.min_pixels, self.max_pixels)
         return (h // unit) * (w // unit), True
+
+    def block(self, size: tuple[int, int] | None) -> tuple[int, int, bool]:
+        """(tokens that replace the placeholder, offset of its last image token in them, exact)."""
+        n, exact = self.tokens(size)
+        if self.framed:
+            return 2 * self.lead + n + 2, self.lead + n, exact
+        return n, n - 1, exact
 
 
 def _smart_resize(height: int, width: int, factor: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
@@ -93,6 +111,18 @@ class MediaSpec:
     video_token: str | None
     expansion: Expansion | None  # None: not computed for this processor (only counts are checked)
     folder: str | None  # image paths are read (headers only) inside this folder, never outside it
+    processor: str | None = None  # the processor class AutoProcessor loads
+
+    def describe(self) -> str:
+        """What the split's media are checked with, for the report's settings line."""
+        columns = " and ".join(repr(c) for c in (self.images, self.videos) if c)
+        marks = ", ".join(f"{t!r}" for t in (self.image_token, self.video_token) if t) or \
+            f"not counted ({self.processor or 'no processor class'}: not one whose placeholder check is known)"
+        tokens = (f"{self.expansion.fixed} tokens per image" if self.expansion and self.expansion.fixed is not None
+                  else "tokens per image from each image's header" if self.expansion else
+                  "expansion not computed for this processor")
+        source = f" ({self.expansion.source})" if self.expansion else ""
+        return f"media: {columns}, placeholders {marks}, {tokens}{source}"
 
 
 def _int(raw: dict[str, Any], key: str, default: int | None) -> int | None:
@@ -109,7 +139,7 @@ def _config(folder: Path, name: str) -> dict[str, Any]:
     return read_json_object(regular_file_inside(path, folder, "processor folder"))
 
 
-def expansion_for(folder: Path | None, processor: str | None) -> Expansion | None:
+def expansion_for(folder: Path | None, processor: str | None, lead: int = 0) -> Expansion | None:
     """The processor's expansion from its files: processor_config.json, and the image processor's settings in
     preprocessor_config.json or (transformers 5) under processor_config.json's ``image_processor``."""
     if folder is None or not folder.is_dir():
@@ -139,6 +169,9 @@ def expansion_for(folder: Path | None, processor: str | None) -> Expansion | Non
         fixed = (height // patch) * (width // patch) + extra - drop
         return Expansion("processor_config.json patch_size and the image processor's crop_size (Llava)",
                          fixed=max(fixed, 1))
+    if processor == GEMMA3:
+        return Expansion("processor_config.json image_seq_length (Gemma-3: boi, image tokens, eoi)",
+                         fixed=_int(proc, "image_seq_length", 256), framed=True, lead=lead)
     return None
 
 
@@ -154,17 +187,22 @@ def media_spec(schema: pa.Schema, facts: Any, source: str) -> MediaSpec | None:
         return None
     tok = facts.tokenizer
     placeholders = read_placeholders(facts.model_dir, facts.config, tok.folder)
+    cls = processor_class(tok.folder, facts.config.model_type)
+    counted = COUNTED_PLACEHOLDER.get(cls or "")
 
-    def token(kind: str) -> str | None:
+    def token(kind: str | None) -> str | None:
+        if kind is None:
+            return None
         named = placeholders.token_for(kind)
         if named is not None:
             return named.content
         return next((c for c in DEFAULT_TOKENS[kind] if tok.backend.token_to_id(c) is not None), None)
 
-    cls = processor_class(tok.folder, facts.config.model_type)
+    lead = len(tok.backend.encode("\n\n", add_special_tokens=False).ids) if cls == GEMMA3 else 0
     path = Path(source)
     folder = str(path if path.is_dir() else path.parent) if path.exists() else None
-    return MediaSpec(images, videos, token("image"), token("video"), expansion_for(tok.folder, cls), folder)
+    return MediaSpec(images, videos, token(counted), token("video" if counted else None),
+                     expansion_for(tok.folder, cls, lead), folder, cls)
 
 
 def _items(value: Any) -> list[Any]:
@@ -176,23 +214,35 @@ def _items(value: Any) -> list[Any]:
 def image_size(item: Any, folder: str | None) -> tuple[int, int] | None:
     """(width, height) from the image's header (never decoded): a path inside the data folder, or the
     ``bytes`` of ``datasets``' Image feature; None when neither can be read."""
+    import warnings
+
     from PIL import Image
 
     try:
-        if isinstance(item, dict) and isinstance(item.get("bytes"), bytes):
-            with Image.open(io.BytesIO(item["bytes"])) as im:
-                return im.size
-        path_value = item.get("path") if isinstance(item, dict) else item
-        if not isinstance(path_value, str) or folder is None:
-            return None
-        root = Path(folder).resolve()
-        path = (root / path_value).resolve()
-        if not path.is_relative_to(root) or not path.is_file() or path.stat().st_size > MAX_HEADER_BYTES:
-            return None
-        with Image.open(path) as im:
-            return im.size
-    except Exception:  # noqa: BLE001 - an unreadable image: its size is unknown (the bound is used)
+        with warnings.catch_warnings():  # DecompressionBombWarning: the header is all that is read
+            warnings.simplefilter("ignore")
+            return _header_size(Image, item, folder)
+    except Exception:  # noqa: BLE001 - an unreadable image (or a header past PIL's bomb limit): size unknown
         return None
+
+
+def _header_size(image: Any, item: Any, folder: str | None) -> tuple[int, int] | None:
+    """``PIL.Image.open`` reads the header only; a path is opened only as a regular file inside ``folder``
+    (after resolving links), never past MAX_HEADER_BYTES."""
+    if isinstance(item, dict) and isinstance(item.get("bytes"), bytes):
+        with image.open(io.BytesIO(item["bytes"])) as im:
+            width, height = im.size
+            return width, height
+    path_value = item.get("path") if isinstance(item, dict) else item
+    if not isinstance(path_value, str) or folder is None:
+        return None
+    root = Path(folder).resolve()
+    path = (root / path_value).resolve()
+    if not path.is_relative_to(root) or not path.is_file() or path.stat().st_size > MAX_HEADER_BYTES:
+        return None
+    with image.open(path) as im:
+        width, height = im.size
+        return width, height
 
 
 def prepare_multimodal(turns: list[Any], images: int) -> list[Any]:
@@ -228,11 +278,6 @@ class _RowResult:
     total: int = 0
 
 
-def _count_parts(turns: Any, kind: str) -> int:
-    return sum(1 for t in turns if isinstance(t, dict) and isinstance(t.get("content"), list)
-               for p in t["content"] if isinstance(p, dict) and p.get("type") == kind) if isinstance(turns, list) else 0
-
-
 def _check_row(r: Any, spec: MediaSpec, row: dict[str, Any], tokenizer: Any) -> _RowResult:
     from .chat_render import _decoded, render_text, to_chatml
 
@@ -250,9 +295,6 @@ def _check_row(r: Any, spec: MediaSpec, row: dict[str, Any], tokenizer: Any) -> 
         if not isinstance(prompt, list) or not isinstance(completion, list):
             return _RowResult()
         conversation = prepare_multimodal(prompt, len(images)) + prepare_multimodal(completion, 0)
-    video_parts = _count_parts(conversation, "video")
-    if video_parts != len(videos):
-        return _RowResult(f"{video_parts} video part(s) for {len(videos)} video(s)")
     text, _ = render_text(r, conversation, None, {})
     counts = [(spec.image_token, len(images), "image"), (spec.video_token, len(videos), "video")]
     for placeholder, media, kind in counts:
@@ -266,15 +308,15 @@ def _check_row(r: Any, spec: MediaSpec, row: dict[str, Any], tokenizer: Any) -> 
     ids = tokenizer.encode(text, add_special_tokens=False).ids
     if image_id is None:
         return _RowResult()
-    sizes = [spec.expansion.tokens(image_size(item, spec.folder) if spec.expansion.fixed is None else None)
-             for item in images]
+    blocks = [spec.expansion.block(image_size(item, spec.folder) if spec.expansion.fixed is None
+                                   and k < MAX_HEADERS_PER_ROW else None) for k, item in enumerate(images)]
     positions = [i for i, t in enumerate(ids) if t == image_id]
-    if len(positions) != len(sizes):  # the placeholder string does not tokenize to one token each
+    if len(positions) != len(blocks):  # the placeholder string does not tokenize to one token each
         return _RowResult()
-    extra = sum(n - 1 for n, _ in sizes)
-    needed = positions[-1] + 1 + extra
-    exact = all(e for _, e in sizes)
-    return _RowResult(needed=needed if needed > limit else 0, exact=exact, total=len(ids) + extra)
+    grown = [size - 1 for size, _, _ in blocks]
+    needed = positions[-1] + sum(grown[:-1]) + blocks[-1][1] + 1
+    exact = all(e for _, _, e in blocks)
+    return _RowResult(needed=needed if needed > limit else 0, exact=exact, total=len(ids) + sum(grown))
 
 
 def _placeholders_without_media(spec: MediaSpec, seq: Any, tokenizer: Any) -> str | None:

@@ -317,6 +317,8 @@ def _chat_fields(o: _Opened) -> dict[str, Any]:
         out["chat_settings"] = (f"max_length {s.max_length}, truncation {s.truncation_mode}, assistant-only loss "
                                 f"{s.assistant_only_loss}, completion-only loss {s.completion_only_loss}, packing "
                                 f"{s.packing} (from {s.source})")
+        if o.chat.media is not None:  # a vision split (chat_media.py)
+            out["chat_settings"] += f"; {o.chat.media.describe()}"
         if o.chat.template_note:  # a processor's own template, or a chat_template.json nothing reads
             out["chat_settings"] += f"; template: {o.chat.template_note}"
     return out

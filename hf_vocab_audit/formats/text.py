@@ -49,6 +49,8 @@ def _facts_lines(report: Report) -> list[str]:
                                 if c.role == "chat")
             lines.append(f"dataset split {split.split!r}: {split.format}: {split.rows} rows"
                          + (f", {checked}" if checked else ", not rendered"))
+            if split.chat_settings and "; media: " in split.chat_settings:  # a vision split (images/videos)
+                lines.append(f"  media: {split.chat_settings.split('; media: ', 1)[1].split('; template: ')[0]}")
             if split.chat_settings and "; template: " in split.chat_settings:  # not simply the tokenizer's
                 lines.append(f"  template: {split.chat_settings.split('; template: ', 1)[1]}")
     return lines

@@ -24,6 +24,8 @@ PARTS = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{% if m['content']
          "{% endfor %}{% endif %}<|im_end|>\n{% endfor %}")
 LLAVA_TEMPLATE = PARTS.replace("IMG", "<image>")
 QWEN_TEMPLATE = PARTS.replace("IMG", "<|vision_start|><|image_pad|><|vision_end|>")
+GEMMA_TEMPLATE = PARTS.replace("IMG", "<start_of_image>")
+GEMMA_TOKENS = ["<|im_start|>", "<|im_end|>", "<start_of_image>", "<end_of_image>", "<image_soft_token>"]
 QWEN_TOKENS = ["<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
 
 
@@ -50,6 +52,18 @@ def _qwen_processor(folder: Path):
                                 chat_template=QWEN_TEMPLATE), ip
 
 
+def _gemma_processor(folder: Path):
+    from transformers import AutoTokenizer, Gemma3ImageProcessor, Gemma3Processor
+
+    config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config["extra_special_tokens"] = {"boi_token": "<start_of_image>", "eoi_token": "<end_of_image>",
+                                      "image_token": "<image_soft_token>"}  # as Gemma-3's tokenizer names them
+    (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    return Gemma3Processor(image_processor=Gemma3ImageProcessor(size={"height": 28, "width": 28}),
+                           tokenizer=AutoTokenizer.from_pretrained(folder), chat_template=GEMMA_TEMPLATE,
+                           image_seq_length=5)
+
+
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     """{"llava": (folder, processor), "qwen": (folder, processor)}: checkpoints whose files carry the
@@ -66,7 +80,11 @@ def models(tmp_path_factory):
         qp, ip = _qwen_processor(qwen)
         ip.save_pretrained(qwen)  # preprocessor_config.json (the processor cannot save without its video part)
         (qwen / "processor_config.json").write_text(json.dumps({"processor_class": "Qwen2VLProcessor"}))
-    return {"llava": (llava, lp), "qwen": (qwen, qp)}
+        gemma = checkpoint(root / "gemma", "llama", rows=109, tokenizer_vocab=104, added_special=GEMMA_TOKENS,
+                           chat_template=GEMMA_TEMPLATE)
+        gp = _gemma_processor(gemma)
+        gp.save_pretrained(gemma)
+    return {"llava": (llava, lp), "qwen": (qwen, qp), "gemma": (gemma, gp)}
 
 
 def _images(data: Path, row: dict) -> list:
@@ -79,24 +97,33 @@ def _images(data: Path, row: dict) -> list:
     return out
 
 
-def processor_outcome(processor, row: dict, data: Path, max_length: int | None = None) -> tuple[str | None, int]:
-    """(the error TRL's vision collator raises on ``row``, or None; the row's expanded length and, when the
-    image token is there, the index after its last image token): the collator's own calls."""
-    from trl.data_utils import prepare_multimodal_messages
+def collator_outcome(processor, row: dict, data: Path, max_length: int | None = None) -> tuple[str | None, int]:
+    """What TRL's vision collator does with ``row`` (its images blank, of the files' sizes): (the error it
+    raises, or None; the index after the last image token of the batch it returns). Under prompt-completion
+    the collator truncates the ids itself: a cut image token is then reported as the model's error."""
+    from trl.trainer.sft_trainer import DataCollatorForVisionLanguageModeling
 
-    kwargs = {"padding": True, "add_special_tokens": False}
-    if max_length is not None:
-        kwargs.update(truncation=True, max_length=max_length)
+    def run(limit: int | None):
+        collator = DataCollatorForVisionLanguageModeling(processor, max_length=limit,
+                                                         completion_only_loss="prompt" in row)
+        out = collator([{**row, "images": _images(data, row)}])
+        ids = out["input_ids"][0].tolist()
+        # Gemma-3 counts its boi string (``processor.image_token``); the image's own tokens follow it.
+        feature = processor.tokenizer.image_token if hasattr(processor, "boi_token") else processor.image_token
+        image_id = processor.tokenizer.convert_tokens_to_ids(feature)
+        positions = [i for i, t in enumerate(ids) if t == image_id]
+        return len(positions), (positions[-1] + 1 if positions else 0)
+
     try:
-        messages = prepare_multimodal_messages(row["messages"], images=_images(data, row))
-        out = processor.apply_chat_template([messages], tokenize=True, return_dict=True, return_tensors="np",
-                                            processor_kwargs=kwargs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tokens, end = run(max_length)
+            full, _ = run(None)
     except ValueError as exc:
         return str(exc), 0
-    ids = out["input_ids"][0].tolist()
-    image_id = processor.tokenizer.convert_tokens_to_ids(processor.image_token)
-    last = max((i for i, t in enumerate(ids) if t == image_id), default=-1)
-    return None, last + 1
+    if tokens != full:  # what the model's forward then raises
+        return f"Image features and image tokens do not match, tokens: {tokens}, features: {full}", end
+    return None, end
 
 
 def _scan(model: Path, rows: list[dict], data: Path, **kwargs):
@@ -128,7 +155,7 @@ IMAGE_PART = [{"type": "image", "text": None}, {"type": "text", "text": "w1"}]
 ])
 def test_placeholders_against_images_follow_the_processor(models, tmp_path, row, fires):
     model, processor = models["llava"]
-    error, _ = processor_outcome(processor, row, tmp_path)
+    error, _ = collator_outcome(processor, row, tmp_path)
     assert (error is not None) == fires, error
     healthy = _row(IMAGE_PART) if isinstance(row["messages"][0]["content"], list) else _row("w1 w2")
     report = _scan(model, [healthy, row], tmp_path)
@@ -138,20 +165,34 @@ def test_placeholders_against_images_follow_the_processor(models, tmp_path, row,
         assert hits[0].location.row == 1 and "HVA571" not in {f.code for f in report.findings}
 
 
-def test_llava_expansion_cut_by_max_length(models, tmp_path):
-    """Llava: 4 tokens per image ((28/14)^2 + 1 cls - 1); the processor raises when truncation cuts them."""
-    model, processor = models["llava"]
+@pytest.mark.parametrize("kind", ["llava", "gemma"])
+def test_fixed_expansion_cut_by_max_length(models, tmp_path, kind):
+    """Llava: 4 tokens per image ((28/14)^2 + 1 cls - 1); Gemma-3: boi, 5 image tokens, eoi. The processor
+    raises when truncation cuts them (Gemma-3: fewer image tokens than features, the model's error)."""
+    model, processor = models[kind]
     rows = [_row("w1 w2"), _row("w1 w2", images=2)]
-    needed = [processor_outcome(processor, r, tmp_path)[1] for r in rows]
+    needed = [collator_outcome(processor, r, tmp_path)[1] for r in rows]
     limit = needed[1] - 1  # the first row keeps its image tokens, the second loses one
-    assert processor_outcome(processor, rows[0], tmp_path, limit)[0] is None
-    assert "Mismatch in `image` token count" in processor_outcome(processor, rows[1], tmp_path, limit)[0]
-    assert processor_outcome(processor, rows[1], tmp_path, needed[1])[0] is None
+    assert collator_outcome(processor, rows[0], tmp_path, limit)[0] is None
+    assert collator_outcome(processor, rows[1], tmp_path, limit)[0] is not None
+    assert collator_outcome(processor, rows[1], tmp_path, needed[1])[0] is None
     hits = _hits(_scan(model, rows, tmp_path, max_length=limit), "HVA571")
     assert len(hits) == 1 and hits[0].location.row == 1
     assert f"needs max_length {needed[1]} " in hits[0].message and "(exact)" in hits[0].message
     assert not _hits(_scan(model, rows, tmp_path, max_length=needed[1]), "HVA571")
     assert not _hits(_scan(model, rows, tmp_path), "HVA571")  # no max_length: nothing is truncated
+
+
+@pytest.mark.parametrize("row, fires", [
+    (_row("w1 w2"), False),
+    (_row("<start_of_image> w1"), True),  # Gemma-3 counts its boi string
+    (_row("<image> w1 <|image_pad|>"), False),  # other processors' placeholders: plain text to Gemma-3
+])
+def test_gemma3_counts_its_boi_string(models, tmp_path, row, fires):
+    model, processor = models["gemma"]
+    error, _ = collator_outcome(processor, row, tmp_path)
+    assert (error is not None) == fires, error
+    assert bool(_hits(_scan(model, [row], tmp_path), "HVA570")) == fires
 
 
 @pytest.mark.parametrize("size", [(100, 60), (300, 40), (20, 20), (1000, 600)])
@@ -162,9 +203,9 @@ def test_qwen2_vl_expansion_from_the_image_header(models, tmp_path, size):
     model, processor = models["qwen"]
     Image.new("RGB", size).save(tmp_path / "img0.png")
     row = _row("w1 w2")
-    _, needed = processor_outcome(processor, row, tmp_path)
-    assert processor_outcome(processor, row, tmp_path, needed - 1)[0] is not None
-    assert processor_outcome(processor, row, tmp_path, needed)[0] is None
+    _, needed = collator_outcome(processor, row, tmp_path)
+    assert collator_outcome(processor, row, tmp_path, needed - 1)[0] is not None
+    assert collator_outcome(processor, row, tmp_path, needed)[0] is None
     hits = _hits(_scan(model, [row], tmp_path, max_length=needed - 1), "HVA571")
     assert len(hits) == 1 and f"needs max_length {needed} " in hits[0].message and "(exact)" in hits[0].message
     assert not _hits(_scan(model, [row], tmp_path, max_length=needed), "HVA571")
@@ -177,7 +218,7 @@ def test_qwen2_vl_unknown_size_uses_the_max_pixels_bound(models, tmp_path):
     model, processor = models["qwen"]
     row = {**_row("w1 w2"), "images": ["missing.png"]}
     Image.new("RGB", (2000, 2000)).save(tmp_path / "big.png")  # the largest image the processor makes
-    _, needed = processor_outcome(processor, {**row, "images": ["big.png"]}, tmp_path)
+    _, needed = collator_outcome(processor, {**row, "images": ["big.png"]}, tmp_path)
     hits = _hits(_scan(model, [row], tmp_path, max_length=needed - 1), "HVA571")
     assert len(hits) == 1 and f"needs max_length {needed} " in hits[0].message and "max_pixels bound" in hits[0].message
     assert not _hits(_scan(model, [row], tmp_path, max_length=needed), "HVA571")
@@ -199,3 +240,17 @@ def test_text_only_split_is_not_rendered_again(models, tmp_path):
     model, _ = models["llava"]
     rows = [{"messages": [{"role": "user", "content": "<image> w1"}, {"role": "assistant", "content": "w3"}]}]
     assert not _hits(_scan(model, rows, tmp_path, max_length=4), "HVA570")
+
+
+def test_hostile_image_entries_are_sized_by_the_bound(tmp_path):
+    """The catalogue's "vision rows" (a device, paths and links out of the data folder, a FIFO, a header past
+    PIL's bomb limit, 100,000 images in a row): never opened, sized by max_pixels; each is HVA571."""
+    from malformed import CASES
+
+    cases = [c for c in CASES if c.group == "vision rows"]
+    assert len(cases) == 6
+    for c in cases:
+        args = c.build(tmp_path / c.name / "ckpt")
+        model, data, limit = args[0], args[2], int(args[4])
+        hits = _hits(audit(model, datasets=[data], select=["HVA5"], max_length=limit), "HVA571")
+        assert len(hits) == 1 and "max_pixels bound" in hits[0].message, (c.name, hits)
