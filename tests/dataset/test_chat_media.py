@@ -254,3 +254,41 @@ def test_hostile_image_entries_are_sized_by_the_bound(tmp_path):
         model, data, limit = args[0], args[2], int(args[4])
         hits = _hits(audit(model, datasets=[data], select=["HVA5"], max_length=limit), "HVA571")
         assert len(hits) == 1 and "max_pixels bound" in hits[0].message, (c.name, hits)
+
+
+def test_video_placeholder_without_videos(models, tmp_path):
+    """A video placeholder in a row that carries no video: Qwen2-VL's processor raises ("no videos were
+    passed"); TRL's collator passes images only."""
+    model, processor = models["qwen"]
+    row = _row("w1 <|video_pad|>")
+    error, _ = collator_outcome(processor, row, tmp_path)
+    assert error is not None and "no videos were passed" in error
+    hits = _hits(_scan(model, [_row("w1 w2"), row], tmp_path), "HVA570")
+    assert len(hits) == 1 and hits[0].location.row == 1 and "<|video_pad|>" in hits[0].message
+
+
+def test_prompt_completion_rows(models, tmp_path):
+    """Prompt-completion turns: the collator processes the prompt with its images, then truncates prompt +
+    completion itself; cutting an image token is the model's error at the forward."""
+    model, processor = models["llava"]
+    healthy = {"prompt": [{"role": "user", "content": "w1 w2"}], "completion": [{"role": "assistant", "content": "w3"}],
+               "images": ["img0.png"]}
+    broken = {**healthy, "images": ["img0.png", "img1.png"], "prompt": [{"role": "user", "content": "w1 w2 w4 w5"}]}
+    _, needed = collator_outcome(processor, broken, tmp_path)
+    limit = needed - 1
+    assert collator_outcome(processor, healthy, tmp_path, limit)[0] is None
+    assert collator_outcome(processor, broken, tmp_path, limit)[0] is not None
+    hits = _hits(_scan(model, [healthy, broken], tmp_path, max_length=limit), "HVA571")
+    assert len(hits) == 1 and hits[0].location.row == 1 and f"needs max_length {needed} " in hits[0].message
+    assert not _hits(_scan(model, [healthy, broken], tmp_path, max_length=needed), "HVA571")
+
+
+def test_report_says_how_media_were_checked(models, tmp_path):
+    from hf_vocab_audit.formats import render
+
+    model, _ = models["qwen"]
+    report = _scan(model, [_row("w1 w2")], tmp_path, max_length=64)
+    split = report.dataset.splits[0]
+    assert "media: 'images', placeholders '<|image_pad|>', '<|video_pad|>', tokens per image from each image's " \
+           "header" in split.chat_settings
+    assert "  media: 'images'" in render(report, "text")
