@@ -178,6 +178,8 @@ def _plan_chat(o: _Opened, schema: pa.Schema, opts: Options, facts: Facts) -> No
         renderer = replace(renderer, media=media_spec(schema, facts, o.split.source))
     plan = _plan(o)
     used = set(fmt.columns)
+    if renderer.media is not None:  # the media columns are read with the rows (chat_media), not skipped
+        used.update(c for c in (renderer.media.images, renderer.media.videos) if c)
     problems: list[tuple[str, str]] = []
     if fmt.conversational and not renderer.template:
         problems.append((CHAT_NO_TEMPLATE, renderer.template_note or "the tokenizer has no chat template: "

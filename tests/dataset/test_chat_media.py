@@ -195,7 +195,7 @@ def test_gemma3_counts_its_boi_string(models, tmp_path, row, fires):
     assert bool(_hits(_scan(model, [row], tmp_path), "HVA570")) == fires
 
 
-@pytest.mark.parametrize("size", [(100, 60), (300, 40), (20, 20), (1000, 600)])
+@pytest.mark.parametrize("size", [(100, 60), (60, 100), (130, 250), (300, 40), (20, 20), (1000, 600)])
 def test_qwen2_vl_expansion_from_the_image_header(models, tmp_path, size):
     """Qwen2-VL's tokens per image depend on its size: read from the file's header, as the processor resizes it."""
     from PIL import Image
@@ -291,4 +291,6 @@ def test_report_says_how_media_were_checked(models, tmp_path):
     split = report.dataset.splits[0]
     assert "media: 'images', placeholders '<|image_pad|>', '<|video_pad|>', tokens per image from each image's " \
            "header" in split.chat_settings
-    assert "  media: 'images'" in render(report, "text")
+    text = render(report, "text")
+    assert "  media: 'images'" in text
+    assert "column 'images': no role" not in text  # read with the rows, not listed as skipped
