@@ -26,7 +26,12 @@ def dataset_chat_media_placeholder_mismatch(df: DatasetFacts) -> Iterator[Hit]:
     `ValueError: Number of images provided (2) does not match number of image placeholders (1)`, or the
     processor raises `ValueError: The total number of <image> tokens in the prompts should be the same as
     the number of images passed` (the model's "Image features and image tokens do not match" where no
-    processor checks): at the first batch that holds the row, hours into the run (LlamaFactory#5964).
+    processor checks): at the first batch that holds the row, hours into the run (LlamaFactory#5964). A
+    template that refuses the row once its image parts are in is the same crash, and reported here with its
+    message. Counted for the processors whose check is known (Llava, Llava-NeXT, Llava-OneVision, Qwen2-VL,
+    Qwen2.5-VL, Qwen3-VL: the image token; Gemma-3: its `<start_of_image>`); video placeholders against the
+    row's `videos` (a video placeholder in a row without videos makes the processor raise "no videos were
+    passed").
 
     Fix:
     Give each row one `{"type": "image"}` part per entry of its `images` (or plain string contents, into which

@@ -294,3 +294,27 @@ def test_report_says_how_media_were_checked(models, tmp_path):
     text = render(report, "text")
     assert "  media: 'images'" in text
     assert "column 'images': no role" not in text  # read with the rows, not listed as skipped
+
+
+def test_image_bytes_of_datasets_image_feature(models, tmp_path):
+    """Parquet as ``datasets`` saves an Image feature (``{"bytes", "path"}``): the header is read from the bytes."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from PIL import Image
+
+    model, processor = models["qwen"]
+    buffer = io.BytesIO()
+    Image.new("RGB", (130, 250)).save(buffer, format="PNG")
+    Image.new("RGB", (130, 250)).save(tmp_path / "img0.png")  # what the collator is given
+    row = _row("w1 w2")
+    _, needed = collator_outcome(processor, row, tmp_path)
+    image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    table = pa.table({"messages": [row["messages"]],
+                      "images": pa.array([[{"bytes": buffer.getvalue(), "path": None}]], type=pa.list_(image))})
+    data = tmp_path / "parquet" / "train.parquet"
+    data.parent.mkdir()
+    pq.write_table(table, data)
+    hits = _hits(audit(model, datasets=[data], select=["HVA5"], max_length=needed - 1), "HVA571")
+    assert len(hits) == 1 and f"needs max_length {needed} " in hits[0].message and "(exact)" in hits[0].message
