@@ -304,10 +304,12 @@ def _check_row(r: Any, spec: MediaSpec, row: dict[str, Any], tokenizer: Any) -> 
     limit = r.settings.max_length
     if limit is None or spec.expansion is None or not images or spec.image_token is None:
         return _RowResult()
+    from ..facts.tokenizer.bounded_calls import MAX_TEXT_CHARS
+
     image_id = tokenizer.token_to_id(spec.image_token)
-    ids = tokenizer.encode(text, add_special_tokens=False).ids
-    if image_id is None:
+    if image_id is None or len(text) > MAX_TEXT_CHARS:  # too long to tokenize: HVA532 on the row already
         return _RowResult()
+    ids = tokenizer.encode(text, add_special_tokens=False).ids
     blocks = [spec.expansion.block(image_size(item, spec.folder) if spec.expansion.fixed is None
                                    and k < MAX_HEADERS_PER_ROW else None) for k, item in enumerate(images)]
     positions = [i for i, t in enumerate(ids) if t == image_id]
