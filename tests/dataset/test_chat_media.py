@@ -318,3 +318,40 @@ def test_image_bytes_of_datasets_image_feature(models, tmp_path):
     pq.write_table(table, data)
     hits = _hits(audit(model, datasets=[data], select=["HVA5"], max_length=needed - 1), "HVA571")
     assert len(hits) == 1 and f"needs max_length {needed} " in hits[0].message and "(exact)" in hits[0].message
+
+
+@pytest.mark.parametrize("name, image_processor, extra", [
+    ("Qwen2_5_VLProcessor", "Qwen2VLImageProcessor", {}),
+    ("Qwen3VLProcessor", "Qwen2VLImageProcessor", {}),
+    ("LlavaNextProcessor", "LlavaNextImageProcessor", {"image_token": "<|image_pad|>", "patch_size": 14}),
+    ("LlavaOnevisionProcessor", "LlavaOnevisionImageProcessor", {"image_token": "<|image_pad|>", "num_image_tokens": 4}),
+])
+def test_each_counted_processor_raises_on_a_count_mismatch(models, tmp_path, name, image_processor, extra):
+    """The other processors whose placeholders are counted: each raises when the rendered text holds more
+    image tokens than images (the collator's call after rendering), and the scan says so."""
+    import shutil
+
+    import transformers
+    from PIL import Image
+    from transformers import AutoTokenizer
+    from transformers.processing_utils import ProcessorMixin
+
+    base, _ = models["qwen"]
+    model = tmp_path / "model"
+    shutil.copytree(base, model)
+    (model / "processor_config.json").write_text(json.dumps({"processor_class": name, "image_token": "<|image_pad|>"}))
+    check = ProcessorMixin.check_argument_for_proper_class
+    with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mp.setattr(ProcessorMixin, "check_argument_for_proper_class",
+                   lambda self, n, arg: None if arg is None else check(self, n, arg))
+        processor = getattr(transformers, name)(image_processor=getattr(transformers, image_processor)(),
+                                                tokenizer=AutoTokenizer.from_pretrained(model), **extra)
+    image = [Image.new("RGB", (56, 56))]
+    processor(text=["<|vision_start|><|image_pad|><|vision_end|>w1"], images=image)
+    with pytest.raises(ValueError, match="should be the same as the number of images"):
+        processor(text=["<|vision_start|><|image_pad|><|vision_end|>w1 <|image_pad|>"], images=image)
+    data = tmp_path / "data"
+    assert not _hits(_scan(model, [_row("w1 w2")], data), "HVA570")
+    hits = _hits(_scan(model, [_row("w1 w2"), _row("w1 <|image_pad|>")], data), "HVA570")
+    assert len(hits) == 1 and hits[0].location.row == 1
