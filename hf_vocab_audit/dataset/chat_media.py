@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import AuditError
+from ..facts.tokenizer.bounded_calls import MAX_TEXT_CHARS, library_call
 from ..io.jsonfile import read_json_object
 from .arrays import row_violation
 from .chat_budget import RowMeter, input_chars, over_budget_message, split_spend
@@ -110,7 +111,7 @@ class MediaSpec:
     image_token: str | None  # the placeholder string the processor expands
     video_token: str | None
     expansion: Expansion | None  # None: not computed for this processor (only counts are checked)
-    folder: str | None  # image paths are read (headers only) inside this folder, never outside it
+    folder: str | None  # image paths are read (headers only) inside this folder (resolved), never outside it
     processor: str | None = None  # the processor class AutoProcessor loads
 
     def describe(self) -> str:
@@ -200,7 +201,7 @@ def media_spec(schema: pa.Schema, facts: Any, source: str) -> MediaSpec | None:
 
     lead = len(tok.backend.encode("\n\n", add_special_tokens=False).ids) if cls == GEMMA3 else 0
     path = Path(source)
-    folder = str(path if path.is_dir() else path.parent) if path.exists() else None
+    folder = str((path if path.is_dir() else path.parent).resolve()) if path.exists() else None
     return MediaSpec(images, videos, token(counted), token("video" if counted else None),
                      expansion_for(tok.folder, cls, lead), folder, cls)
 
@@ -236,7 +237,7 @@ def _header_size(image: Any, item: Any, folder: str | None) -> tuple[int, int] |
     path_value = item.get("path") if isinstance(item, dict) else item
     if not isinstance(path_value, str) or folder is None:
         return None
-    root = Path(folder).resolve()
+    root = Path(folder)  # resolved once (media_spec)
     path = (root / path_value).resolve()
     if not path.is_relative_to(root) or not path.is_file() or path.stat().st_size > MAX_HEADER_BYTES:
         return None
@@ -271,14 +272,16 @@ def prepare_multimodal(turns: list[Any], images: int) -> list[Any]:
 
 
 @dataclass
-class _RowResult:
-    mismatch: str | None = None
-    needed: int = 0  # the max_length that keeps every expanded placeholder (0: nothing cut)
-    exact: bool = True
-    total: int = 0
+class _Pending:
+    """A row whose placeholders match its media, waiting for its ids (tokenized with the batch's others)."""
+
+    row: int
+    text: str
+    images: list[Any]
 
 
-def _check_row(r: Any, spec: MediaSpec, row: dict[str, Any], tokenizer: Any) -> _RowResult:
+def _render_row(r: Any, spec: MediaSpec, row: dict[str, Any]) -> tuple[str | None, str]:
+    """(the mismatch, or None; the text the collator renders): raises what TRL or the template raises."""
     from .chat_render import _decoded, render_text, to_chatml
 
     fmt = r.fmt
@@ -288,37 +291,37 @@ def _check_row(r: Any, spec: MediaSpec, row: dict[str, Any], tokenizer: Any) -> 
         turns = _decoded(row.get(fmt.messages or "messages"))
         turns = to_chatml(turns) if fmt.sharegpt else turns
         if not isinstance(turns, list):
-            return _RowResult()
+            return None, ""
         conversation = prepare_multimodal(turns, len(images))
     else:
         prompt, completion = _decoded(row.get("prompt")), _decoded(row.get("completion"))
         if not isinstance(prompt, list) or not isinstance(completion, list):
-            return _RowResult()
+            return None, ""
         conversation = prepare_multimodal(prompt, len(images)) + prepare_multimodal(completion, 0)
     text, _ = render_text(r, conversation, None, {})
-    counts = [(spec.image_token, len(images), "image"), (spec.video_token, len(videos), "video")]
-    for placeholder, media, kind in counts:
+    for placeholder, media, kind in ((spec.image_token, len(images), "image"), (spec.video_token, len(videos), "video")):
         found = text.count(placeholder) if placeholder else 0
         if placeholder and found != media:
-            return _RowResult(f"{found} {placeholder} for {media} {kind}(s)")
-    limit = r.settings.max_length
-    if limit is None or spec.expansion is None or not images or spec.image_token is None:
-        return _RowResult()
-    from ..facts.tokenizer.bounded_calls import MAX_TEXT_CHARS
+            return f"{found} {placeholder} for {media} {kind}(s)", text
+    return None, text
 
-    image_id = tokenizer.token_to_id(spec.image_token)
-    if image_id is None or len(text) > MAX_TEXT_CHARS:  # too long to tokenize: HVA532 on the row already
-        return _RowResult()
-    ids = tokenizer.encode(text, add_special_tokens=False).ids
-    blocks = [spec.expansion.block(image_size(item, spec.folder) if spec.expansion.fixed is None
-                                   and k < MAX_HEADERS_PER_ROW else None) for k, item in enumerate(images)]
+
+def _needed(spec: MediaSpec, ids: list[int], image_id: int, images: list[Any], limit: int) -> str:
+    """The row's verdict against ``limit``: "" when every expanded image token fits, else what it needs."""
+    expansion = spec.expansion
+    assert expansion is not None
+    root = spec.folder
+    blocks = [expansion.block(image_size(item, root) if expansion.fixed is None and k < MAX_HEADERS_PER_ROW
+                              else None) for k, item in enumerate(images)]
     positions = [i for i, t in enumerate(ids) if t == image_id]
     if len(positions) != len(blocks):  # the placeholder string does not tokenize to one token each
-        return _RowResult()
+        return ""
     grown = [size - 1 for size, _, _ in blocks]
     needed = positions[-1] + sum(grown[:-1]) + blocks[-1][1] + 1
-    exact = all(e for _, _, e in blocks)
-    return _RowResult(needed=needed if needed > limit else 0, exact=exact, total=len(ids) + sum(grown))
+    if needed <= limit:
+        return ""
+    how = "exact" if all(e for _, _, e in blocks) else "max_pixels bound: image size unknown"
+    return f"needs max_length {needed} of {len(ids) + sum(grown)} tokens ({how})"
 
 
 def _placeholders_without_media(spec: MediaSpec, seq: Any, tokenizer: Any) -> str | None:
@@ -344,6 +347,7 @@ def media_violations(r: Any, batch: pa.Table | pa.RecordBatch, rendered: list[An
     mismatch = np.full(count, "", dtype=object)
     needed = np.full(count, "", dtype=object)
     spend = split_spend(r.budget_key)
+    pending: list[_Pending] = []
     for i, row in enumerate(rows):
         done = rendered[i] if i < len(rendered) else None
         if done is None or done.error is not None or done.over_budget is not None or done.not_rendered:
@@ -354,17 +358,25 @@ def media_violations(r: Any, batch: pa.Table | pa.RecordBatch, rendered: list[An
             continue
         try:
             with RowMeter(spend, lambda row=row: sum(input_chars(row.get(c)) for c in r.fmt.columns)):
-                result = _check_row(r, spec, row, ctx.tokenizer)
+                found, text = _render_row(r, spec, row)
         except AuditError:
             raise
         except Exception as exc:  # noqa: BLE001 - TRL's own count check, or what the template raises
             if over_budget_message(exc) is not None:
                 continue
-            result = _RowResult(f"{exc.__class__.__name__}: {exc}"[:300])
-        mismatch[i] = result.mismatch or ""
-        if result.needed:
-            how = "exact" if result.exact else "max_pixels bound: image size unknown"
-            needed[i] = f"needs max_length {result.needed} of {result.total} tokens ({how})"
+            found, text = f"{exc.__class__.__name__}: {exc}"[:300], ""
+        mismatch[i] = found or ""
+        if found is None and text and len(text) <= MAX_TEXT_CHARS:  # longer: not tokenized (HVA532 on the row)
+            pending.append(_Pending(i, text, _items(row.get(spec.images)) if spec.images else []))
+    limit = r.settings.max_length
+    image_id = ctx.tokenizer.token_to_id(spec.image_token) if spec.image_token else None
+    pending = [p for p in pending if p.images]
+    if limit is not None and spec.expansion is not None and image_id is not None and pending:
+        encode = getattr(ctx.tokenizer, "encode_batch_fast", None) or ctx.tokenizer.encode_batch
+        with library_call(ctx.tokenizer_file or "the tokenizer", "the tokenizers library failed on a rendered row"):
+            encodings = encode([p.text for p in pending], add_special_tokens=False)
+        for p, enc in zip(pending, encodings):
+            needed[p.row] = _needed(spec, enc.ids, image_id, p.images, limit)
     out: dict[tuple[str, str, str, str], Violation] = {}
     n = ctx.max_locations
     for check, values in ((CHAT_MEDIA_MISMATCH, mismatch), (CHAT_MEDIA_TRUNCATED, needed)):
