@@ -26,7 +26,7 @@ from malformed import (
     write_json,
 )
 
-# --- GGUF work (issue 30): marker look-ups, every part of a split model ------------------------------
+# --- GGUF work: marker look-ups, every part of a split model ------------------------------
 
 CONTROL = 3
 
@@ -130,7 +130,7 @@ def gguf_folder_whose_gguf_links_outside(folder: Path) -> list[str]:
     return [str(gguf_folder)]
 
 
-# --- normalizer expansion (issue 30): a chain that grows text, refused before the library runs it ------
+# --- normalizer expansion: a chain that grows text, refused before the library runs it ------
 
 
 def _normalizer(folder: Path, normalizer: dict[str, Any], added_normalized: str | None = None) -> None:
@@ -209,10 +209,10 @@ def normalizer_bert_and_llama_chains_pass(folder: Path) -> list[str]:
         {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True, "strip_accents": None,
          "lowercase": True},
         {"type": "Prepend", "prepend": "\u2581"}, {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]})
-    return [str(folder), "--dataset", str(_rows(folder)), "--target", "gguf"]
+    return [str(folder), "--dataset", str(_rows(folder))]
 
 
-# --- huge integers (issue 30): every id read from a file is range-checked where it is read ------------
+# --- huge integers: every id read from a file is range-checked where it is read ------------
 
 HUGE = {"2_pow_31": 2**31, "2_pow_40": 2**40, "2_pow_63": 2**63, "2_pow_64": 2**64, "minus_2_pow_63": -(2**63)}
 
@@ -265,4 +265,10 @@ for _label, _value in HUGE.items():
     _huge_case(f"processor_image_token_id_{_label}", _processor_image_id(_value))
     _huge_case(f"video_and_audio_ids_{_label}", _video_audio(_value))
     _huge_case(f"special_and_generation_ids_{_label}", _special(_value))
-    _huge_case(f"id2label_key_{_label}", _labels(_value), exit_codes=(1, 2), names="config.json")
+    _huge_case(f"id2label_key_{_label}", _labels(_value))
+
+
+@case("huge integers", exit_codes=(1,))
+def forced_bos_token_id_minus_2_pow_63(folder: Path) -> None:
+    """-1 indexes the last column of the scores (no crash); -2**63 is past every row: IndexError."""
+    write_json(folder / "generation_config.json", {"forced_bos_token_id": -(2**63)})

@@ -153,7 +153,7 @@ def read_gguf_facts(path: Path) -> tuple[GGUFFacts, Path, dict[str, TensorInfo]]
     ), first, by_name
 
 
-MAX_ENCODE_LOOKUPS = 1 << 22  # vocabulary look-ups for every text one GGUF's rules encode together (~1 s)
+MAX_ENCODE_LOOKUPS = 1 << 21  # vocabulary look-ups for every text one GGUF's rules encode together (~1 s)
 
 
 class GGUFVocab:
