@@ -109,3 +109,26 @@ def test_a_charsmap_replacement_is_its_growth(tmp_path):
     check_charsmap_blob(_charsmap("x" * 18), Path("spiece.model"))
     with pytest.raises(AuditError, match="spiece.model: precompiled_charsmap can grow a text 1,000-fold"):
         check_charsmap_blob(_charsmap("x" * 1000), Path("spiece.model"))
+
+
+@pytest.mark.parametrize("rule", ["nmt_nfkc", "nfkc_cf"])
+def test_a_trained_sentencepiece_charsmap_is_18_fold_and_passes(rule: str, tmp_path):
+    """sentencepiece's own NFKC tables: U+FDFA becomes 18 characters, NFKC's bound; T5's converted chain
+    (the charsmap, then Replace(" {2,}", " ")) is 36-fold, under the bound."""
+    spm = pytest.importorskip("sentencepiece")
+    from sentencepiece import sentencepiece_model_pb2 as pb
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("hello world this is a test of sentencepiece training\n" * 50, encoding="utf-8")
+    model = tmp_path / "m"
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(model), vocab_size=20,
+                                   normalization_rule_name=rule, minloglevel=3)
+    proto = pb.ModelProto()
+    proto.ParseFromString((tmp_path / "m.model").read_bytes())
+    blob = proto.normalizer_spec.precompiled_charsmap
+    charsmap = {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(blob).decode()}
+    assert growth_of(charsmap).factor == 18
+    check_charsmap_blob(blob, tmp_path / "spiece.model")
+    t5 = _seq(charsmap, {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "})
+    check_normalizer_growth(_raw(t5), tmp_path / "tokenizer.json")
+    assert growth_of(t5).factor == 36
