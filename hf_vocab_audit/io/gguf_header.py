@@ -62,9 +62,10 @@ class ReadBudget:
     """The work one GGUF (every part of a split one) may ask of the reader, charged by declared count
     BEFORE the entries or items are read: past it, one line naming the file that went over."""
 
-    def __init__(self, entries: int = MAX_TOTAL_ENTRIES, items: int = MAX_TOTAL_ITEMS) -> None:
+    def __init__(self, entries: int = MAX_TOTAL_ENTRIES, items: int = MAX_TOTAL_ITEMS, kept: int = MAX_KEPT_BYTES) -> None:
         self.entries_left, self.items_left = entries, items
         self.limits = (entries, items)
+        self.kept, self.max_kept = 0, kept  # bytes of strings decoded and kept, every part together
 
     def entries(self, cur: _Cursor, n: int, what: str) -> None:
         self.entries_left -= n
@@ -108,7 +109,6 @@ class _Cursor:
         self.path, self.fh, self.size = path, fh, size
         self.budget = ReadBudget() if budget is None else budget
         self.pos, self.buf, self.buf_start = 0, b"", 0
-        self.kept = 0  # bytes of strings kept so far
 
     def fail(self, problem: str) -> AuditError:
         return AuditError(self.path, f"malformed GGUF at byte {self.pos}: {problem}")
@@ -151,9 +151,9 @@ class _Cursor:
 
     def string(self, what: str) -> str:
         n = self.string_length(what)
-        self.kept += n
-        if self.kept > MAX_KEPT_BYTES:
-            raise self.fail(f"the metadata's strings exceed {MAX_KEPT_BYTES} bytes")
+        self.budget.kept += n
+        if self.budget.kept > self.budget.max_kept:
+            raise self.fail(f"the metadata's strings exceed {self.budget.max_kept} bytes")
         off = self.window(n)
         raw = self.buf[off : off + n]
         self.pos += n
@@ -234,11 +234,11 @@ def _strings(cur: _Cursor, n: int, keep: bool, key: str) -> tuple[str, ...] | No
                 buf, base = cur.buf, cur.buf_start
                 end = base + len(buf)
             out.append(buf[off : off + length].decode("utf-8", errors="replace"))
-            cur.kept += length
+            cur.budget.kept += length
         pos += length
     cur.pos = pos
-    if cur.kept > MAX_KEPT_BYTES:
-        raise cur.fail(f"the metadata's strings exceed {MAX_KEPT_BYTES} bytes")
+    if cur.budget.kept > cur.budget.max_kept:
+        raise cur.fail(f"the metadata's strings exceed {cur.budget.max_kept} bytes")
     return tuple(out) if out is not None else None
 
 

@@ -142,3 +142,12 @@ def test_a_split_part_linking_inside_the_folder_is_read(tmp_path):
     _part(tmp_path / "blob", 1, [_gtensor("output.weight")])
     (tmp_path / "m-00002-of-00002.gguf").symlink_to(tmp_path / "blob")
     assert "output.weight" in read_gguf_facts(first)[2]
+
+
+def test_one_budget_bounds_the_string_bytes_of_every_part(tmp_path):
+    path = tmp_path / "a.gguf"
+    path.write_bytes(gguf_bytes([_gkv("tokenizer.chat_template", 8, _gs(b"x" * 1000))]))
+    budget = ReadBudget(kept=1500)
+    read_gguf(path, "a.gguf", budget=budget)
+    with pytest.raises(AuditError, match="strings exceed 1500 bytes"):
+        read_gguf(path, "a.gguf", budget=budget)
