@@ -132,3 +132,12 @@ def test_a_trained_sentencepiece_charsmap_is_18_fold_and_passes(rule: str, tmp_p
     t5 = _seq(charsmap, {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "})
     check_normalizer_growth(_raw(t5), tmp_path / "tokenizer.json")
     assert growth_of(t5).factor == 36
+
+
+def test_a_normalizer_longer_than_the_first_window_is_read_whole(tmp_path):
+    """The object is decoded through a window that grows (a charsmap is ~300 KB): the doublings after a
+    300,000-character Prepend are still seen."""
+    spec = _seq({"type": "Prepend", "prepend": "\u00e9" * 300_000}, *[DOUBLE] * 7)
+    with pytest.raises(AuditError, match="128-fold"):
+        check_normalizer_growth(_raw(spec), tmp_path / "tokenizer.json")
+    check_normalizer_growth(_raw(_seq({"type": "Prepend", "prepend": "\u00e9" * 300_000})), tmp_path / "tokenizer.json")

@@ -125,27 +125,39 @@ def check_normalizer_growth(raw: bytes, path: Path) -> None:
     loads it (loading normalizes the added tokens). Found by a byte search, as the charsmaps are: the key
     cannot occur inside a JSON string (its quotes would be escaped); a vocabulary entry named "normalizer"
     has a number for its value and is skipped."""
-    needle = '"normalizer"'
-    if needle.encode() not in raw:
-        return
-    text = raw.decode("utf-8", "replace")  # once: the library decodes it too
-    decoder = json.JSONDecoder()
+    needle = b'"normalizer"'
     start = 0
-    while (at := text.find(needle, start)) != -1:
+    while (at := raw.find(needle, start)) != -1:
         start = at + len(needle)
-        colon = text.find(":", start)
-        if colon == -1 or text[start:colon].strip():
+        colon = raw.find(b":", start)
+        if colon == -1 or raw[start:colon].strip():
             continue
         begin = colon + 1
-        while begin < len(text) and text[begin] in " \t\r\n":
+        while begin < len(raw) and raw[begin] in b" \t\r\n":
             begin += 1
-        if not text.startswith("{", begin):
+        if raw[begin : begin + 1] != b"{":
             continue  # null, a number (a token named "normalizer"), or junk the library refuses itself
-        try:
-            spec, start = decoder.raw_decode(text, begin)
-        except (ValueError, RecursionError):
-            continue  # not JSON: the library refuses the file with its own message
+        spec = _object_at(raw, begin)
+        if spec is None:
+            return  # not JSON: the library refuses the file with its own message
         check_growth(spec, path)
+
+
+def _object_at(raw: bytes, begin: int) -> Any:
+    """The JSON object starting at byte ``begin``, decoded through a window that doubles until it holds the
+    whole object: a normalizer is ~100 bytes (a charsmap ~300 KB), the vocabulary after it is megabytes."""
+    decoder = json.JSONDecoder()
+    window = 1 << 16
+    while True:
+        chunk = raw[begin : begin + window]
+        try:
+            return decoder.raw_decode(chunk.decode("utf-8", "replace"))[0]
+        except RecursionError:
+            return None
+        except ValueError:
+            if begin + window >= len(raw):
+                return None
+            window *= 4
 
 
 def check_backend_growth(backend: Any, path: Path) -> None:
