@@ -210,6 +210,9 @@ class GGUFVocab:
         end, whole, lookups = len(text), self._whole, 0
         lengths = self._whole_lengths
         while pos < end:
+            if lookups > 4096:  # charged as it goes: one long text is bounded too
+                self._charge(lookups)
+                lookups = 0
             for i in range(bisect.bisect_right(lengths, end - pos) - 1, -1, -1):  # longest first, as llama.cpp
                 length = lengths[i]
                 lookups += 1
@@ -218,9 +221,6 @@ class GGUFVocab:
                     break
             else:
                 pos += 1
-                if lookups > 4096:
-                    self._charge(lookups)
-                    lookups = 0
                 continue
             if start < pos:
                 out.extend(self._pieces(text[start:pos]))
