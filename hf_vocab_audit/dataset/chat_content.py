@@ -40,6 +40,29 @@ REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")  # transformer
 TRAINED_ROLES = ("assistant", "gpt")  # ShareGPT turns keep their roles as written (TRL converts keys only)
 MAX_PIECE_CHARS = 100_000  # a piece longer than this is checked by its first and last 1,000 characters
 EDGE = 1_000
+# Searches per sequence: at least MIN_SEARCHES, else about SEARCH_CHARS characters of text scanned. The data
+# decides how many pieces a row holds (a tool call with a million arguments): past the budget the rest of
+# the row is taken as present, so a hostile row costs a bounded multiple of its text and never a false alarm.
+MIN_SEARCHES = 64
+MAX_NAMED = 4  # fields named per row (the report's value); the rest are counted
+SEARCH_CHARS = 4_000_000
+
+
+class _Text:
+    """A rendered text and what is left of its search budget."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.left = max(MIN_SEARCHES, SEARCH_CHARS // max(len(text), 1))
+
+    def has(self, piece: str) -> bool:
+        piece = piece.strip()
+        if not piece or self.left <= 0:
+            return True
+        self.left -= 1
+        if len(piece) > MAX_PIECE_CHARS:
+            return piece[:EDGE] in self.text and piece[-EDGE:] in self.text
+        return piece in self.text
 
 
 def _scalars(value: Any, depth: int = 0) -> Iterator[Any]:
@@ -69,15 +92,6 @@ def _forms(value: Any) -> tuple[str, ...]:
     return (text, json.dumps(text, ensure_ascii=False)[1:-1], json.dumps(text)[1:-1], repr(text)[1:-1])
 
 
-def _present(piece: str, text: str) -> bool:
-    piece = piece.strip()
-    if not piece:
-        return True
-    if len(piece) > MAX_PIECE_CHARS:
-        return piece[:EDGE] in text and piece[-EDGE:] in text
-    return piece in text
-
-
 def _arguments(call: dict[str, Any]) -> Any:
     args = call.get("arguments")
     if isinstance(args, str):
@@ -88,16 +102,29 @@ def _arguments(call: dict[str, Any]) -> Any:
     return args
 
 
-def _tool_call_lost(calls: Any, text: str) -> bool:
+def _function(entry: dict[str, Any]) -> dict[str, Any]:
+    """The ``function`` part of a tool call or tool (OpenAI's shape), or the entry itself (flat shape)."""
+    inner = entry.get("function")
+    return inner if isinstance(inner, dict) else entry
+
+
+def _tool_call_lost(calls: Any, text: _Text) -> bool:
+    seen: set[tuple[str, Any]] = set()  # a value repeated a million times is searched once
     for call in calls if isinstance(calls, list) else [calls]:
         if not isinstance(call, dict):
             continue
-        fn = call.get("function") if isinstance(call.get("function"), dict) else call
+        fn = _function(call)
         name = fn.get("name")
-        if isinstance(name, str) and not _present(name, text):
+        if isinstance(name, str) and not text.has(name):
             return True
         for leaf in _scalars(_arguments(fn)):
-            if not any(_present(form, text) for form in _forms(leaf)):
+            if text.left <= 0:
+                return False
+            key = (type(leaf).__name__, leaf)
+            if key in seen:
+                continue
+            seen.add(key)
+            if not any(text.has(form) for form in _forms(leaf)):
                 return True
     return False
 
@@ -119,28 +146,30 @@ def _split_think(content: str) -> tuple[str, str]:
 
 
 def triggered(turn: Any) -> bool:
-    """Whether a turn carries a field some template drops (the only turns worth checking)."""
-    if not isinstance(turn, dict):
+    """Whether a turn carries a field some template drops (the only turns worth checking). Written out:
+    it runs on every turn of every row, most of which carry none."""
+    if type(turn) is not dict:
         return False
-    if turn.get("tool_calls") or any(turn.get(f) for f in REASONING_FIELDS):
+    get = turn.get
+    if get("tool_calls") or get("reasoning_content") or get("thinking") or get("reasoning"):
         return True
-    content = turn.get("content")
-    return isinstance(content, str) and "</think>" in content
+    content = get("content")
+    return type(content) is str and "</think>" in content
 
 
-def lost_fields(turn: dict[str, Any], text: str) -> list[str]:
+def lost_fields(turn: dict[str, Any], text: _Text) -> list[str]:
     """The fields of one trained turn whose substance the rendered ``text`` does not hold."""
     lost = []
     reasoning = next((turn[f] for f in REASONING_FIELDS if isinstance(turn.get(f), str) and turn[f].strip()), None)
-    if reasoning is not None and not _present(reasoning, text):
+    if reasoning is not None and not text.has(reasoning):
         lost.append(next(f for f in REASONING_FIELDS if turn.get(f) == reasoning))
     for part in _content_texts(turn.get("content")):
         if "</think>" in part:
             think, answer = _split_think(part)
-            if not _present(think, text):
+            if not text.has(think):
                 lost.append("<think> block of content")
             part = answer
-        if not _present(part, text):
+        if not text.has(part):
             lost.append("content")
     if turn.get("tool_calls") and _tool_call_lost(turn["tool_calls"], text):
         lost.append("tool_calls")
@@ -151,7 +180,7 @@ def _tool_names(tools: Any) -> list[str]:
     names = []
     for tool in tools if isinstance(tools, list) else []:
         if isinstance(tool, dict):
-            fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+            fn = _function(tool)
             if isinstance(fn.get("name"), str):
                 names.append(fn["name"])
     return names
@@ -163,16 +192,21 @@ def dropped_content(turns: list[Any] | None, first_trained: int, tools: Any, tex
     ``first_trained``: the first turn whose tokens get a loss (the completion's first turn, or 0)."""
     if not turns or not text:
         return None
+    checked = [k for k in range(first_trained, len(turns)) if triggered(turns[k])]
+    if not checked and not tools:
+        return None
     lost: list[str] = []
+    rendered = _Text(text)
     names = _tool_names(tools)
-    if names and not any(_present(n, text) for n in names):
+    if names and not any(rendered.has(n) for n in names):
         lost.append("tools")
-    for k in range(first_trained, len(turns)):
-        turn = turns[k]
-        if not triggered(turn) or turn.get("role") not in TRAINED_ROLES:
-            continue
-        lost.extend(f"{field} (turn {k})" for field in lost_fields(turn, text))
-    return ", ".join(lost) if lost else None
+    for k in checked:
+        if turns[k].get("role") in TRAINED_ROLES:
+            lost.extend(f"{field} (turn {k})" for field in lost_fields(turns[k], rendered))
+    if not lost:
+        return None
+    more = f" and {len(lost) - MAX_NAMED} more" if len(lost) > MAX_NAMED else ""
+    return ", ".join(lost[:MAX_NAMED]) + more
 
 
 def double_bos(sequences: list[Any], bos_id: int | None) -> np.ndarray:
@@ -181,18 +215,22 @@ def double_bos(sequences: list[Any], bos_id: int | None) -> np.ndarray:
     if bos_id is None:
         return out
     for i, ids in enumerate(sequences):
-        if ids is not None and len(ids) > 1 and ids[0] == bos_id and ids[1] == bos_id:
+        if ids and ids[0] == bos_id and len(ids) > 1 and ids[1] == bos_id:
             out[i] = True
     return out
 
 
 def prepended_id(tokenizer: Any) -> int | None:
-    """The id the tokenizer's post-processor puts before every text (BOS), or None when it adds none."""
+    """The id the tokenizer's post-processor puts before every text (BOS), or None when it adds none
+    before the text (a suffix-only processor, as T5's ``$A </s>``, adds nothing in front)."""
     try:
-        added = tokenizer.encode("", add_special_tokens=True).ids
-    except Exception:  # noqa: BLE001 - a tokenizer that cannot encode the empty string adds nothing we can check
+        plain = tokenizer.encode("a", add_special_tokens=False).ids
+        added = tokenizer.encode("a", add_special_tokens=True).ids
+    except Exception:  # noqa: BLE001 - a tokenizer that cannot encode one letter adds nothing we can check
         return None
-    return int(added[0]) if added else None
+    if len(added) > len(plain) and added[1:1 + len(plain)] == plain:
+        return int(added[0])
+    return None
 
 
 def double_bos_texts(tokenizer: Any, texts: list[str], encodings: list[Any]) -> tuple[np.ndarray, int | None]:

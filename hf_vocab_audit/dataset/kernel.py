@@ -229,7 +229,9 @@ def _text_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) ->
     texts = arr.fill_null("").to_pylist() if arr.null_count else arr.to_pylist()
     with library_call(ctx.tokenizer_file or ctx.source, "the tokenizers library failed on a row"):
         encodings = _encode(ctx.tokenizer, texts)
-    if ctx.causal_lm:  # TRL tokenizes a text column as this does (special tokens added): a rendered text's BOS doubles
+    # TRL 1.16's SFTTrainer tokenizes a text column as this does: trl/data_utils.py ``_tokenize`` calls
+    # ``processing_class(text=...)``, special tokens added, so a text rendered with the template's BOS gets two (HVA557)
+    if ctx.causal_lm:
         from .chat_content import double_bos_texts
         from .checks import DOUBLE_BOS
 
