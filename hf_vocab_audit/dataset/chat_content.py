@@ -2,15 +2,16 @@
 
 **Dropped content.** A template renders only the fields it knows, in the forms it knows: Llama-3's drops an
 assistant turn's ``tool_calls``, Llama-3.1's renders the tool call and drops the ``content`` beside it,
-Qwen3's and DeepSeek-R1's strip the reasoning (``reasoning_content``, or a ``<think>`` block in the content)
-of turns before the last user query, and most drop ``reasoning_content`` altogether. The row trains on an
-empty or different answer than the data holds, with no error and a healthy loss (axon-rl/gem#44,
-THUDM/slime#330, huggingface/trl#6363, unslothai/unsloth#3437). A template may legitimately reformat what it
-keeps (tool calls as JSON, trimmed whitespace), so what is checked is the substance, not the bytes: each
-trained assistant turn's answer text and reasoning text (stripped), each tool call's function name, argument
-names and scalar argument values (raw, or as JSON or Python would escape them), and each tool's name, must
-occur in the rendered text. Only rows that carry such a field are looked at (``tool_calls``, a reasoning
-field, a ``<think>`` tag, ``tools``): rows of plain turns cost one scan of their turn keys.
+Qwen3's strips the reasoning (``reasoning_content``, or a ``<think>`` block in the content) of turns before
+the last user query, DeepSeek-R1's (distills) the ``<think>`` block of every turn, and most drop
+``reasoning_content`` altogether. The row trains on an empty or different answer than the data holds, with no
+error and a healthy loss (axon-rl/gem#44, THUDM/slime#330, huggingface/trl#6363, unslothai/unsloth#3437). A
+template may legitimately reformat what it keeps (tool calls as JSON, trimmed whitespace), so what is checked
+is the substance, not the bytes: each trained assistant turn's answer text and reasoning text (stripped), each
+tool call's function name, argument names and scalar argument values (raw, or as JSON or Python would escape
+them), and each tool's name, must occur in the rendered text. Only rows that carry such a field are looked at
+(``tool_calls``, a reasoning field, a ``<think>`` tag, ``tools``): rows of plain turns cost one scan of their
+turn keys.
 
 The trained turns are the assistant turns of the completion when the prompt gets no loss (prompt-completion
 with completion-only loss, preference, unpaired), else every assistant turn of the conversation (what

@@ -26,13 +26,14 @@ def dataset_chat_content_dropped(df: DatasetFacts) -> Iterator[Hit]:
 
     Why:
     A template renders only the fields it knows, in the forms it knows, and drops the rest without a word:
-    Llama-3's drops `tool_calls` (a tool-call turn trains as an empty answer); Llama-3.1's renders the tool
-    call and drops the `content` beside it; Qwen3's and DeepSeek-R1's strip the reasoning of every assistant
-    turn before the last user query; most drop `reasoning_content` altogether. TRL renders the row that way
-    and trains on it with a healthy loss (axon-rl/gem#44, THUDM/slime#330, huggingface/trl#6363,
-    unslothai/unsloth#3437). The check looks for the substance of each trained field in the rendered text
-    (the answer and reasoning text, each tool call's name, argument names and values, each tool's name), so
-    a template that reformats what it keeps (tool calls as JSON, trimmed whitespace) is not flagged.
+    Llama-3's drops `tool_calls` (a tool-call turn trains as an empty answer); Llama-3.1's renders the tool call
+    and drops the `content` beside it; Qwen3's strips the reasoning of every assistant turn before the last user
+    query, DeepSeek-R1's (distills) the `<think>` block of every assistant turn; most drop `reasoning_content`
+    altogether. TRL renders the row that way and trains on it with a healthy loss (axon-rl/gem#44,
+    THUDM/slime#330, huggingface/trl#6363, unslothai/unsloth#3437). The check looks for the substance of each
+    trained field in the rendered text (the answer and reasoning text, each tool call's name, argument names and
+    values, each tool's name), so a template that reformats what it keeps (tool calls as JSON, trimmed
+    whitespace) is not flagged.
 
     Fix:
     Use a template that renders the fields the data holds (a training variant: TRL ships patched Qwen3

@@ -45,6 +45,7 @@ def models(tmp_path_factory):
         "qwen3_training": _model(root, "qwen3_training", trl_template("qwen3_training"), MARKERS),
         "llama3": _model(root, "llama3", trl_template("llama3"), LLAMA_MARKERS),
         "llama3_1": _model(root, "llama3_1", trl_template("llama3_1"), LLAMA_MARKERS),
+        "deepseek": _model(root, "deepseek", trl_template("deepseek_r1_distill"), []),
     }
 
 
@@ -100,6 +101,14 @@ def test_qwen3_drops_earlier_turns_reasoning_named_by_row_and_field(models, tmp_
     assert "2 row(s)" in hit.message
     assert "reasoning_content (turn 1)" in hit.message and "<think> block of content (turn 1)" in hit.message
     assert "turn 3" not in hit.message  # the last answer keeps its reasoning
+
+
+def test_deepseek_r1_distill_drops_every_think_block(models, tmp_path):
+    rows = [{"messages": [U("w1"), A("<think>\nw31 w32\n</think>\n\nw33")]}]
+    text = _rendered(models["deepseek"], rows[0]["messages"])
+    assert "w31 w32" not in text and "w33" in text  # even the last (only) answer loses its reasoning
+    found = _found(_scan(models["deepseek"], rows, tmp_path), "HVA556")
+    assert len(found) == 1 and "<think> block of content (turn 1)" in found[0].message
 
 
 def test_quiet_with_a_template_that_keeps_every_turns_reasoning(models, tmp_path):
