@@ -253,12 +253,17 @@ def content_violations(r: Any, names: tuple[str, ...], rendered: list[Any], bos_
                        n: int) -> Iterator[tuple[str, str, Any]]:
     """(column, check, violation or None) of a chat batch: dropped content per sequence, doubled BOS."""
     from .arrays import row_violation
+    from .chat_formats import PREFERENCE, PROMPT_COMPLETION, UNPAIRED
     from .checks import CHAT_CONTENT_DROPPED, DOUBLE_BOS
 
+    # The prompt's turns get no loss where TRL masks the prompt (chat_render.prepare's rule), whatever
+    # keep_end truncation later leaves of it.
+    masked_prompt = r.fmt.kind in (PREFERENCE, UNPAIRED) or (
+        r.fmt.kind == PROMPT_COMPLETION and r.settings.completion_only_loss is not False)
     for name in names:
         seqs = [row.sequences.get(name) for row in rendered]
         lost = [None if s is None or s.turns is None else
-                dropped_content(s.turns, s.prompt_turns if s.loss_start > 0 else 0, s.tools, s.text) for s in seqs]
+                dropped_content(s.turns, s.prompt_turns if masked_prompt else 0, s.tools, s.text) for s in seqs]
         if any(lost):
             yield name, CHAT_CONTENT_DROPPED, row_violation(np.array([x is not None for x in lost], dtype=bool),
                                                              np.array([x or "" for x in lost], dtype=object),
