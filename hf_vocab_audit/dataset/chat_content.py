@@ -24,8 +24,8 @@ tokenize=True)``, which in transformers 5.x tokenizes the rendered text with ``a
 unless the template renders it twice; for strings (prompt-completion, preference and unpaired strings, and
 the ``text`` column of ``SFTTrainer._prepare_dataset``'s language-modeling case) ``_tokenize`` calls
 ``processing_class(text=input)``, special tokens added, so a text that already starts with the BOS string
-(rendered by a chat template beforehand, as open-r1#462 and huggingface/trl#1668 did) gets a second one from
-the tokenizer's post-processor. The check reads the first two ids of each sequence: it fires exactly where
+(rendered by a chat template beforehand: open-r1#462, huggingface/trl#1668) gets a second one from the
+tokenizer's post-processor. The check reads the first two ids of each sequence: it fires exactly where
 that path yields two BOS, whatever made them.
 """
 
@@ -45,8 +45,8 @@ EDGE = 1_000
 # decides how many pieces a row holds (a tool call with a million arguments): past the budget the rest of
 # the row is taken as present, so a hostile row costs a bounded multiple of its text and never a false alarm.
 MIN_SEARCHES = 64
-MAX_NAMED = 4  # fields named per row (the report's value); the rest are counted
 SEARCH_CHARS = 4_000_000
+MAX_NAMED = 4  # fields named per row (the report's value); the rest are counted
 
 
 class _Text:
