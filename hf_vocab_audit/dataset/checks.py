@@ -41,3 +41,5 @@ CHAT_EOS_NOT_LEARNED = "chat-eos-not-learned"  # the last span with a loss holds
 CHAT_NO_TEMPLATE = "chat-no-template"  # conversational rows and a tokenizer without a chat template
 CHAT_OVER_BUDGET = "chat-over-budget"  # the row's render went past its budget (chat_budget.py); value = what
 CHAT_NOT_RENDERED = "chat-not-rendered"  # the split's rendering budget was spent before the row: not checked
+CHAT_CONTENT_DROPPED = "chat-content-dropped"  # a trained turn's field the template does not render (chat_content.py)
+DOUBLE_BOS = "double-bos"  # a sequence's ids start with two BOS (template's and tokenizer's); value = the BOS id

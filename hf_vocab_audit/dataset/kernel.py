@@ -229,6 +229,16 @@ def _text_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) ->
     texts = arr.fill_null("").to_pylist() if arr.null_count else arr.to_pylist()
     with library_call(ctx.tokenizer_file or ctx.source, "the tokenizers library failed on a row"):
         encodings = _encode(ctx.tokenizer, texts)
+    # TRL 1.16's SFTTrainer tokenizes a text column as this does: trl/data_utils.py ``_tokenize`` calls
+    # ``processing_class(text=...)``, special tokens added, so a text rendered with the template's BOS gets two (HVA557)
+    if ctx.causal_lm:
+        from .chat_content import double_bos_texts
+        from .checks import DOUBLE_BOS
+
+        doubled, bos_id = double_bos_texts(ctx.tokenizer, texts, encodings)
+        if doubled.any():
+            acc.add(plan.name, DOUBLE_BOS, row_violation(doubled, np.full(len(texts), bos_id, dtype=np.int64),
+                                                         row_offset, ctx.max_locations, position=1))
     lengths = np.fromiter((len(e) for e in encodings), dtype=np.int64, count=len(encodings))
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
