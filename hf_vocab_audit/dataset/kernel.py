@@ -131,10 +131,9 @@ def _length_checks(acc: _Acc, column: str, lengths: np.ndarray, row_offset: int)
 
 
 def _null_rows(acc: _Acc, column: str, arr: pa.Array, row_offset: int) -> None:
-    if arr.null_count:
+    if arr.null_count:  # rows only, no values: None cannot be sorted to count them (two null rows crashed)
         mask = arr.is_null().to_numpy(zero_copy_only=False)
-        acc.add(column, NULL, row_violation(mask, np.full(len(arr), None, dtype=object), row_offset,
-                                            acc.ctx.max_locations))
+        acc.add(column, NULL, violation(mask, None, None, row_offset, acc.ctx.max_locations))
 
 
 def _nested_id_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) -> None:
