@@ -164,12 +164,14 @@ def _plan_chat(o: _Opened, schema: pa.Schema, opts: Options, facts: Facts) -> No
         return
     o.chat_format = fmt
     from .chat_render import Renderer
-    from .chat_settings import SHAREGPT_ASSISTANT_ONLY, has_generation_block, renderer_for, settings_for
+    from .chat_settings import SHAREGPT_ASSISTANT_ONLY, has_generation_block, renderer_for, require_jinja, settings_for
     from .checks import CHAT, CHAT_MASK_EMPTY, CHAT_NO_TEMPLATE
 
     if facts.tokenizer is None:
         raise AuditError(facts.model_dir, f"split {o.split.name!r} holds {fmt.kind} rows: rendering them needs a "
                                           "tokenizer (pass --tokenizer DIR)")
+    if fmt.conversational:
+        require_jinja(o.split.source)
     settings = settings_for(fmt, o.split.source, dict(opts.chat_flags), opts.trl_config)
     renderer: Renderer = renderer_for(fmt, facts, settings)
     plan = _plan(o)
