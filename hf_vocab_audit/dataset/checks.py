@@ -31,6 +31,7 @@ CHOICE_OUT_OF_RANGE = "choice-out-of-range"  # a multiple-choice label >= the ro
 CTC_LABEL_TOO_LARGE = "ctc-label-too-large"  # a CTC target >= the CTC head's rows (config vocab_size)
 TEXT_TOO_LONG = "text-too-long"  # a text row over MAX_TEXT_CHARS characters: not tokenized, not checked
 LENGTH_MISMATCH = "length-mismatch"  # per-token labels whose length differs from the row's input_ids
+UNREADABLE_LINE = "unreadable-line"  # a JSON Lines line that is not a JSON row; locations: (line, None, message)
 
 # Chat and instruction splits (chat.py; rules in rules/dataset_chat.py).
 CHAT_REFUSED = "chat-refused"  # the template (or TRL's preparation) raises on the row; value = its message
@@ -39,3 +40,4 @@ CHAT_TRUNCATED = "chat-truncated"  # max_length truncation leaves no token with 
 CHAT_NOT_PREFIX = "chat-not-prefix"  # the prompt's tokens are not a prefix of prompt+completion's
 CHAT_EOS_NOT_LEARNED = "chat-eos-not-learned"  # the last span with a loss holds no eos / end-of-turn token
 CHAT_NO_TEMPLATE = "chat-no-template"  # conversational rows and a tokenizer without a chat template
+CHAT_PROCESSOR_UNBUILT = "chat-processor-unbuilt"  # a processor class named, AutoProcessor cannot build it

@@ -163,9 +163,8 @@ def _plan_chat(o: _Opened, schema: pa.Schema, opts: Options, facts: Facts) -> No
     if fmt is None:
         return
     o.chat_format = fmt
-    from .chat_render import Renderer
-    from .chat_settings import SHAREGPT_ASSISTANT_ONLY, has_generation_block, renderer_for, require_jinja, settings_for
-    from .checks import CHAT, CHAT_MASK_EMPTY, CHAT_NO_TEMPLATE
+    from .chat import sequence_columns
+    from .chat_settings import plan, require_jinja, settings_for
 
     if facts.tokenizer is None:
         raise AuditError(facts.model_dir, f"split {o.split.name!r} holds {fmt.kind} rows: rendering them needs a "
@@ -173,31 +172,16 @@ def _plan_chat(o: _Opened, schema: pa.Schema, opts: Options, facts: Facts) -> No
     if fmt.conversational:
         require_jinja(o.split.source)
     settings = settings_for(fmt, o.split.source, dict(opts.chat_flags), opts.trl_config)
-    renderer: Renderer = renderer_for(fmt, facts, settings)
-    plan = _plan(o)
+    chat = plan(fmt, facts, settings)
+    planned = _plan(o)
     used = set(fmt.columns)
-    problems: list[tuple[str, str]] = []
-    if fmt.conversational and not renderer.template:
-        problems.append((CHAT_NO_TEMPLATE, renderer.template_note or "the tokenizer has no chat template: "
-                                           "apply_chat_template (and TRL) refuse every row"))
-    elif settings.assistant_only_loss and fmt.sharegpt:  # TRL checks the format before it converts ShareGPT
-        problems.append((CHAT_MASK_EMPTY, SHAREGPT_ASSISTANT_ONLY))
-    elif settings.assistant_only_loss and not has_generation_block(renderer.template):
-        problems.append((CHAT_MASK_EMPTY, "assistant-only loss is on but the chat template has no "
-                                          "{% generation %} block: every assistant mask is empty"))
-    from .chat import sequence_columns
-
-    columns = tuple(p for p in plan.columns if p.name not in used)
-    if not any(check == CHAT_NO_TEMPLATE for check, _ in problems):
-        if problems:  # no {% generation %} block: the ids are still checked, the empty masks reported once
-            from dataclasses import replace
-
-            renderer = replace(renderer, settings=replace(settings, assistant_only_loss=False))
-        columns += tuple(ColumnRole(name, CHAT) for name in sequence_columns(renderer))
-        o.chat = renderer
-    o.plan = SplitColumns(columns, tuple(u for u in plan.unchecked if u.column not in used),
-                          tuple(sk for sk in plan.skipped if sk[0] not in used))
-    o.chat_problems = tuple(problems)
+    columns = tuple(p for p in planned.columns if p.name not in used)
+    if chat.renderer is not None:
+        columns += tuple(ColumnRole(name, CHAT) for name in sequence_columns(chat.renderer))
+        o.chat = chat.renderer
+    o.plan = SplitColumns(columns, tuple(u for u in planned.unchecked if u.column not in used),
+                          tuple(sk for sk in planned.skipped if sk[0] not in used))
+    o.chat_problems = chat.problems
 
 
 def _plan(o: _Opened) -> SplitColumns:
