@@ -32,6 +32,7 @@ CTC_LABEL_TOO_LARGE = "ctc-label-too-large"  # a CTC target >= the CTC head's ro
 TEXT_TOO_LONG = "text-too-long"  # a text row over MAX_TEXT_CHARS characters: not tokenized, not checked
 LENGTH_MISMATCH = "length-mismatch"  # per-token labels whose length differs from the row's input_ids
 UNREADABLE_LINE = "unreadable-line"  # a JSON Lines line that is not a JSON row; locations: (line, None, message)
+READ_STOPPED = "read-stopped"  # the reader gave up after too many such lines; location: (line, None, None)
 
 # Chat and instruction splits (chat.py; rules in rules/dataset_chat.py).
 CHAT_REFUSED = "chat-refused"  # the template (or TRL's preparation) raises on the row; value = its message

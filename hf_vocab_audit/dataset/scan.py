@@ -15,9 +15,11 @@ from ..core.options import ScanOptions
 from ..errors import AuditError, first_line
 from ..facts import Facts
 from ..facts.limits import InputLimits, head_label_kind, input_limits
+from ..io.jsonlines import BadLines
 from .chat import summarize
 from .checks import CHAT
 from .expansion import check_batch
+from .kernel import bad_lines_summary
 from .progress import ProgressBar
 from .roles import SplitColumns, Unchecked, head_kind, plan_columns
 from .spec import Split, open_spec
@@ -92,13 +94,17 @@ def _peek(split: Split, batch_size: int) -> _Opened:
     return _Opened(split, first, it)
 
 
-def _guard(split: Split, batches: Iterator[pa.Table], start: int) -> Iterator[pa.Table]:
+def _guard(split: Split, batches: Iterator[pa.Table | BadLines], start: int) -> Iterator[pa.Table | BadLines]:
     """Turn read errors into one-line AuditErrors naming the dataset, split and row; validate every batch
-    in full (offsets past a buffer would make the kernel read foreign memory), whichever reader made it."""
+    in full (offsets past a buffer would make the kernel read foreign memory), whichever reader made it.
+    Lines the reader skipped (BadLines) pass through to be reported."""
     row = start
     while True:
         try:
             batch = next(batches)
+            if isinstance(batch, BadLines):
+                yield batch
+                continue
             batch.validate(full=True)
             check_batch(batch, split.source, split.name, row)  # columns, and dictionaries decoded, bounded
         except StopIteration:
@@ -197,6 +203,9 @@ def _scan_one(o: _Opened, ctx: ScanContext, opts: Options, bar: Any) -> tuple[Su
     truncated = False
     batches = itertools.chain([o.first] if o.first is not None else [], o.rest)
     for batch in batches:
+        if isinstance(batch, BadLines):  # lines of a JSON Lines file that are not rows: HVA533 at each line
+            summary = merge(summary, bad_lines_summary(batch, ctx))
+            continue
         if opts.max_rows is not None and rows + batch.num_rows >= opts.max_rows:
             truncated = rows + batch.num_rows > opts.max_rows
             batch = batch.slice(0, opts.max_rows - rows)
