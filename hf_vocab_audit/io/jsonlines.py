@@ -114,11 +114,12 @@ def _parse(block: bytes) -> pa.Table:
 
 
 def _fails(text: bytes) -> str | None:
-    """pyarrow's message when ``text`` does not parse, else None."""
+    """pyarrow's message when ``text`` does not parse, else None (without its "in row 0": the line is named)."""
     try:
         _parse(text)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        return first_line(exc, 200)
+        message = first_line(exc, 200)
+        return message.removesuffix(" in row 0").rstrip(". ") or message
     return None
 
 
