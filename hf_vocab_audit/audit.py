@@ -147,14 +147,15 @@ def audit_source(source: FactsSource, options: AuditOptions) -> Report:
     from .core.sections import VllmSection
     from .rules import Scope, selected
     from .rules.coverage import ensure_auditable
-    from .rules.runner import run_dataset, run_scope, run_static, run_weights
+    from .rules.entry_points import run_entry_points
+    from .rules.runner import run_dataset, run_scope, run_weights
 
     rules = selected(options.select, options.ignore)
     if facts.gguf is not None:  # llama.cpp's format: its own rules, located in the file
         return _gguf_report(source.label, facts, rules, options, start)
     ensure_auditable(facts)
     in_memory = source.origin is Source.MEMORY
-    run = run_static(facts, rules, lines=source.lines)
+    run = run_entry_points(facts, rules, lines=source.lines)  # each checkpoint the folder loads as
     extra: dict[str, Any] = {}
     df = None
     weight_facts = None

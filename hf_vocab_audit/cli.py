@@ -54,7 +54,8 @@ def _main(
 @app.command()
 def check(
     target: Annotated[
-        str, typer.Argument(help="Checkpoint folder (config.json, tokenizer, weights), or org/name (org/name@revision) on the Hub.")
+        str, typer.Argument(metavar="TARGET", help="Checkpoint folder (config.json, tokenizer, weights), or "
+                            "org/name (org/name@revision) on the Hub.")
     ],
     tokenizer: Annotated[
         Optional[Path], typer.Option("--tokenizer", help="Tokenizer folder, when not in the checkpoint.")
@@ -91,7 +92,8 @@ def check(
                      "the first format goes to standard output when there is one file fewer)."),
     ] = None,
     config: Annotated[
-        Optional[Path], typer.Option("--config", help="Settings file to use instead of the model's hf-vocab-audit.toml.")
+        Optional[Path], typer.Option("--config", help="Settings file to use instead of the working directory's "
+                                     "and the model's hf-vocab-audit.toml.")
     ] = None,
     weights: Annotated[
         bool, typer.Option("--weights", help="Also read the embedding matrices to find untrained token rows.")
@@ -121,6 +123,10 @@ def check(
     verify_load: Annotated[
         Optional[VerifyLoad], typer.Option("--verify-load", help="--fix: load the result with transformers (auto, "
                                            "the default: if small).")
+    ] = None,
+    hub_timeout: Annotated[
+        Optional[int], typer.Option("--hub-timeout", min=1, help="Org/name TARGET: seconds all Hub requests may "
+                                    "take together (default: HF_VOCAB_AUDIT_HUB_TIMEOUT, else 30).")
     ] = None,
     dataset: Annotated[
         Optional[list[str]],
@@ -211,9 +217,9 @@ def check(
 ) -> None:
     """Audit TARGET from its files alone: no weights are loaded, no code is executed.
 
-    Settings come from the tool.hf-vocab-audit table of pyproject.toml and hf-vocab-audit.toml next to the model;
-    flags win. Exit codes: 0 no finding at or above --fail-on (or --exit-zero); 1 at least one; 2 the audit
-    could not run.
+    Settings come from the tool.hf-vocab-audit table of pyproject.toml and hf-vocab-audit.toml in the working
+    directory (or --config); flags win. The model's own hf-vocab-audit.toml may only make the gate stricter.
+    Exit codes: 0 no finding at or above --fail-on (or --exit-zero); 1 at least one; 2 the audit could not run.
     With --dataset, also stream the dataset and find every out-of-range id and label (HVA5xx).
     With --fix, write a repaired copy (see --output) and report the audit of that copy.
     TARGET may be a GGUF file (llama.cpp's format); --source HF_DIR compares it with its HF checkpoint.
@@ -237,6 +243,7 @@ def check(
         ray_address=ray_address, chat_format=chat_format, messages_column=messages_column, max_length=max_length,
         assistant_only_loss=assistant_only_loss, completion_only_loss=completion_only_loss, packing=packing,
         trl_config=trl_config, source=source, target_kind=target_kind, suppress_ids_file=suppress_ids_file,
+        hub_timeout=hub_timeout,
     )  # flags not given are None: the settings files fill them, then the defaults
     try:
         if select or ignore:  # (the rule modules are imported only to check selectors that were given)
@@ -247,7 +254,7 @@ def check(
     except AuditError as exc:
         _fail(str(exc), False)
     try:
-        inputs = [target, tokenizer, base, *(dataset or [])]
+        inputs = [target, tokenizer, base, config, *(dataset or [])]
         for _, out_path in pair_outputs([f.value for f in fmt or []], list(output_file or [])):
             if out_path is not None:  # a planted link or a path into the checkpoint: refused before the audit
                 check_output_file(out_path, inputs)
@@ -301,7 +308,7 @@ def rules_cmd(
 
 
 @app.command()
-def explain(code: Annotated[str, typer.Argument(help="Rule code (HVA101) or name.")]) -> None:
+def explain(code: Annotated[str, typer.Argument(metavar="CODE", help="Rule code (HVA101) or name.")]) -> None:
     """Explain a rule: what it checks, why it matters, how to fix it."""
     from .rules import get_rule
 
@@ -313,10 +320,10 @@ def explain(code: Annotated[str, typer.Argument(help="Rule code (HVA101) or name
 
 @app.command()
 def repro(
-    batch_file: Annotated[Path, typer.Argument(help="A batch the guard saved (batch-*.safetensors; its .json sidecar "
+    batch_file: Annotated[Path, typer.Argument(metavar="BATCH_FILE", help="A batch the guard saved (batch-*.safetensors; its .json sidecar "
                                                "next to it).")],
     model_dir: Annotated[
-        Optional[Path], typer.Argument(help="The checkpoint to check and replay against (default: the live model "
+        Optional[Path], typer.Argument(metavar="[MODEL_DIR]", help="The checkpoint to check and replay against (default: the live model "
                                        "described in the sidecar).")
     ] = None,
     weights: Annotated[
@@ -370,7 +377,30 @@ def demo(
 
 
 def main() -> None:
-    app()
+    """Run the command line. A usage error (a mistyped flag, a missing argument) is one line on stderr and
+    exit 2, like every other error, instead of click's boxed usage block."""
+    import os
+
+    import typer.core
+
+    # stderr is for the one error line: transformers' import-time advice ("PyTorch was not found. Models won't
+    # be available...", on every chat-data run of the base install, which never needs torch) is not ours to print.
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    # typer 0.28 vendors click as typer._click; earlier releases use the click package.
+    click_exceptions = (getattr(typer.core, "_click", None) or typer.core.click).exceptions  # type: ignore[attr-defined]
+    try:
+        code = app(standalone_mode=False)
+    except click_exceptions.NoArgsIsHelpError as exc:  # a bare command: its help, as before
+        exc.show()
+        raise SystemExit(EXIT_ERROR) from None
+    except click_exceptions.UsageError as exc:
+        command = exc.ctx.command_path if exc.ctx is not None else "hf-vocab-audit"
+        typer.echo(f"hf-vocab-audit: error: {one_line(exc.format_message())} (see '{command} --help')", err=True)
+        raise SystemExit(EXIT_ERROR) from None
+    except click_exceptions.Abort:
+        typer.echo("Aborted.", err=True)
+        raise SystemExit(1) from None
+    raise SystemExit(code if isinstance(code, int) else 0)
 
 
 def run() -> NoReturn:

@@ -88,6 +88,8 @@ What to do next:
   * see the details of a rule:  hf-vocab-audit explain {code}
   * gate uploads in CI:         hf-vocab-audit check MODEL_DIR --format json
 """
+TRY_IT = """  * try the fix on this demo:   hf-vocab-audit demo --keep DIR   (the checkpoint above is deleted on exit)
+"""
 
 
 def run_demo(keep: Path | None = None) -> int:
@@ -102,7 +104,9 @@ def run_demo(keep: Path | None = None) -> int:
         hit = next((f for f in report.findings if f.code == "HVA101"), None)
         cause = next((c for c in report.causes if hit is not None and c.id == hit.cause), None)
         if hit is not None and cause is not None:  # the report's own cause: the same story as check tells
-            print(NEXT_STEPS.format(story=cause.story, fix=cause.fix, code=hit.code))
+            # A folder about to be deleted is named DIR in the advice: a next command must work when typed.
+            fix = cause.fix if keep else cause.fix.replace(str(folder), "DIR")
+            print(NEXT_STEPS.format(story=cause.story, fix=fix, code=hit.code) + ("" if keep else TRY_IT))
         if keep:
             print(f"The demo checkpoint is kept in {folder}")
         # The demo succeeds when it catches the defect it planted.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,9 +80,22 @@ def run_gate(
 
             check_scan(chosen.audit.scan)
         report = _fix(source, chosen, settings) if chosen.fix is not None else audit_source(source, chosen.audit)
+    report = _ignored_settings(report, settings, chosen)
     report, unused = apply_allowlist(report, settings.allow)
     return GateOutcome(report.judged(settings.fail_on, settings.exit_zero, settings.allow_partial), settings,
                        tuple(unused), chosen)
+
+
+def _ignored_settings(report: Report, settings: Settings, options: GateOptions) -> Report:
+    """The report with HVA003 added: what the target's own settings file asked and the gate did not obey."""
+    if not settings.ignored:
+        return report
+    from .core.report import sort_findings
+    from .rules import Scope, selected
+    from .rules.runner import run_scope
+
+    run = run_scope(selected(options.audit.select, options.audit.ignore), Scope.SETTINGS, settings.ignored)
+    return replace(report, findings=sort_findings([*report.findings, *run.findings])) if run.findings else report
 
 
 def _fix(source: FactsSource, options: GateOptions, settings: Settings) -> Report:
@@ -96,14 +109,22 @@ def _fix(source: FactsSource, options: GateOptions, settings: Settings) -> Repor
         return refuse_adapter_fix(src, base=audit_options.base, tokenizer=audit_options.tokenizer_path,
                                   select=audit_options.select, ignore=audit_options.ignore)
     from .fix import repair
+    from .fix.writer import default_output
+    from .io.output_path import check_output_folder
+
+    keywords = options.fix.keywords()
+    output = keywords.pop("output")
+    scan = audit_options.scan
+    check_output_folder(Path(output) if output is not None else default_output(src), (
+        audit_options.base, audit_options.source, *(scan.specs if scan is not None else ()),
+        scan.trl_config if scan is not None else None, *settings.sources))  # before --force deletes anything
 
     def check(folder: Path, *, facts: Facts | None = None) -> Report:
         """The audit ``check`` runs (the same options, the allowlist applied once), on --fix's input and output."""
         read = ReadFolderSource(folder, facts) if facts is not None else FolderSource(folder)
         return apply_allowlist(audit_source(read, audit_options), settings.allow)[0]
 
-    keywords = options.fix.keywords()
-    return repair(src, keywords.pop("output"), audit=check, tokenizer=audit_options.tokenizer_path,
+    return repair(src, output, audit=check, tokenizer=audit_options.tokenizer_path,
                   applicability=fix_safety(settings), **keywords)
 
 

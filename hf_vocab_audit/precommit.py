@@ -2,7 +2,9 @@
 
 A changed file belongs to the nearest folder at or above it that holds ``config.json`` (a checkpoint) or
 ``adapter_config.json`` (a PEFT adapter, audited against its base); each such folder is audited once,
-with the same settings files and exit codes as ``hf-vocab-audit check``.
+with the same settings files and exit codes as ``hf-vocab-audit check``: the repository's
+``pyproject.toml`` or ``hf-vocab-audit.toml`` where the hook runs (or ``--config FILE``). A model folder's own
+settings file, or the repository's when the repository is the model, may only make the gate stricter.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("files", nargs="*", help="changed files (pre-commit passes them)")
     parser.add_argument("--fail-on", choices=FAIL_ON, default=None)
     parser.add_argument("--exit-zero", action="store_true", default=None)
+    parser.add_argument("--config", type=Path, default=None,
+                        help="settings file to use instead of the working directory's and the models' own")
     args = parser.parse_args(argv)
     from .formats import render
     from .gate import run_gate
@@ -44,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     worst = 0
     for folder in model_folders(args.files):
         try:
-            outcome = run_gate(str(folder), fail_on=args.fail_on, exit_zero=args.exit_zero)
+            outcome = run_gate(str(folder), config=args.config, fail_on=args.fail_on, exit_zero=args.exit_zero)
         except AuditError as exc:
             print(f"hf-vocab-audit: error: {exc}", file=sys.stderr)
             worst = 2

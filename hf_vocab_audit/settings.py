@@ -1,20 +1,29 @@
-"""Gate settings from ``pyproject.toml`` ``[tool.hf-vocab-audit]`` and ``hf-vocab-audit.toml`` next to the model.
+"""Gate settings: the operator's files and flags; a target's own file may only make the gate stricter.
 
-Precedence, lowest to highest: defaults, the nearest ``pyproject.toml`` (from the working directory
-upward) that has a ``[tool.hf-vocab-audit]`` table, the model's ``hf-vocab-audit.toml`` (or ``--config``),
-then command-line flags. The per-model allowlist (``[[allow]]``) lives only in the model's file.
+Precedence, lowest to highest: defaults, the nearest ``pyproject.toml`` (from the working directory upward)
+that has a ``[tool.hf-vocab-audit]`` table, the operator's settings file (``--config FILE``, else
+``hf-vocab-audit.toml`` in the working directory), then the target's own ``hf-vocab-audit.toml`` where it is
+stricter, then command-line flags. The allowlist (``[[allow]]``) lives in the operator's settings file.
+
+The target is what the gate judges, and CI audits pull requests: a settings file inside it (its
+``hf-vocab-audit.toml``, or a ``pyproject.toml`` found from a working directory inside it) is read, but only
+the options whose ``Option.stricter`` says how are obeyed, and only where they tighten the operator's
+value; every other key is reported (rule HVA003) and not obeyed. ``--config FILE`` replaces the target's
+file: it is not read at all.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .core.options import BY_KEY, OPTIONS, Option
+from .core.options import OPTIONS, SETTINGS_ONLY, Option
 from .core.outcome import FAIL_ON
+from .core.target_settings import IgnoredSettings
 from .errors import AuditError
 from .facts.tree import regular_file_inside
 from .io.jsonfile import read_bytes
@@ -31,8 +40,10 @@ else:  # pragma: no cover - Python 3.10
 
 MODEL_FILE = "hf-vocab-audit.toml"
 TOOL_TABLE = "hf-vocab-audit"
-KEYS = (*(o.key for o in OPTIONS), "extend-safe-fixes", "extend-unsafe-fixes")  # every option of ``check`` but
-# --config (which names this file), and the fix-safety keys (settings only, as in ruff)
+SETTING_KEYS = {o.key: o for o in (*OPTIONS, *SETTINGS_ONLY)}  # every option of ``check`` but --config (which
+# names this file), and the fix-safety keys (settings only, as in ruff)
+KEYS = tuple(SETTING_KEYS)
+SELECTOR_KEYS = ("select", "ignore", "extend-safe-fixes", "extend-unsafe-fixes")  # rule codes, prefixes or names
 MATCH_KEYS = ("file", "key", "tensor", "token", "token_id", "split", "column")
 
 
@@ -43,7 +54,7 @@ class AllowEntry:
     code: str
     reason: str
     match: dict[str, Any] = field(default_factory=dict)
-    where: str = ""  # "hf-vocab-audit.toml allow[0]", for messages
+    where: str = ""  # "gate.toml allow[0]", for messages
 
     def matches(self, finding: Finding) -> bool:
         if finding.code != self.code:
@@ -65,15 +76,20 @@ class Settings:
     extend_safe_fixes: tuple[str, ...] = ()  # rules whose unsafe fix --fix applies as safe (see fix_safety)
     extend_unsafe_fixes: tuple[str, ...] = ()  # rules whose safe fix needs --unsafe-fixes
     values: dict[str, Any] = field(default_factory=dict)  # every option set (``Option.attr`` -> value), flags last
+    ignored: tuple[IgnoredSettings, ...] = ()  # keys of the target's own settings files not obeyed (HVA003)
 
 
 def find_pyproject(start: Path) -> Path | None:
     """The nearest ``pyproject.toml`` at or above ``start`` with a ``[tool.hf-vocab-audit]`` table."""
+    return next(_pyprojects(start), None)
+
+
+def _pyprojects(start: Path) -> Iterator[Path]:
+    """Every ``pyproject.toml`` at or above ``start`` with a ``[tool.hf-vocab-audit]`` table, nearest first."""
     for folder in (start.resolve(), *start.resolve().parents):
         path = folder / "pyproject.toml"
         if path.is_file() and TOOL_TABLE in _read_toml(path).get("tool", {}):
-            return path
-    return None
+            yield path
 
 
 MAX_SETTINGS_BYTES = 1024 * 1024  # a settings file is a few lines; an allowlist of thousands still fits
@@ -144,35 +160,46 @@ def _relative(settings: Path, value: str) -> Path:
     return path if path.is_absolute() else settings.parent / path
 
 
-def _options(path: Path, table: dict[str, Any], where: str, model_file: bool = False) -> dict[str, Any]:
-    """Validate the option keys of one table; returns the options present, by ``Option.attr``.
+def _checked(path: Path, option: Option, where: str, value: Any) -> Any:
+    """One key's value from a settings file, checked (a bad one exits 2 naming the file and the key)."""
+    if option.key in SELECTOR_KEYS:
+        return _strings(path, f"{where}{option.key}", value)
+    return _value(path, option, where, value)
 
-    ``model_file``: the checkpoint's own hf-vocab-audit.toml, which a downloaded checkpoint brings: it may
-    not name paths, write files, reach a Ray cluster or relax the fix's safety (``Option.model_file``)."""
+
+def _options(path: Path, table: dict[str, Any], where: str) -> dict[str, Any]:
+    """Validate the option keys of one operator's table; returns the options present, by ``Option.attr``."""
     out: dict[str, Any] = {}
     for key, value in table.items():
-        option = BY_KEY.get(key)
-        if key in ("select", "ignore"):
-            out[key] = _strings(path, f"{where}{key}", value)
-        elif key == "fail-on":
-            if value not in FAIL_ON:
-                raise AuditError(path, f"{where}fail-on: must be one of {', '.join(FAIL_ON)}, not {value!r}")
-            out["fail_on"] = value
-        elif option is not None:
-            if model_file and not option.model_file:
-                raise AuditError(path, f"{key}: a checkpoint's own {MODEL_FILE} cannot set it (it names a path, "
-                                 "writes, or relaxes --fix): set it in pyproject.toml, --config or a flag")
-            out[option.attr] = _value(path, option, where, value)
-        elif key in FIX_SAFETY_KEYS:
-            if model_file and key == "extend-safe-fixes":
-                raise AuditError(path, f"{key}: a checkpoint's own {MODEL_FILE} cannot set it (it relaxes --fix): "
-                                 "set it in pyproject.toml or --config")
-            out[key.replace("-", "_")] = _strings(path, f"{where}{key}", value)
+        option = SETTING_KEYS.get(key)
+        if option is not None:
+            out[option.attr] = _checked(path, option, where, value)
         elif key == "allow" and where:
-            raise AuditError(path, f"{where}allow: the allowlist is per model: put it in {MODEL_FILE} next to the model")
+            raise AuditError(path, f"{where}allow: the allowlist goes in {MODEL_FILE} in the working directory "
+                             "or in the --config FILE")
         elif key != "allow":
             raise AuditError(path, f"unknown key {where}{key!r} (known: {', '.join(KEYS)}, allow)")
     return out
+
+
+def _from_target(path: Path, table: dict[str, Any], where: str, values: dict[str, Any]) -> list[str]:
+    """Obey the keys of a target's own settings table that tighten the gate (into ``values``); return the
+    keys not obeyed, in file order: any other key, and a stricter-only one that would relax the operator's.
+
+    Only the obeyed keys' values are checked (a bad one exits 2 naming it): the rest are never used."""
+    ignored = []
+    for key, value in table.items():
+        option = SETTING_KEYS.get(key)
+        if option is None or option.stricter is None:
+            ignored.append(key)
+            continue
+        asked = _checked(path, option, where, value)
+        merged = option.stricter(values.get(option.attr), asked)
+        if merged is None:
+            ignored.append(key)
+        else:
+            values[option.attr] = merged
+    return ignored
 
 
 def _allow(path: Path, value: Any) -> tuple[AllowEntry, ...]:
@@ -201,6 +228,18 @@ def _allow(path: Path, value: Any) -> tuple[AllowEntry, ...]:
     return tuple(entries)
 
 
+def _inside(path: Path, root: Path | None) -> bool:
+    """Whether ``path`` lies in ``root`` (where it is, or where it resolves to)."""
+    if root is None:
+        return False
+    top = root.resolve()
+    return any(p == top or top in p.parents for p in (path.parent.resolve() / path.name, path.resolve()))
+
+
+def _same(path: Path, other: Path | None) -> bool:
+    return other is not None and other.exists() and os.path.samefile(path, other)
+
+
 def load_settings(
     model_dir: Path | None,
     *,
@@ -208,26 +247,48 @@ def load_settings(
     config: Path | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> Settings:
-    """Merge defaults, pyproject, the model's file (or ``config``) and ``overrides`` (flags; None = not given)."""
+    """Merge defaults, the operator's pyproject and settings file (``config``, else the working directory's
+    hf-vocab-audit.toml), what the target's own file tightens, and ``overrides`` (flags; None = not given).
+
+    ``model_dir``: the target folder (None: a file or live objects). A settings file found from a working
+    directory inside it is the target's, not the operator's."""
+    here = cwd or Path.cwd()
     values: dict[str, Any] = {}
     sources: list[str] = []
-    pyproject = find_pyproject(cwd or Path.cwd())
-    if pyproject is not None:
-        values.update(_options(pyproject, _read_toml(pyproject)["tool"][TOOL_TABLE], "[tool.hf-vocab-audit] "))
-        sources.append(str(pyproject))
+    in_target: list[tuple[Path, dict[str, Any], str]] = []  # (file, table, where) of the target's own files
+    for pyproject in _pyprojects(here):
+        table = _read_toml(pyproject)["tool"][TOOL_TABLE]
+        if not _inside(pyproject, model_dir):
+            values.update(_options(pyproject, table, "[tool.hf-vocab-audit] "))
+            sources.append(str(pyproject))
+            break
+        assert model_dir is not None
+        regular_file_inside(pyproject, model_dir)
+        in_target.append((pyproject, table, "[tool.hf-vocab-audit] "))
     allow: tuple[AllowEntry, ...] = ()
-    model_file = config if config is not None else (model_dir / MODEL_FILE if model_dir is not None else None)
     if config is not None and not config.is_file():
         raise AuditError(config, "config file does not exist")
-    if config is None and model_file is not None and model_dir is not None and (
-        model_file.is_symlink() or model_file.exists()
-    ):  # the checkpoint's own file can relax the gate: it must not come from outside the checkpoint
-        regular_file_inside(model_file, model_dir)
-    if model_file is not None and model_file.is_file():
-        data = _read_toml(model_file)
-        values.update(_options(model_file, data, "", model_file=config is None))
-        allow = _allow(model_file, data.get("allow", []))
-        sources.append(str(model_file))
+    operator = config if config is not None else here / MODEL_FILE
+    own = model_dir / MODEL_FILE if model_dir is not None and config is None else None
+    if config is not None or (operator.is_file() and not _inside(operator, model_dir)):
+        data = _read_toml(operator)
+        values.update(_options(operator, data, ""))
+        allow = _allow(operator, data.get("allow", []))
+        sources.append(str(operator))
+    elif model_dir is not None and operator.is_file() and not _same(operator, own):
+        regular_file_inside(operator, model_dir)  # run from a folder inside the target: the file is the target's
+        in_target.append((operator, _read_toml(operator), ""))
+    if own is not None and model_dir is not None and (own.is_symlink() or own.exists()):
+        regular_file_inside(own, model_dir)  # a link out of the checkpoint is refused, as for its other files
+        in_target.append((own, _read_toml(own), ""))
+    ignored = []
+    for path, table, where in in_target:
+        keys = _from_target(path, table, where, values)
+        sources.append(str(path))
+        if keys:
+            assert model_dir is not None
+            name = os.path.relpath(path.parent.resolve() / path.name, model_dir.resolve())
+            ignored.append(IgnoredSettings(Path(name).as_posix(), tuple(keys)))
     values.update({k: v for k, v in (overrides or {}).items() if v is not None})
     if "fail_on" in values and values["fail_on"] not in FAIL_ON:
         raise AuditError(None, f"--fail-on must be one of {', '.join(FAIL_ON)}")
@@ -237,7 +298,7 @@ def load_settings(
     fields = ("select", "ignore", "fail_on", "exit_zero", "allow_partial", "chat_format", "messages_column",
               "extend_safe_fixes", "extend_unsafe_fixes")
     return Settings(**{k: v for k, v in values.items() if k in fields}, allow=allow, sources=tuple(sources),
-                    values=values)
+                    values=values, ignored=tuple(ignored))
 
 
 def mark_allowed(findings: Iterable[Finding], entries: tuple[AllowEntry, ...]) -> tuple[list[Finding], list[AllowEntry]]:
@@ -263,8 +324,6 @@ def apply_allowlist(report: Report, entries: tuple[AllowEntry, ...]) -> tuple[Re
 
 
 # ---- fix safety (ruff's extend-safe-fixes / extend-unsafe-fixes) ----------------------------------------
-
-FIX_SAFETY_KEYS = ("extend-safe-fixes", "extend-unsafe-fixes")
 
 
 def fix_safety(settings: Settings) -> Callable[[str, Applicability], Applicability] | None:

@@ -86,11 +86,11 @@ def settings_table(text: str) -> str:
     end = text.index("<!-- settings:end -->")
     kinds = {"bool": "true/false", "int": "integer >= 1", "str": "string", "strs": "list of strings",
              "path": "path", "paths": "list of paths", "specs": "list of paths or Hub ids"}
-    rows = ["| key | value | group | model's own file | what |", "| --- | --- | --- | --- | --- |"]
+    rows = ["| key | value | group | target's own file | what |", "| --- | --- | --- | --- | --- |"]
     for o in OPTIONS:
         value = " / ".join(f"`{c}`" for c in o.choices) if o.choices else kinds[o.kind]
         value = f"list of {value}" if o.kind == "choices" else value
-        rows.append(f"| `{o.key}` | {value} | {o.group} | {'yes' if o.model_file else 'no'} | {o.help} |")
+        rows.append(f"| `{o.key}` | {value} | {o.group} | {'stricter only' if o.stricter else 'not obeyed'} | {o.help} |")
     return text[:start] + "\n".join(rows) + "\n" + text[end:]
 
 

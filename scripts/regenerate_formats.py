@@ -3,7 +3,7 @@
     python scripts/regenerate_formats.py [OUT_DIR]
 
 The checkpoint is the demo's (tokens added, embeddings never resized) at the relative path
-``models/broken-llama``, with an ``hf-vocab-audit.toml`` that accepts one finding, so every format
+``models/broken-llama``, audited from a working directory whose ``hf-vocab-audit.toml`` accepts one finding, so every format
 shows errors, a warning-level allowed finding and the allowlist reason. Timing is normalised to 0.
 """
 
@@ -27,7 +27,7 @@ TARGET = "models/broken-llama"
 EXTENSIONS = {"text": "txt", "json": "json", "markdown": "md", "sarif": "sarif", "junit": "junit.xml",
               "github": "github.txt", "html": "html"}
 ALLOWLIST = """\
-# Accepted findings of this model (hf-vocab-audit reads this file next to the model).
+# Accepted findings (hf-vocab-audit reads this file in the working directory the gate runs from).
 fail-on = "error"
 
 [[allow]]
@@ -41,8 +41,8 @@ def golden_outputs() -> dict[str, str]:
     """File name -> content of each format's golden report."""
     cwd = Path.cwd()
     with tempfile.TemporaryDirectory(prefix="hf-vocab-audit-golden-") as tmp:
-        folder = build_demo_checkpoint(Path(tmp) / TARGET)
-        (folder / "hf-vocab-audit.toml").write_text(ALLOWLIST, encoding="utf-8")
+        build_demo_checkpoint(Path(tmp) / TARGET)
+        (Path(tmp) / "hf-vocab-audit.toml").write_text(ALLOWLIST, encoding="utf-8")
         os.chdir(tmp)
         try:
             outcome = run_gate(TARGET, cwd=Path(tmp))

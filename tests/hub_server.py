@@ -4,20 +4,45 @@ Serves model repositories from memory: ``GET /api/models/{repo}[/revision/{rev}]
 ``HEAD``/``GET /{repo}/resolve/{rev}/{file}`` with ``Range`` support. A private repository answers 401
 without its token, as the Hub does. Every request is logged, with the bytes sent per file (counted as
 they are written, so a client that hangs up mid-body is seen). ``Repo.declared`` makes it lie: HEAD
-declares those sizes, GET sends the real body.
+declares those sizes, GET sends the real body. ``Repo.misbehave`` makes it stall or send the client
+elsewhere (:class:`Act`); ``HubServer.elsewhere`` is a second loopback server, on another port, that
+records what reaches it (``{elsewhere}`` in a redirect's location is its URL).
 """
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import re
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlparse
+
+
+class Act(enum.Enum):
+    """How a misbehaving endpoint answers."""
+
+    HANG = "hang"  # reads the request, never answers
+    DRIP = "drip"  # the whole answer (status line and headers too), one byte a second
+    RETRY_LATER = "retry-later"  # 429 with Retry-After: 999999
+    LONG_LENGTH = "long-length"  # Content-Length of 1 GB, the real body, then silence (the connection held open)
+    REDIRECT = "redirect"  # 302 to ``location``
+    CUT = "cut"  # the headers and the first byte of the body, then the connection closed (on every try)
+    FLOOD = "flood"  # 200 without a Content-Length, then zeros until the client hangs up (1 GiB at most)
+
+
+@dataclass(frozen=True)
+class Misbehaviour:
+    act: Act
+    location: str = ""  # REDIRECT: where to ("{elsewhere}" is replaced by the second server's URL)
+    methods: frozenset[str] = frozenset({"GET", "HEAD"})
+
+
+API = "api"  # Repo.misbehave's key for the model-info request (other keys are file names)
 
 
 @dataclass
@@ -27,6 +52,7 @@ class Repo:
     token: str | None = None  # private when set
     declared: dict[str, int] = field(default_factory=dict)  # a lying server: HEAD's size for these files
     ignores_range: frozenset[str] = frozenset()  # files sent whole (200) whatever Range asks
+    misbehave: dict[str, Misbehaviour] = field(default_factory=dict)  # API or a file name -> how it misbehaves
 
     @classmethod
     def from_folder(cls, folder: Path, token: str | None = None) -> Repo:
@@ -41,9 +67,25 @@ class HubServer:
     requests: list[tuple[str, str]] = field(default_factory=list)
     bytes_sent: Counter = field(default_factory=Counter)
     url: str = ""
+    elsewhere: list[tuple[str, str, str]] = field(default_factory=list)  # (method, path, Authorization) seen there
+    elsewhere_url: str = ""
 
     def __enter__(self) -> HubServer:  # noqa: PYI034
         hub = self
+        self._stop = threading.Event()
+
+        class Elsewhere(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                hub.elsewhere.append((self.command, self.path, self.headers.get("Authorization", "")))
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            do_HEAD = do_GET
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):  # quiet
@@ -59,11 +101,64 @@ class HubServer:
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
+        self._other = HTTPServer(("127.0.0.1", 0), Elsewhere)
+        self.elsewhere_url = f"http://127.0.0.1:{self._other.server_address[1]}"
+        threading.Thread(target=self._other.serve_forever, daemon=True).start()
         return self
 
     def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._stop.set()  # the stalled answers end
+        for server in (self._server, self._other):
+            server.shutdown()
+            server.server_close()
+
+    def _misbehave(self, h, how: Misbehaviour, body: bytes, headers: dict[str, str]) -> None:
+        """Answer as ``how`` says (the request has been read)."""
+        try:
+            if how.act is Act.HANG:
+                self._stop.wait(120)
+            elif how.act is Act.RETRY_LATER:
+                self._send(h, 429, b"{}", {"Retry-After": "999999", "Content-Type": "application/json"})
+            elif how.act is Act.REDIRECT:
+                h.send_response(302)
+                h.send_header("Location", how.location.replace("{elsewhere}", self.elsewhere_url))
+                h.send_header("Content-Length", "0")
+                h.end_headers()
+            elif how.act is Act.LONG_LENGTH:
+                h.send_response(200)
+                for k, v in headers.items():
+                    h.send_header(k, v)
+                h.send_header("Content-Length", str(10**9))
+                h.end_headers()
+                h.wfile.write(body)
+                h.wfile.flush()
+                self._stop.wait(120)
+            elif how.act is Act.CUT:
+                h.send_response(200)
+                for k, v in headers.items():
+                    h.send_header(k, v)
+                h.send_header("Content-Length", str(len(body)))
+                h.end_headers()
+                h.wfile.write(body[:1])
+                h.wfile.flush()
+                h.close_connection = True
+            elif how.act is Act.FLOOD:
+                h.send_response(200)
+                h.send_header("Content-Type", "application/json")
+                h.end_headers()
+                for _ in range(1024):
+                    h.wfile.write(bytes(2**20))
+                    self.bytes_sent[API] += 2**20
+            elif how.act is Act.DRIP:
+                head = "".join(f"{k}: {v}\r\n" for k, v in {**headers, "Content-Length": str(len(body))}.items())
+                raw = f"HTTP/1.1 200 OK\r\n{head}\r\n".encode() + body
+                for i in range(len(raw)):
+                    h.wfile.write(raw[i : i + 1])
+                    h.wfile.flush()
+                    if self._stop.wait(1):
+                        return
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up
+            return
 
     # --- request handling -------------------------------------------------------------------------
     def _send(self, h, status: int, body: bytes = b"", headers: dict[str, str] | None = None, head=False,
@@ -108,6 +203,9 @@ class HubServer:
                 return self._error(h, 404, "RevisionNotFound", head)
             info = {"id": m[1], "modelId": m[1], "sha": repo.commit, "private": bool(repo.token),
                     "siblings": [{"rfilename": name} for name in repo.files]}
+            how = repo.misbehave.get(API)
+            if how is not None and h.command in how.methods:
+                return self._misbehave(h, how, json.dumps(info).encode(), {"Content-Type": "application/json"})
             return self._send(h, 200, json.dumps(info).encode(), {"Content-Type": "application/json"}, head)
         m = re.match(r"^/([^/]+/[^/]+)/resolve/([^/]+)/(.+)$", path)
         if not m:
@@ -122,6 +220,9 @@ class HubServer:
             return self._error(h, 404, "EntryNotFound", head)
         headers = {"X-Repo-Commit": repo.commit, "ETag": f'"{hashlib.sha256(data).hexdigest()}"',
                    "Accept-Ranges": "bytes", "Content-Type": "application/octet-stream"}
+        how = repo.misbehave.get(m[3])
+        if how is not None and h.command in how.methods:
+            return self._misbehave(h, how, data, headers)
         rng = re.match(r"bytes=(\d+)-(\d*)$", h.headers.get("Range", "") or "")
         if rng and not head and m[3] not in repo.ignores_range:
             start, end = int(rng[1]), int(rng[2]) if rng[2] else len(data) - 1

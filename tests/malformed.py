@@ -126,7 +126,7 @@ def case(group: str, names: str | None = None, exit_codes: tuple[int, ...] = (2,
             if hub:  # serve the damaged folder as a Hub repository named after the case
                 repo = f"org/{build.__name__}"
                 HUB_REPOS[repo] = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
-                return [repo]
+                return [repo, *HUB_ARGS.get(repo, [])]
             return args
 
         CASES.append(Case(build.__name__, group, run, names, exit_codes, hub, says))
@@ -138,6 +138,8 @@ def case(group: str, names: str | None = None, exit_codes: tuple[int, ...] = (2,
 HUB_REPOS: dict[str, dict[str, bytes]] = {}  # repo id -> files, filled by the hub cases' build()
 HUB_DECLARED: dict[str, dict[str, int]] = {}  # repo id -> sizes its HEAD answers declare (a lying server)
 HUB_IGNORES_RANGE: dict[str, frozenset[str]] = {}  # repo id -> files its GET sends whole, ignoring Range
+HUB_MISBEHAVE: dict[str, dict[str, Any]] = {}  # repo id -> tests/hub_server.py Misbehaviour per API or file name
+HUB_ARGS: dict[str, list[str]] = {}  # repo id -> more arguments for check (a short --hub-timeout)
 HUB_TOKEN = "hf_catalogue_token"
 
 
@@ -155,7 +157,8 @@ def serve_hub_cases() -> Any:
 
     return HubServer({rid: Repo(files, hashlib.sha1(repr(sorted(files)).encode()).hexdigest(),
                                 declared=HUB_DECLARED.get(rid, {}),
-                                ignores_range=HUB_IGNORES_RANGE.get(rid, frozenset()))
+                                ignores_range=HUB_IGNORES_RANGE.get(rid, frozenset()),
+                                misbehave=HUB_MISBEHAVE.get(rid, {}))
                       for rid, files in HUB_REPOS.items()})
 
 
@@ -986,7 +989,7 @@ def adapter_weights_a_fifo(folder: Path) -> list[str]:
 
 @case("links at depth", "hf-vocab-audit.toml")
 def settings_symlink_outside(folder: Path) -> None:
-    """The checkpoint's own settings can relax the gate; a link to a file outside it is refused."""
+    """The checkpoint's own settings file is read (it may make the gate stricter); a link outside is refused."""
     _outside(folder, "hf-vocab-audit.toml", 'fail-on = "never"\n')
 
 

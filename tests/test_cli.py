@@ -87,6 +87,23 @@ def test_missing_folder_and_file_instead_of_folder(tmp_path, run_cli):
     assert code == 2 and "must be a folder, not a file" in err
 
 
+@pytest.mark.parametrize(("args", "says"), [
+    (["check", "--weigths", "x"], "No such option: --weigths (Possible options: --weights)"),
+    (["check"], "Missing argument 'TARGET'"),
+    (["check", "x", "--format", "yaml"], "Invalid value for '--format'"),
+    (["explain"], "Missing argument 'CODE'"),
+])
+def test_usage_errors_are_one_line_and_exit_2(args, says):
+    """A mistyped flag is an error like any other: one line naming it and the help to read, exit 2, no box."""
+    result = subprocess.run([sys.executable, "-m", "hf_vocab_audit", *args], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hf-vocab-audit: error: ") and says in lines[0], result.stderr
+    assert f"{args[0]} --help" in lines[0]
+
+
 def test_rules_and_explain(run_cli):
     code, out, _ = run_cli("rules")
     assert code == 0 and "HVA101  token-id-beyond-embedding" in out
@@ -105,6 +122,19 @@ def test_demo_runs_offline_and_shows_the_finding():
     assert "HVA101 token-id-beyond-embedding" in result.stdout
     assert "resize_token_embeddings" in result.stdout
     assert "torch" not in result.stderr
+    # Every command it suggests works when typed: none names the temporary folder it has deleted.
+    folder = result.stdout.split("$ hf-vocab-audit check ", 1)[1].split()[0]
+    advice = result.stdout.split("What to do next:", 1)[1]
+    assert folder not in advice and "check DIR --fix" in advice and "demo --keep DIR" in advice
+
+
+def test_demo_keep_names_the_kept_folder_in_its_advice(tmp_path):
+    kept = tmp_path / "demo"
+    result = subprocess.run([sys.executable, "-m", "hf_vocab_audit", "demo", "--keep", str(kept)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert f"check {kept} --fix" in result.stdout and "demo --keep DIR" not in result.stdout
+    assert (kept / "config.json").is_file()
 
 
 def test_check_reads_the_tokenizer_before_importing_the_report_and_the_rules(tmp_path):

@@ -65,10 +65,11 @@ def test_weights_missing_fail_closed_and_allow_partial_says_partial(tmp_path, ru
     assert gap["what"] == "the weights (tensor headers)" and "HVA101" in gap["rules"]
     code, out, _ = run_cli("check", tmp_path, "--allow-partial")
     assert code == 0 and "PARTIAL" in out and "PASS" not in out and "NOT EXAMINED (1)" in out
-    # The settings file says the same as the flag; the flag wins over it.
+    # The operator's settings file says the same as the flag; the flag wins over it. The model's own may not.
     (tmp_path / "hf-vocab-audit.toml").write_text("allow-partial = true\n")
-    assert run_cli("check", tmp_path)[0] == 0
-    assert run_cli("check", tmp_path, "--no-allow-partial")[0] == 2
+    assert run_cli("check", tmp_path)[0] == 2
+    assert run_cli("check", tmp_path, "--config", tmp_path / "hf-vocab-audit.toml")[0] == 0
+    assert run_cli("check", tmp_path, "--config", tmp_path / "hf-vocab-audit.toml", "--no-allow-partial")[0] == 2
 
 
 def test_allow_partial_never_hides_a_finding(tmp_path, run_cli):

@@ -62,3 +62,43 @@ def test_adapter_folders_are_audited_against_their_base(tmp_path, monkeypatch):
     files = ["adapters/tool/adapter_config.json", "adapters/tool/adapter_model.safetensors"]
     assert model_folders(files) == [Path("adapters/tool")]
     assert main(files) == 1
+
+
+def test_the_hook_never_takes_the_gates_settings_from_a_model(tmp_path, monkeypatch, capsys):
+    """A model folder's own hf-vocab-audit.toml, and the repository's pyproject.toml when the repository root is
+    the model (a Hub model repository with the hook), may only make the gate stricter; --config is obeyed."""
+    monkeypatch.chdir(tmp_path)
+    build_demo_checkpoint(tmp_path / "models" / "bad")
+    (tmp_path / "models" / "bad" / "hf-vocab-audit.toml").write_text('exit-zero = true\nfail-on = "never"\n')
+    assert main(["models/bad/hf-vocab-audit.toml"]) == 1
+    assert "HVA003 target-settings-ignored" in capsys.readouterr().out
+    (tmp_path / "gate.toml").write_text("exit-zero = true\n")
+    assert main(["--config", "gate.toml", "models/bad/config.json"]) == 0
+
+    repo = build_demo_checkpoint(tmp_path / "model-repo")
+    (repo / "pyproject.toml").write_text('[tool.hf-vocab-audit]\nexit-zero = true\nignore = ["HVA1", "HVA2"]\n')
+    monkeypatch.chdir(repo)
+    assert model_folders(["config.json"]) == [Path(".")]
+    assert main(["config.json"]) == 1
+    assert "pyproject.toml (the target's own settings) sets exit-zero, ignore" in capsys.readouterr().out
+
+
+def test_the_shipped_workflows_command_fails_a_model_that_brings_settings_to_pass(tmp_path, monkeypatch, run_cli):
+    """The workflow's own `check` line, run as the workflow runs it (from the repository root), on a broken
+    model whose hf-vocab-audit.toml asks for a pass: the job fails."""
+    import shlex
+
+    import yaml
+
+    workflow = yaml.safe_load((ROOT / "cli" / "github-action" / "model-gate.yml").read_text())
+    (step,) = [s for s in workflow["jobs"]["hf-vocab-audit"]["steps"] if s.get("id") == "audit"]
+    command = step["run"].replace("\\\n", " ").split("hf-vocab-audit check", 1)[1].split("\n", 1)[0]
+    args = shlex.split(command)
+    assert args[0] == "$MODEL_DIR" and "--output-file" in args
+    monkeypatch.chdir(tmp_path)
+    build_demo_checkpoint(tmp_path / "models" / "my-model")
+    (tmp_path / "models" / "my-model" / "hf-vocab-audit.toml").write_text(
+        'exit-zero = true\nfail-on = "never"\nselect = ["HVA002"]\n[[allow]]\ncode = "HVA101"\nreason = "x"\n')
+    code, out, err = run_cli("check", "models/my-model", *args[1:])
+    assert code == 1, err
+    assert "HVA003" in (tmp_path / "hf-vocab-audit.md").read_text()

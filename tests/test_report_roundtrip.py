@@ -159,7 +159,7 @@ def models(tmp_path_factory):
     warning = checkpoint(root / "warning", "llama", 104)
     edit_json(warning / "config.json", eos_token_id=3)  # HVA202 warning only
     allowed = build_demo_checkpoint(root / "allowed")
-    (allowed / "hf-vocab-audit.toml").write_text("".join(
+    (root / "allowed.toml").write_text("".join(  # the operator's allowlist (--config)
         f'[[allow]]\ncode = "{c}"\nreason = "accepted for the round-trip test"\n\n'
         for c in sorted({f.code for f in hva.audit(allowed).findings})), encoding="utf-8")
     partial = checkpoint(root / "partial", "llama", 104)
@@ -203,6 +203,8 @@ def assert_round_trips(outputs):
     ("error", ["--weights", "--target", "vllm"]),
 ])
 def test_every_outcome_scenario_round_trips(models, run_cli, tmp_path, model, flags):
+    if model == "allowed":
+        flags = ["--config", models[model].parent / "allowed.toml", *flags]
     _code, outputs = every_format(run_cli, tmp_path, models[model], *flags)
     assert_round_trips(outputs)
 

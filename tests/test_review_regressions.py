@@ -73,10 +73,10 @@ def test_slow_tokenizer_fallback_leaves_the_environment_alone(minilm_dir, tmp_pa
 def test_fix_leaves_allowlisted_findings_alone(tmp_path, run_cli):
     checkpoint(tmp_path / "m", "llama", 104)
     edit_json(tmp_path / "m" / "generation_config.json", eos_token_id=[5, 6])
-    (tmp_path / "m" / "hf-vocab-audit.toml").write_text(
+    (tmp_path / "gate.toml").write_text(
         '[[allow]]\ncode = "HVA202"\nreason = "generation stops on 5 or 6 by design"\n')
     code, out, err = run_cli("check", tmp_path / "m", "--fix", "--unsafe-fixes", "--verify-load", "never",
-                             "--format", "json")
+                             "--format", "json", "--config", tmp_path / "gate.toml")
     assert code == 0, err
     fixed = json.loads((tmp_path / "m-fixed" / "generation_config.json").read_text())
     assert fixed["eos_token_id"] == [5, 6]

@@ -20,7 +20,7 @@ from builders import checkpoint, edit_json
 from dataset_builders import write_jsonl
 from family_builders import adapter
 
-from hf_vocab_audit.errors import TORCH_EXTRA
+from hf_vocab_audit.errors import torch_extra
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,7 +46,7 @@ def assert_asks_for_the_extra(proc: subprocess.CompletedProcess[str], needed_for
     assert "Traceback" not in proc.stderr and "PASS" not in proc.stdout
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
-    assert needed_for in lines[0] and TORCH_EXTRA in lines[0]
+    assert needed_for in lines[0] and torch_extra() in lines[0]
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +84,7 @@ def test_fix_on_safetensors_without_torch_writes_and_verifies(broken, tmp_path):
     proc = run_without_torch("check", broken, "--fix", "--output", out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (out / "model.safetensors").is_file()
-    assert f"--verify-load: skipped: PyTorch is not installed ({TORCH_EXTRA}" in proc.stdout
+    assert f"--verify-load: skipped: PyTorch is not installed ({torch_extra()}" in proc.stdout
     assert run_without_torch("check", out).returncode == 0
 
 
@@ -145,4 +145,31 @@ def test_guard_api_without_torch_names_the_extra():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
-    assert len(lines) == 2 and all(TORCH_EXTRA in line for line in lines), proc.stdout
+    assert len(lines) == 2 and all(torch_extra() in line for line in lines), proc.stdout
+
+
+def test_the_install_hint_from_a_checkout_installs_the_checkout_with_its_constraints():
+    """`pip install 'hf-vocab-audit[torch]'` from a clone would fetch the released package and ignore the pins."""
+    import shlex
+
+    words = shlex.split(torch_extra())
+    assert words[:2] == ["pip", "install"]
+    assert words[words.index("-c") + 1] == str(ROOT / "constraints.txt")
+    assert words[words.index("-e") + 1] == f"{ROOT}[torch]"
+
+
+def test_the_base_install_prints_nothing_of_transformers_missing_torch(tmp_path):
+    """transformers advises "PyTorch was not found" when imported without torch (a chat-data scan imports it
+    for the template): the command's stderr stays empty on a clean run."""
+    import json
+
+    from builders import CHATML
+
+    folder = checkpoint(tmp_path / "m", "llama", 108, tokenizer_vocab=106, added_special=["<|im_start|>", "<|im_end|>"],
+                        chat_template=CHATML)
+    data = tmp_path / "chat.jsonl"
+    row = {"messages": [{"role": "user", "content": "w1 w2"}, {"role": "assistant", "content": "w3"}]}
+    data.write_text(json.dumps(row) + "\n")
+    proc = run_without_torch("check", folder, "--dataset", data, "--select", "HVA5")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stderr == ""

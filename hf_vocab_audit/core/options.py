@@ -11,7 +11,7 @@ alone, before anything is gathered.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,6 +100,7 @@ class AuditOptions:
     source: str | Path | None = None  # a GGUF target's HF checkpoint
     target_kind: str | None = None  # --target (TargetKind's values)
     scan: ScanOptions | None = None  # --dataset
+    hub_timeout: int | None = None  # seconds for a Hub target's requests (None: the environment, else 30)
 
     @property
     def tokenizer_path(self) -> str | None:
@@ -153,16 +154,37 @@ class GateOptions:
 # ------------------------------------------------------------------------------------------ the options
 
 
+_STRICTEST_FIRST = (FailOn.INFO, FailOn.WARNING, FailOn.ERROR, FailOn.NEVER)
+
+
+def _lower_threshold(operator: Any, target: Any) -> str | None:
+    """The target's ``fail-on`` where it is at least as strict as the operator's (a lower severity fails the
+    gate on more findings), else None."""
+    rank = _STRICTEST_FIRST.index
+    return target if rank(FailOn(target)) <= rank(FailOn(operator or FailOn.ERROR.value)) else None
+
+
+def _union(operator: Any, target: Any) -> tuple[str, ...]:
+    """The operator's list and the target's entries added (``extend-unsafe-fixes``: more fixes held back)."""
+    return tuple(dict.fromkeys((*(operator or ()), *target)))
+
+
 @dataclass(frozen=True)
 class Option:
-    """One option of ``check``: its settings key (its flag without ``--``), value kind, and group."""
+    """One option of ``check``: its settings key (its flag without ``--``), value kind, and group.
+
+    ``stricter``: what a target's own settings file (the checkpoint's ``hf-vocab-audit.toml``; the target is
+    untrusted: CI audits pull requests) may do with the option. None: nothing; the key is not obeyed and is
+    reported (HVA003). Otherwise a function of the operator's value (None: not set) and the target's that
+    returns the value to use where the target's tightens the gate (``fail-on``: a lower threshold;
+    ``extend-unsafe-fixes``: more fixes held back), and None where it would relax it (not obeyed)."""
 
     key: str
     kind: str  # bool, int, str, strs, path, paths, specs (paths or Hub ids), or choice / choices (of ``choices``)
     group: str  # gate, audit, scan, fix, output
     help: str
     choices: tuple[str, ...] = ()
-    model_file: bool = True  # may a checkpoint's own hf-vocab-audit.toml set it (not: paths, writes, network)
+    stricter: Callable[[Any, Any], Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def attr(self) -> str:
@@ -177,15 +199,16 @@ _FAIL_ON = tuple(f.value for f in FailOn)
 OPTIONS: tuple[Option, ...] = (
     Option("select", "strs", "gate", "only these rules (codes, prefixes or names)"),
     Option("ignore", "strs", "gate", "skip these rules"),
-    Option("fail-on", "choice", "gate", "lowest severity that fails the gate", _FAIL_ON),
+    Option("fail-on", "choice", "gate", "lowest severity that fails the gate", _FAIL_ON, stricter=_lower_threshold),
     Option("exit-zero", "bool", "gate", "exit 0 even when findings fail the gate"),
     Option("allow-partial", "bool", "gate", "accept an audit with gaps (verdict PARTIAL)"),
-    Option("tokenizer", "path", "audit", "tokenizer folder", model_file=False),
-    Option("base", "path", "audit", "base checkpoint of a PEFT adapter", model_file=False),
+    Option("tokenizer", "path", "audit", "tokenizer folder"),
+    Option("base", "path", "audit", "base checkpoint of a PEFT adapter"),
     Option("weights", "bool", "audit", "also read the embedding matrices"),
-    Option("source", "path", "audit", "a GGUF target's HF checkpoint", model_file=False),
+    Option("source", "path", "audit", "a GGUF target's HF checkpoint"),
     Option("target", "choice", "audit", "consumer to predict (gguf, vllm)", tuple(t.value for t in TargetKind)),
-    Option("dataset", "specs", "scan", "datasets to stream (data files, folders, Hub ids)", model_file=False),
+    Option("hub-timeout", "int", "audit", "seconds a Hub target's requests may take in all (default 30)"),
+    Option("dataset", "specs", "scan", "datasets to stream (data files, folders, Hub ids)"),
     Option("dataset-config", "str", "scan", "dataset configuration name"),
     Option("split", "strs", "scan", "only these splits"),
     Option("text-column", "strs", "scan", "tokenize these columns"),
@@ -194,32 +217,36 @@ OPTIONS: tuple[Option, ...] = (
     Option("batch-size", "int", "scan", "rows per scanned batch"),
     Option("num-proc", "int", "scan", "splits scanned in parallel processes"),
     Option("engine", "str", "scan", "scan engine (local, ray)"),
-    Option("ray-address", "str", "scan", "Ray cluster to run on", model_file=False),
+    Option("ray-address", "str", "scan", "Ray cluster to run on"),
     Option("chat-format", "str", "scan", "TRL format of the splits, or off"),
     Option("messages-column", "str", "scan", "the column of role/content turns"),
     Option("max-length", "int", "scan", "the trainer's max_length"),
     Option("assistant-only-loss", "bool", "scan", "loss on assistant turns only"),
     Option("completion-only-loss", "bool", "scan", "loss on the completion only"),
     Option("packing", "bool", "scan", "the trainer packs rows"),
-    Option("trl-config", "path", "scan", "a saved TRL config to read the trainer's settings from", model_file=False),
-    Option("fix", "bool", "fix", "write a repaired copy", model_file=False),
-    Option("output", "path", "fix", "folder for the repaired copy", model_file=False),
+    Option("trl-config", "path", "scan", "a saved TRL config to read the trainer's settings from"),
+    Option("fix", "bool", "fix", "write a repaired copy"),
+    Option("output", "path", "fix", "folder for the repaired copy"),
     Option("pad-to-multiple-of", "int", "fix", "round grown rows up to this"),
-    Option("unsafe-fixes", "bool", "fix", "also apply fixes that change behaviour", model_file=False),
-    Option("force", "bool", "fix", "replace a non-empty output folder", model_file=False),
-    Option("allow-large-growth", "bool", "fix", "allow growing the embeddings past twice their rows",
-           model_file=False),
+    Option("unsafe-fixes", "bool", "fix", "also apply fixes that change behaviour"),
+    Option("force", "bool", "fix", "replace a non-empty output folder"),
+    Option("allow-large-growth", "bool", "fix", "allow growing the embeddings past twice their rows"),
     Option("method", "choice", "fix", "surgical or transformers", tuple(m.value for m in Method)),
     Option("verify-load", "choice", "fix", "load the result with transformers", tuple(v.value for v in VerifyLoad)),
     Option("format", "choices", "output", "output formats", tuple(f.value for f in OutputFormat)),
-    Option("output-file", "paths", "output", "files the formats are written to", model_file=False),
-    Option("suppress-ids-file", "path", "output", "with target vllm: where the ids to suppress go",
-           model_file=False),
+    Option("output-file", "paths", "output", "files the formats are written to"),
+    Option("suppress-ids-file", "path", "output", "with target vllm: where the ids to suppress go"),
     Option("debug", "bool", "output", "show tracebacks for errors"),
+)
+# Keys of the settings files only, as in ruff (no flag): which rules' fixes --fix may apply without asking.
+SETTINGS_ONLY: tuple[Option, ...] = (
+    Option("extend-safe-fixes", "strs", "fix", "apply these rules' unsafe fixes as safe"),
+    Option("extend-unsafe-fixes", "strs", "fix", "hold these rules' safe fixes back for --unsafe-fixes",
+           stricter=_union),
 )
 BY_KEY = {o.key: o for o in OPTIONS}
 BY_ATTR = {o.attr: o for o in OPTIONS}
-POSITIVE = frozenset({"max_rows", "batch_size", "num_proc", "max_length", "pad_to_multiple_of"})
+POSITIVE = frozenset({"max_rows", "batch_size", "num_proc", "max_length", "pad_to_multiple_of", "hub_timeout"})
 
 
 def _tuple(value: Any) -> tuple[Any, ...] | None:
@@ -279,7 +306,7 @@ def build_gate_options(values: Mapping[str, Any], target: object = None, *, prog
     audit = AuditOptions(
         tokenizer=v.get("tokenizer"), select=_tuple(v.get("select")), ignore=_tuple(v.get("ignore")),
         weights=bool(v.get("weights")), base=v.get("base"), source=v.get("source"),
-        target_kind=v.get("target_kind"), scan=scan)
+        target_kind=v.get("target_kind"), scan=scan, hub_timeout=v.get("hub_timeout"))
     fix = None
     if v.get("fix"):
         fix = FixOptions(output=v.get("output"), unsafe_fixes=bool(v.get("unsafe_fixes")),

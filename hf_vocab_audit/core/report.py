@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 from html import escape
 from typing import Any
 
+from ..errors import printable
 from .causes import Cause
 from .coverage import Coverage
 from .display import DISPLAY
@@ -77,7 +78,10 @@ class Report:
     def _repr_html_(self) -> str:
         """A notebook cell's view: the HTML report's body, plots inline, no external files."""
         show = DISPLAY.get("html")
-        return show(self) if show is not None else f"<pre>{escape(self.summary())}</pre>"
+        if show is not None:
+            return show(self)
+        text = printable(self.summary(), keep="\n")  # a bidi override in a name shows, instead of reordering
+        return f"<pre>{escape(text)}</pre>"
 
     def active(self) -> list[Finding]:
         """Findings not accepted by an allowlist."""

@@ -18,11 +18,14 @@ import numpy as np
 import pyarrow as pa
 
 from .arrays import row_violation, violation
+from .chat_budget import RowMeter, input_chars, over_budget_message, split_spend
 from .chat_render import RenderedRow, Renderer, Sequence, prepare, render_text
 from .checks import (
     CHAT_EOS_NOT_LEARNED,
     CHAT_MASK_EMPTY,
     CHAT_NOT_PREFIX,
+    CHAT_NOT_RENDERED,
+    CHAT_OVER_BUDGET,
     CHAT_REFUSED,
     CHAT_TRUNCATED,
     ID_TOO_LARGE,
@@ -85,6 +88,13 @@ def _chat_summary(r: Renderer, rendered: list[RenderedRow], row_offset: int, ctx
     if errors.any():
         messages = np.array([row.error or "" for row in rendered], dtype=object)
         add(names[0], CHAT_REFUSED, row_violation(errors, messages, row_offset, n))
+    over = np.array([row.over_budget is not None for row in rendered], dtype=bool)
+    if over.any():
+        what = np.array([row.over_budget or "" for row in rendered], dtype=object)
+        add(names[0], CHAT_OVER_BUDGET, row_violation(over, what, row_offset, n))
+    skipped = np.array([row.not_rendered for row in rendered], dtype=bool)
+    if skipped.any():
+        add(names[0], CHAT_NOT_RENDERED, row_violation(skipped, np.zeros(len(rendered), dtype=np.int64), row_offset, n))
     for name in names:
         seqs = [row.sequences.get(name) for row in rendered]
         _sequence_checks(r, name, seqs, row_offset, n, add)
@@ -175,16 +185,65 @@ def describe_turn(r: Renderer, seq: Sequence, position: int, tokenizer: Any) -> 
         if position == len(seq.ids) - 1 and r.eos_id is not None and seq.ids[position] == r.eos_id:
             part = "eos appended to the completion"
         return part
-    for k in range(1, len(seq.turns) + 1):
-        try:
-            text, _ = render_text(r, seq.turns[:k], seq.tools, seq.kwargs)
-        except Exception:  # noqa: BLE001 - a template may refuse a partial conversation
+    turns = seq.turns
+    lengths: dict[int, int | None] = {}  # turns rendered -> tokens (None: the template refuses that prefix)
+
+    def tokens(k: int) -> int | None:
+        if k not in lengths:
+            try:
+                text, _ = render_text(r, turns[:k], seq.tools, seq.kwargs)
+                lengths[k] = len(tokenizer.encode(text, add_special_tokens=False).ids)
+            except Exception as exc:  # noqa: BLE001 - a template may refuse a partial conversation
+                if over_budget_message(exc) is not None:
+                    raise
+                lengths[k] = None
+        return lengths[k]
+
+    try:
+        with RowMeter(split_spend(r.budget_key), lambda: input_chars(turns)):
+            k = _first_prefix_past(len(turns), position, tokens)
+    except Exception as exc:  # noqa: BLE001 - the budget, or what the budget stops (MemoryError, RecursionError)
+        if over_budget_message(exc) is None:
+            raise
+        return "turn unknown (rendering the turns went past the budget)"
+    if k is None:
+        return "after the last turn (generation prompt or end of sequence)"
+    role = turns[k - 1].get("role") if isinstance(turns[k - 1], dict) else None
+    part = ", prompt" if k <= seq.prompt_turns else (", completion" if seq.prompt_turns else "")
+    return f"turn {k - 1} ({role}{part})"
+
+
+def _first_prefix_past(n: int, position: int, tokens: Any) -> int | None:
+    """The fewest turns k (1..n) whose render has more than ``position`` tokens, skipping the prefixes the
+    template refuses, as trying k = 1, 2, ... would find it, in O(log n) renders: a conversation's prefix
+    renders to no more tokens than the conversation (the templates' loops render turn after turn).
+
+    A bisection over the prefixes that render; a refused prefix is stepped over to the next one that
+    renders (each probe renders once: ``tokens`` caches)."""
+
+    def probe(k: int, hi: int) -> tuple[int, int] | None:
+        """The first prefix at or after k (before hi) that renders, and its tokens."""
+        while k < hi:
+            length = tokens(k)
+            if length is not None:
+                return k, length
+            k += 1
+        return None
+
+    lo, hi = 1, n + 1  # the answer, if any, is in [lo, hi)
+    found: int | None = None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        hit = probe(mid, hi)
+        if hit is None:  # nothing renders in [mid, hi): the answer is before mid
+            hi = mid
             continue
-        if len(tokenizer.encode(text, add_special_tokens=False).ids) > position:
-            role = seq.turns[k - 1].get("role") if isinstance(seq.turns[k - 1], dict) else None
-            part = ", prompt" if k <= seq.prompt_turns else (", completion" if seq.prompt_turns else "")
-            return f"turn {k - 1} ({role}{part})"
-    return "after the last turn (generation prompt or end of sequence)"
+        k, length = hit
+        if length > position:
+            found, hi = k, mid
+        else:
+            lo = k + 1
+    return found
 
 
 __all__ = ["SEQUENCE_NAMES", "sequence_columns", "summarize", "violation"]

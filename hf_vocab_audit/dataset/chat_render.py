@@ -1,7 +1,8 @@
 """Rows of TRL's formats rendered and tokenized exactly as TRL's dataset preparation does it.
 
 The rendering is transformers' own (``render_jinja_template``: the same sandboxed Jinja environment,
-``raise_exception``, ``{% generation %}`` tracking, the template compiled once and cached), called with the
+``raise_exception``, ``{% generation %}`` tracking, the template compiled once and cached), in a sandbox that
+counts the template's work against a budget per row and per split (chat_budget.py), called with the
 arguments ``apply_chat_template`` passes (the tokenizer's special-token strings, the row's ``tools`` and
 ``chat_template_kwargs``, the generation prompt after a prompt). Tokenizing is the ``tokenizers`` backend
 with ``add_special_tokens=False`` for rendered conversations (``apply_chat_template``) and True for
@@ -18,6 +19,7 @@ from typing import Any
 
 from ..errors import first_line
 from ..facts.tokenizer.bounded_calls import library_call
+from .chat_budget import RowMeter, compiled, input_chars, new_key, over_budget_message, render_with_spans, split_spend
 from .chat_formats import LM, PREFERENCE, UNPAIRED, ChatFormat
 
 IGNORE = -100
@@ -48,6 +50,7 @@ class Renderer:
     settings: ChatSettings = field(default_factory=ChatSettings)
     tool_template: str | None = None  # the named "tool_use" template, which transformers picks when tools are given
     template_note: str | None = None  # which template, when not simply the tokenizer's (a processor's own)
+    budget_key: str = field(default_factory=new_key, compare=False)  # the split's rendering budget (chat_budget)
 
 
 @dataclass
@@ -84,6 +87,8 @@ class RenderedRow:
     sequences: dict[str, Sequence]  # sequence name ("messages", "chosen", ...) -> sequence
     error: str | None = None  # the template's (or TRL's) refusal, in one line
     too_long: int = 0  # characters of a rendered text over MAX_TEXT_CHARS: not tokenized (HVA532)
+    over_budget: str | None = None  # the render went past the row's budget (chat_budget.py): what it asked for
+    not_rendered: bool = False  # the split's rendering budget was spent before this row
 
 
 def _normalize(conversation: list[Any]) -> list[Any]:
@@ -113,26 +118,45 @@ def render_text(r: Renderer, conversation: list[Any], tools: Any, kwargs: dict[s
 
     The rows are Arrow's Python values (dicts, lists, strings, numbers, None): without a mask the render
     is the compiled template called as ``render_jinja_template`` calls it, after the same None-dropping and
-    reasoning-field aliasing; with a mask, ``render_jinja_template`` itself."""
+    reasoning-field aliasing; otherwise ``render_jinja_template``'s steps (:func:`_render_jinja`). Either way
+    on the budgeted template: call it under a ``chat_budget.RowMeter``."""
     if not conversation:
         raise ValueError("Cannot apply chat template to an empty conversation. Provide at least one message.")
     template = r.tool_template if tools is not None and r.tool_template else r.template
     fast = None if mask else _fast_path()
     if fast is not None and all(type(m) is dict for m in conversation):
-        compile_template, alias = fast
+        _, alias = fast
         chat = alias([{k: v for k, v in m.items() if v is not None} for m in conversation])
-        text = compile_template(template).render(messages=chat, tools=tools, documents=None,
-                                                   add_generation_prompt=generation_prompt, **{**r.special, **kwargs})
+        text = compiled(template).render(messages=chat, tools=tools, documents=None,
+                                         add_generation_prompt=generation_prompt, **{**r.special, **kwargs})
         return text, []
-    from transformers.utils.chat_template_utils import render_jinja_template
+    return _render_jinja(template, _normalize(conversation), tools, generation_prompt, mask, {**r.special, **kwargs})
 
-    rendered: Any = render_jinja_template(  # typed "-> str", it returns (texts, generation spans)
-        conversations=[_normalize(conversation)], tools=tools, documents=None, chat_template=template,
-        return_assistant_tokens_mask=mask, continue_final_message=False, add_generation_prompt=generation_prompt,
-        **{**r.special, **kwargs},
-    )
-    texts, indices = rendered
-    return texts[0], (list(indices[0]) if indices else [])
+
+def _render_jinja(template: Any, chat: list[Any], tools: Any, generation_prompt: bool, mask: bool,
+                  kwargs: dict[str, Any]) -> tuple[str, list[tuple[int, int]]]:
+    """``render_jinja_template`` for one conversation (its conversions of the template's data, its errors),
+    on the budgeted template (chat_budget.py)."""
+    from transformers.utils import chat_template_utils as ctu
+
+    def plain(value: Any) -> Any:
+        convert = getattr(ctu, "_plain_template_data", None)
+        return convert(value) if convert is not None else value
+
+    if tools is not None and any(not isinstance(t, dict) for t in tools):
+        raise ValueError("Tools should either be a JSON schema, or a callable function with type hints "
+                         "and a docstring suitable for auto-conversion to a schema.")
+    chat = plain(chat)
+    for message in chat:
+        if not isinstance(message, dict):
+            raise TypeError(f"Chat messages should be dicts, dataclasses or pydantic models, but got {message!r}.")
+    alias = getattr(ctu, "_alias_reasoning_fields", None)
+    chat = alias(chat) if alias is not None else chat
+    context = dict(messages=chat, tools=plain(tools), documents=None, add_generation_prompt=generation_prompt,
+                   **plain(kwargs))
+    if mask:
+        return render_with_spans(compiled(template), **context)
+    return compiled(template).render(**context), []
 
 
 def _mask_from_spans(offsets: Any, spans: list[tuple[int, int]]) -> list[bool]:
@@ -258,6 +282,25 @@ def _decoded(value: Any) -> Any:
     return value
 
 
+def _row_jobs(r: Renderer, i: int, row: dict[str, Any], turn_columns: list[str]) -> list[_Job]:
+    """The sequences of one row to tokenize (its renders: raises what the template raises)."""
+    fmt = r.fmt
+    if fmt.conversational:
+        for c in turn_columns:
+            row[c] = _decoded(row.get(c))
+    if any(row.get(c) is None for c in fmt.columns if c not in (fmt.tools, fmt.template_kwargs)):
+        raise ValueError("a column of the row is null")
+    if not fmt.conversational:
+        return _string_jobs(r, i, row)
+    kwargs = row.get(fmt.template_kwargs) if fmt.template_kwargs else None
+    tools = _tools(row.get(fmt.tools)) if fmt.tools else None
+    extra = dict(kwargs) if isinstance(kwargs, dict) else {}
+    jobs = _conversation_jobs(r, i, row, tools, extra)
+    for job in jobs:
+        job.tools, job.kwargs = tools, extra
+    return jobs
+
+
 def prepare(r: Renderer, rows: list[dict[str, Any]], tokenizer: Any, tokenizer_file: str = "") -> list[RenderedRow]:
     """Each row as TRL's preparation leaves it: ids, which tokens get a loss, the prompt boundary; a row the
     template refuses carries the template's message instead (and no sequence)."""
@@ -265,25 +308,21 @@ def prepare(r: Renderer, rows: list[dict[str, Any]], tokenizer: Any, tokenizer_f
     out: list[RenderedRow] = []
     jobs: list[_Job] = []
     turn_columns = [c for c in fmt.columns if c not in ("label", fmt.tools, fmt.template_kwargs)]
+    spend = split_spend(r.budget_key)
     for i, row in enumerate(rows):
+        if not spend.allows():  # the split's rendering budget is spent: the rest is a coverage gap
+            out.append(RenderedRow({}, not_rendered=True))
+            continue
         try:
-            if fmt.conversational:
-                for c in turn_columns:
-                    row[c] = _decoded(row.get(c))
-            if any(row.get(c) is None for c in fmt.columns if c not in (fmt.tools, fmt.template_kwargs)):
-                raise ValueError("a column of the row is null")
-            if fmt.conversational:
-                kwargs = row.get(fmt.template_kwargs) if fmt.template_kwargs else None
-                tools = _tools(row.get(fmt.tools)) if fmt.tools else None
-                extra = dict(kwargs) if isinstance(kwargs, dict) else {}
-                for job in _conversation_jobs(r, i, row, tools, extra):
-                    job.tools, job.kwargs = tools, extra
-                    jobs.append(job)
-            else:
-                jobs.extend(_string_jobs(r, i, row))
+            with RowMeter(spend, lambda row=row: sum(input_chars(row.get(c)) for c in turn_columns)):
+                row_jobs = _row_jobs(r, i, row, turn_columns)
+            jobs.extend(row_jobs)
+            spend.chars += sum(len(j.full_text) + len(j.prompt_text or "") for j in row_jobs)
             out.append(RenderedRow({}))
         except Exception as exc:  # noqa: BLE001 - a template raises whatever its author wrote (TemplateError mostly)
-            out.append(RenderedRow({}, f"{exc.__class__.__name__}: {first_line(exc)}"[:300]))
+            budget = over_budget_message(exc)  # MemoryError, RecursionError: work it asked for, not a refusal
+            out.append(RenderedRow({}, over_budget=budget) if budget is not None else
+                       RenderedRow({}, f"{exc.__class__.__name__}: {first_line(exc)}"[:300]))
     from ..facts.tokenizer.bounded_calls import MAX_TEXT_CHARS
 
     kept = []

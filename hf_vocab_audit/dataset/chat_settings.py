@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import AuditError, MissingExtra, first_line
+from ..errors import AuditError, first_line
 from ..io.jsonfile import MAX_CONFIG_BYTES, read_bytes
 from .chat_formats import TRAINERS, ChatFormat
 from .chat_render import ChatSettings, Renderer
@@ -97,20 +97,6 @@ def has_generation_block(template: str | None) -> bool:
     import re
 
     return bool(template and re.search(r"\{%-?\s*generation\s*-?%\}", template))
-
-
-JINJA_MISSING = ("rendering conversations through the chat template needs jinja2 (transformers renders chat "
-                 "templates with it), which is not installed: pip install 'jinja2>=3.1' (a dependency of "
-                 "hf-vocab-audit; reinstalling it installs jinja2)")
-
-
-def require_jinja(source: str | None) -> None:
-    """jinja2 or one line naming it (exit 2): without it transformers refuses every render, and each row would
-    be reported as refused by its template (HVA550) when the install is what is missing."""
-    try:
-        import jinja2  # noqa: F401 - only whether it imports
-    except ImportError:
-        raise MissingExtra(source, JINJA_MISSING) from None
 
 
 def renderer_for(fmt: ChatFormat, facts: Any, settings: ChatSettings) -> Renderer:

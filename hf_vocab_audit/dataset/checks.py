@@ -41,4 +41,6 @@ CHAT_TRUNCATED = "chat-truncated"  # max_length truncation leaves no token with 
 CHAT_NOT_PREFIX = "chat-not-prefix"  # the prompt's tokens are not a prefix of prompt+completion's
 CHAT_EOS_NOT_LEARNED = "chat-eos-not-learned"  # the last span with a loss holds no eos / end-of-turn token
 CHAT_NO_TEMPLATE = "chat-no-template"  # conversational rows and a tokenizer without a chat template
+CHAT_OVER_BUDGET = "chat-over-budget"  # the row's render went past its budget (chat_budget.py); value = what
+CHAT_NOT_RENDERED = "chat-not-rendered"  # the split's rendering budget was spent before the row: not checked
 CHAT_PROCESSOR_UNBUILT = "chat-processor-unbuilt"  # a processor class named, AutoProcessor cannot build it

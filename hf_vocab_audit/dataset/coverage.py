@@ -8,7 +8,7 @@ are gaps (exit 2 unless ``--allow-partial``), not notes.
 from __future__ import annotations
 
 from ..core.coverage import ColumnCoverage, Gap, SplitCoverage
-from .checks import LABEL_ROLES, TEXT
+from .checks import CHAT_NOT_RENDERED, LABEL_ROLES, TEXT
 from .roles import LABEL_NAMES, NO_RANGE_REASONS, TRAINER_NAMES, id_role
 from .scan import DatasetFacts, SplitScan
 
@@ -41,6 +41,11 @@ def _split_gaps(df: DatasetFacts, s: SplitScan) -> list[Gap]:
             gaps.append(Gap(f"{where} labels", f"the classification head reads labels, but no column was taken as "
                             f"labels (columns without a role: {names})",
                             hint=f"pass --label-column {candidates[0]} if it holds the classes"))
+    spent = next((v for key, v in df.summary.violations.items()
+                  if key[:2] == (s.source, s.split) and key[3] == CHAT_NOT_RENDERED), None)
+    if spent is not None:  # fail closed: the rows past the split's rendering budget were not checked
+        gaps.append(Gap(f"{where}: rows from {spent.locations[0][0]}", f"{spent.rows:,} rows were not rendered: the "
+                        "chat template spent the split's rendering budget (HVA555 names the rows over their own)"))
     return gaps
 
 

@@ -117,6 +117,19 @@ def _paths(value: Any) -> list[str]:
     return []
 
 
+def readme_config_names(folder: Path) -> list[str]:
+    """The names of the configs a folder's README declares (``configs:`` in its YAML front matter), in order;
+    ``load_dataset(folder)`` reads only the default one (or refuses to choose), so a scan opens each."""
+    configs = _readme_front_matter(folder).get("configs")
+    names = []
+    for entry in configs if isinstance(configs, list) else []:
+        if isinstance(entry, dict):
+            name = entry.get("config_name", "default")
+            if isinstance(name, str) and name not in names:
+                names.append(name)
+    return names
+
+
 def check_readme_configs(folder: Path) -> None:
     """Refuse README ``configs`` whose ``data_files`` or ``data_dir`` are URLs or leave ``folder``."""
     configs = _readme_front_matter(folder).get("configs")

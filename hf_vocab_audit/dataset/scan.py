@@ -140,13 +140,13 @@ def _open_all(opts: Options, facts: Facts) -> list[_Opened]:
             splits.extend(live_splits(spec, opts.live[spec]))
         else:
             splits.extend(open_spec(spec, opts.config))
-    if opts.splits:
-        names = {s.name for s in splits}
+    if opts.splits:  # a split of several configs is named config/split; --split train takes it in each config
+        names = {s.name for s in splits} | {s.split_name for s in splits}
         unknown = [s for s in opts.splits if s not in names]
         if unknown:
             raise AuditError(", ".join(opts.specs), f"no split named {', '.join(map(repr, unknown))} "
-                                                    f"(splits: {', '.join(sorted(names))})")
-        splits = [s for s in splits if s.name in opts.splits]
+                                                    f"(splits: {', '.join(sorted({s.name for s in splits}))})")
+        splits = [s for s in splits if s.name in opts.splits or s.split_name in opts.splits]
     opened = [_peek(s, opts.batch_size) for s in splits]
     _check_flags(opened, opts)
     for o in opened:
@@ -170,13 +170,11 @@ def _plan_chat(o: _Opened, schema: pa.Schema, opts: Options, facts: Facts) -> No
         return
     o.chat_format = fmt
     from .chat import sequence_columns
-    from .chat_settings import plan, require_jinja, settings_for
+    from .chat_settings import plan, settings_for
 
     if facts.tokenizer is None:
         raise AuditError(facts.model_dir, f"split {o.split.name!r} holds {fmt.kind} rows: rendering them needs a "
                                           "tokenizer (pass --tokenizer DIR)")
-    if fmt.conversational:
-        require_jinja(o.split.source)
     settings = settings_for(fmt, o.split.source, dict(opts.chat_flags), opts.trl_config)
     chat = plan(fmt, facts, settings)
     planned = _plan(o)

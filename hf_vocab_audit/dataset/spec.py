@@ -24,7 +24,7 @@ from ..facts.tree import check_tree, regular_file_inside
 from ..io.jsonfile import MAX_CONFIG_BYTES, read_bytes
 from ..io.jsonlines import BadLines, NotPlain, jsonl_rows_and_bad_lines
 from .expansion import check_folder, check_text_file
-from .folder_guard import GLOB_CHARS, check_readme_configs, expand_glob, regular_data_file
+from .folder_guard import GLOB_CHARS, check_readme_configs, expand_glob, readme_config_names, regular_data_file
 
 BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet",
             ".txt": "text", ".arrow": "arrow"}  # fmt: skip
@@ -41,6 +41,13 @@ class Split:
     # Arrow batches; a JSON Lines file's lines that are not JSON rows come as BadLines between them
     batches: Callable[[int], Iterator[pa.Table | BadLines]] = field(repr=False, compare=False)
     resolved: ResolvedSpec | None = field(default=None, repr=False, compare=False)  # what open_spec found
+    config: str | None = None  # the README config it is in, when a folder's configs are all opened (``name``
+    # is then ``config/split``)
+
+    @property
+    def split_name(self) -> str:
+        """The split's own name in its config (what ``load_dataset(..., config)[split]`` calls it)."""
+        return self.name[len(self.config) + 1:] if self.config is not None else self.name
 
 
 @dataclass(frozen=True)
@@ -262,6 +269,19 @@ def _load(source: str, *args: Any, **kwargs: Any) -> list[Split]:
     return out
 
 
+def _folder_configs(spec: str, path: Path, config: str | None) -> list[Split]:
+    """The splits of a data folder: of the config the operator named, else of every config its README declares.
+
+    ``load_dataset(folder)`` opens only the default config (or refuses to choose between several), so a default
+    that silently skipped the others would let a second config's bad ids through: each is opened, its splits
+    named ``config/split``."""
+    names = readme_config_names(path) if config is None else []
+    if len(names) < 2:
+        return _load(spec, str(path), config, streaming=True)
+    return [dataclasses.replace(s, name=f"{name}/{s.name}", config=name)
+            for name in names for s in _load(spec, str(path), name, streaming=True)]
+
+
 def _jsonl(path: Path, source: str) -> Split:
     """A local JSON Lines file: split "train", as ``load_dataset("json", data_files=...)`` names it.
 
@@ -321,7 +341,7 @@ def _open_spec(spec: str, config: str | None) -> tuple[list[Split], ResolvedSpec
             return _saved(path, spec), ResolvedSpec(spec, "saved", path)
         check_readme_configs(path)  # data_files that are URLs or leave the folder
         check_folder(path)
-        return _load(spec, str(path), config, streaming=True), ResolvedSpec(spec, "folder", path)
+        return _folder_configs(spec, path, config), ResolvedSpec(spec, "folder", path)
     if path.exists():
         regular_data_file(path)
         if not os.access(path, os.R_OK):

@@ -30,6 +30,9 @@ class Facts:
     adapter: AdapterFacts | None = None  # set when auditing a PEFT adapter against these (base) facts
     gguf: GGUFFacts | None = None  # set when the facts come from a GGUF file (facts.sources.gguf)
     sentence_transformers: SentenceTransformerFacts | None = None  # a modules.json folder: its Transformer module
+    # The other checkpoints the target folder loads as, audited with the same rules: the top-level checkpoint
+    # (what ``AutoModel.from_pretrained(folder)`` loads) beside a sentence-transformers module in a sub-folder.
+    entry_points: tuple[Facts, ...] = ()
 
     @property
     def input_rows(self) -> int | None:

@@ -13,6 +13,11 @@ Three facts, each read from the class the config names, never from a list of fam
   stores no position table the config key is the bound.
 - ``input_pieces``: a vocabulary matrix a checkpoint stores in pieces that transformers' conversion mapping
   concatenates at load (Molmo2's ``wte.embedding`` + ``wte.new_embedding`` into ``embed_tokens``).
+- ``embedding_names``: the parameter names of the input embedding (``get_input_embeddings()``) in the base class
+  and its language-model head classes (``embed_tokens.weight``, ``model.embed_tokens.weight``), and of each head
+  class's output embedding (``get_output_embeddings()``: ``LlamaForCausalLM`` -> ``lm_head.weight``). The
+  tensor transformers loads into the matrix is the one of that name: a decoy whose name merely ends the same
+  way (``a.embed_tokens.weight``) is an unexpected key ``from_pretrained`` drops, never the matrix audited.
 
 ``generate()`` builds every text model type's base class on the meta device (no weights, no remote code:
 only classes transformers ships) and reads its modules; ``python scripts/regenerate.py`` stores it and
@@ -25,6 +30,7 @@ header-only verdict.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -46,6 +52,22 @@ SENTINEL = 1009  # a position count no other dimension of a default config has (
 def tables() -> dict[str, Any]:
     data: dict[str, Any] = json.loads(TABLE_PATH.read_text(encoding="utf-8"))
     return data
+
+
+@dataclass(frozen=True)
+class EmbeddingNames:
+    """The names a model type's classes give their input embedding, and each head class its output one."""
+
+    inputs: tuple[str, ...]
+    outputs: dict[str, str]  # head class name (config.architectures) -> its output embedding's name
+
+
+def embedding_names(model_type: str | None) -> EmbeddingNames | None:
+    """The embedding parameter names of ``model_type``'s classes, or None for a type not in the table."""
+    entry = tables().get("embedding_names", {}).get(model_type or "")
+    if entry is None:
+        return None
+    return EmbeddingNames(tuple(entry["input"]), dict(entry["output"]))
 
 
 def input_pieces() -> list[tuple[tuple[str, ...], str]]:
@@ -156,8 +178,10 @@ def _int_keys(d: dict[str, Any]) -> list[str]:
     return [k for k, v in d.items() if isinstance(v, int) and not isinstance(v, bool)]
 
 
-def _one(mtype: str, cfg_cls: Any, model_cls: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """(input_rows entry, position_tables entry) of one model type's base class, built on the meta device."""
+def _one(mtype: str, cfg_cls: Any, model_cls: Any
+         ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]:
+    """(input_rows entry, position_tables entry, embedding_names entry) of one model type's base class (and its
+    language-model head classes), built on the meta device."""
     default = cfg_cls().to_dict()
     shrink = dict.fromkeys(_present(default, LAYER_KEYS), 1)
     sentinels = {k: SENTINEL + 2 * i for i, k in enumerate(_present(default, POSITION_KEYS))}
@@ -204,7 +228,51 @@ def _one(mtype: str, cfg_cls: Any, model_cls: Any) -> tuple[dict[str, Any] | Non
         clamped = _runs_past(cfg_cls, model_cls, shrink, position_entry["key"], default)
         if clamped is not None:
             position_entry["runs_past"] = clamped
-    return rows_entry, position_entry
+    return rows_entry, position_entry, _names(mtype, model, cfg_cls(**shrink, **sentinels))
+
+
+def _param_name(model: Any, module: Any) -> str | None:
+    """The name ``model`` gives the 2-D weight of ``module`` (one of its modules), or None."""
+    weight = getattr(module, "weight", None)
+    if module is None or weight is None or weight.dim() != 2:
+        return None
+    for name, mod in model.named_modules():
+        if mod is module:
+            return f"{name}.weight" if name else "weight"
+    return None
+
+
+def _names(mtype: str, base: Any, cfg: Any) -> dict[str, Any] | None:
+    """The input embedding's name in the base class and its language-model head classes, and each head class's
+    output embedding name: read from the classes built on the meta device, never written by hand."""
+    import transformers
+    from transformers.models.auto import modeling_auto
+
+    first = _param_name(base, base.get_input_embeddings())
+    if first is None:
+        return None
+    inputs, outputs = {first}, {}
+    for mapping in HEAD_MAPPINGS:
+        head_name = getattr(modeling_auto, mapping).get(mtype)
+        head_cls = getattr(transformers, str(head_name), None) if head_name else None
+        if head_cls is None or head_name in outputs:
+            continue
+        try:
+            head = _meta_model(head_cls, cfg)
+        except Exception:  # noqa: BLE001,S112 - a head that cannot be built from this config
+            continue
+        name = _param_name(head, head.get_input_embeddings())
+        if name is not None:
+            inputs.add(name)
+        out = _param_name(head, head.get_output_embeddings())
+        if out is not None:
+            outputs[str(head_name)] = out
+    return {"input": sorted(inputs), "output": dict(sorted(outputs.items()))}
+
+
+# The head classes whose input and output embedding names are read (the classes a vocabulary reaches).
+HEAD_MAPPINGS = ("MODEL_FOR_CAUSAL_LM_MAPPING_NAMES", "MODEL_FOR_MASKED_LM_MAPPING_NAMES",
+                 "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES", "MODEL_FOR_PRETRAINING_MAPPING_NAMES")
 
 
 RUN_POSITIONS = 16  # the table a run past it is tried on (a tiny model on CPU)
@@ -265,6 +333,7 @@ def generate(only: set[str] | None = None) -> dict[str, Any]:
     transformers.logging.set_verbosity_error()
     input_rows: dict[str, Any] = {}
     positions: dict[str, Any] = {}
+    names: dict[str, Any] = {}
     for mtype in sorted(CONFIG_MAPPING_NAMES):
         if only is not None and mtype not in only:
             continue
@@ -277,14 +346,17 @@ def generate(only: set[str] | None = None) -> dict[str, Any]:
                 model_cls = getattr(transformers, str(MODEL_MAPPING_NAMES.get(mtype, "")), None)
                 if model_cls is None:
                     continue
-                rows_entry, position_entry = _one(mtype, cfg_cls, model_cls)
+                rows_entry, position_entry, names_entry = _one(mtype, cfg_cls, model_cls)
         except Exception:  # noqa: BLE001,S112 - a class that cannot be built from its defaults here
             continue
         if rows_entry is not None:
             input_rows[mtype] = rows_entry
         if position_entry is not None:
             positions[mtype] = position_entry
-    return {"input_rows": input_rows, "position_tables": positions, "input_pieces": _pieces()}
+        if names_entry is not None:
+            names[mtype] = names_entry
+    return {"input_rows": input_rows, "position_tables": positions, "input_pieces": _pieces(),
+            "embedding_names": names}
 
 
 def _pieces() -> dict[str, Any]:

@@ -1,8 +1,14 @@
 """Which tensors are the input embeddings, the output embeddings (lm_head), positions, token types
 and classifier, from tensor names and shapes alone.
 
-The name table mirrors what ``get_input_embeddings()`` / ``get_output_embeddings()`` return in
-transformers; ``tests/facts/test_embeddings.py`` checks it against meta-device skeletons.
+The vocabulary matrices are chosen as transformers loads them: by the parameter names the config's own classes
+give them (``class_shapes.embedding_names``, derived from the classes on the meta device), so a decoy whose name
+merely ends the same way (``a.embed_tokens.weight``, an unexpected key ``from_pretrained`` drops) is never the
+matrix audited. An architecture not in that table falls back to the suffixes below, which mirror what
+``get_input_embeddings()`` / ``get_output_embeddings()`` return in transformers
+(``tests/facts/test_embeddings.py`` checks them against meta-device skeletons); where several tensors match
+with different row counts, the one with the fewest rows is audited (the bound an id must fit), never the
+first name in sort order.
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..io.safetensors_header import TensorInfo
-from .class_shapes import input_pieces
+from .class_shapes import embedding_names, input_pieces
 from .config import ConfigFacts
 from .tensors import CheckpointTensors
 from .transformers_tables import default_tie_word_embeddings
@@ -78,7 +84,8 @@ class EmbeddingFacts:
         return self.input_rows if self.tied else None
 
 
-def _find(tensors: dict[str, TensorInfo], suffixes: tuple[str, ...], ndim: int = 2) -> TensorInfo | None:
+def _find(tensors: dict[str, TensorInfo], suffixes: tuple[str, ...], ndim: int = 2, *,
+          vocabulary: bool = False) -> TensorInfo | None:
     # One pass over the names with every suffix at once (str.endswith takes a tuple), then the priority
     # order among the few that match: a 405 B checkpoint has over a thousand tensors and five suffix lists.
     ends = tuple("." + s for s in suffixes)
@@ -92,9 +99,24 @@ def _find(tensors: dict[str, TensorInfo], suffixes: tuple[str, ...], ndim: int =
     for suffix in suffixes:
         matches = [t for t in hits if has_suffix(t.name, (suffix,))]
         if matches:
-            # Prefer the shortest path; ties broken by name for a stable answer (decoder before encoder).
-            return min(matches, key=lambda t: (t.name.count("."), "encoder" in t.name, t.name))
+            return _pick(matches, fewest=vocabulary)
     return None
+
+
+def _pick(matches: list[TensorInfo], *, fewest: bool = True) -> TensorInfo:
+    """One of several tensors that could be the matrix: the shortest path (decoder before encoder, then by name,
+    for a stable answer); for a vocabulary matrix (``fewest``) whose candidates differ in rows, the one with the
+    fewest, so an id past any candidate is found whichever one the model loads (a decoy with more rows never
+    hides the real one)."""
+    if fewest and len({t.shape[0] for t in matches}) > 1:
+        return min(matches, key=lambda t: (t.shape[0], t.name.count("."), t.name))
+    return min(matches, key=lambda t: (t.name.count("."), "encoder" in t.name, t.name))
+
+
+def _named(tensors: dict[str, TensorInfo], names: tuple[str, ...] | list[str]) -> TensorInfo | None:
+    """The 2-D tensor of one of the parameter names the architecture's classes use (several: as ``_pick``)."""
+    found = [t for n in names if (t := tensors.get(n)) is not None and len(t.shape) == 2]
+    return _pick(found) if found else None
 
 
 def _fallback_input(tensors: dict[str, TensorInfo]) -> TensorInfo | None:
@@ -160,9 +182,11 @@ def _pieced_input(tensors: dict[str, TensorInfo]) -> TensorInfo | None:
 
 def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> EmbeddingFacts:
     table = tensors.tensors
-    inp = (_find(table, INPUT_SUFFIXES) or _pieced_input(table) or _fallback_input(table)
-           or _vocab_rows_input(table, config))
-    out = _find(table, OUTPUT_SUFFIXES)
+    names = embedding_names(config.model_type)
+    heads = [names.outputs[a] for a in config.architectures if a in names.outputs] if names else []
+    inp = ((_named(table, names.inputs) if names else None) or _find(table, INPUT_SUFFIXES, vocabulary=True)
+           or _pieced_input(table) or _fallback_input(table) or _vocab_rows_input(table, config))
+    out = _named(table, heads) or _find(table, OUTPUT_SUFFIXES, vocabulary=True)
     if out is not None and inp is not None and out.name == inp.name:
         out = None
     tie = config.tie_word_embeddings

@@ -27,8 +27,9 @@ from ..core.fixes import (
 )
 from ..errors import AuditError
 from ..facts import Facts
+from ..facts.pad_candidate import pad_candidate
 from ..facts.vocab_geometry import vocab_axis, vocab_dim, vocab_tensors
-from .pad_token import new_pad, pad_candidate, tokenizer_config
+from .pad_token import new_pad, tokenizer_config
 from .repair_plan import CheckpointRepair, JsonEdit, Unfixed
 
 # The JSON files --fix edits (SetJsonKey on any other file is left unfixed, with the reason).

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core.findings import AppliedFix, Finding, Severity
 from ..core.fixes import Compared
-from ..errors import TORCH_EXTRA, AuditError, import_torch
+from ..errors import AuditError, import_torch, torch_extra
 from ..facts import Facts, gather
 from ..facts.vocab_geometry import as_rows, vocab_axis, vocab_dim
 from ..io.dtypes import FLOAT_DTYPES, to_float32
@@ -223,15 +223,21 @@ def load_check(output: Path, out_facts: Facts, mode: str) -> str:
         return f"skipped: {size / 2**20:.0f} MiB of weights is over the {AUTO_LOAD_LIMIT >> 20} MiB auto limit " \
                "(pass --verify-load always)"
     if mode == "auto" and not _has_torch():
-        return f"skipped: PyTorch is not installed ({TORCH_EXTRA} to load the output with transformers)"
+        return f"skipped: PyTorch is not installed ({torch_extra()} to load the output with transformers)"
+    import time
+
     from .transformers_route import load_model
 
+    start = time.perf_counter()
     model, info = load_model(output, out_facts, dtype="auto", output_loading_info=True)
     problems = {k: list(v) for k, v in info.items() if k in ("missing_keys", "unexpected_keys", "mismatched_keys") and v}
     if problems:
         _fail(output, f"transformers loads it with {problems}"[:400])
     del model
-    return "ok: transformers loads it with no missing, unexpected or mismatched keys"
+    # The load is the slow part of a small fix (seconds, mostly importing torch and transformers): say what
+    # it cost and how to skip it, so the time is not a mystery.
+    return (f"ok: transformers loads it with no missing, unexpected or mismatched keys "
+            f"({time.perf_counter() - start:.1f} s; --verify-load never skips it)")
 
 
 def reread(output: Path, tokenizer: Path | None, unchanged_tokenizer: Any = None) -> Facts:

@@ -8,11 +8,12 @@ The output has no timestamps: the same report renders to the same bytes.
 from __future__ import annotations
 
 import base64
-from html import escape
+import html
 from typing import Any
 
 from ..core.report import Report
 from . import plots
+from .escape import shown
 
 PAGE_CSS = "body{margin:0;background:#fafafa}"
 # Every rule is scoped to the report's element: the same style serves the page and a notebook cell.
@@ -40,6 +41,13 @@ color:#222;overflow-wrap:anywhere}
 .hva #findings thead{display:none} .hva #findings tr{display:block;border:1px solid #e3e3e3;margin:0 0 8px}
 .hva #findings td{display:block;border:0} .hva #findings td.sev,.hva #findings td.rule{display:inline-block}}
 """
+
+
+def escape(text: str) -> str:
+    """Report text for HTML: hidden characters written visibly first (a bidi override in a token string
+    shows as ``\\u202e`` instead of reversing the rest of the line; a zero-width space as ``\\u200b``),
+    then HTML-escaped. Every string the page shows goes through here."""
+    return html.escape(shown(text))
 
 
 def prose(text: str) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..core.findings import Finding
 from ..core.report import Report
-from .escape import finite
+from .escape import finite, hidden, shown
 from .locate import (
     SEVERITY_WORD,
     artifact_path,
@@ -40,16 +40,43 @@ def _rule(code: str) -> dict[str, Any]:
     }
 
 
+def _fs_bytes(path: str) -> bytes:
+    """The file system's own bytes of a name, as os.fsencode gives them; a lone surrogate that is not one
+    of an undecodable byte (a hostile string) is encoded as it stands instead of failing."""
+    try:
+        return path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogatepass")
+
+
 def _file_uri(path: str) -> str:
     """``file://`` URI of an absolute path, as ``Path.as_uri`` writes it; a name holding a lone surrogate
     (undecodable bytes from the file system, or a hostile string) is percent-encoded instead of failing."""
     from urllib.parse import quote
 
-    try:
-        raw = path.encode("utf-8", "surrogateescape")  # the file system's own bytes, as os.fsencode gives them
-    except UnicodeEncodeError:
-        raw = path.encode("utf-8", "surrogatepass")
-    return "file://" + quote(raw, safe="/")
+    return "file://" + quote(_fs_bytes(path), safe="/")
+
+
+def _uri(uri: str) -> str:
+    """A URI with its hidden characters (a bidi override or zero-width space in a file name) percent-encoded:
+    RFC 3987 bars bidi formatting characters from IRIs, and a viewer would otherwise display them."""
+    if not any(hidden(ch) for ch in uri):
+        return uri
+    from urllib.parse import quote
+
+    return "".join(quote(_fs_bytes(ch), safe="") if hidden(ch) else ch for ch in uri)
+
+
+def _displayed(value: Any, key: str = "") -> Any:
+    """``value`` with every string a viewer shows escaped for reading (:func:`shown`; URIs percent-encoded):
+    code-scanning pages display messages, tensor names and allowlist reasons as they are."""
+    if isinstance(value, str):
+        return _uri(value) if key == "uri" else shown(value)
+    if isinstance(value, dict):
+        return {shown(k): _displayed(v, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_displayed(v) for v in value]
+    return value
 
 
 def _location(report: Report, f: Finding) -> dict[str, Any] | None:
@@ -136,7 +163,7 @@ def to_sarif(report: Report) -> dict[str, Any]:
     }
     if local_folder(report) and not Path(report.target).is_absolute():
         run["originalUriBaseIds"] = {"%SRCROOT%": {"description": {"text": "The repository root."}}}
-    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [_displayed(run)]}
 
 
 def render(report: Report) -> str:

@@ -60,6 +60,12 @@ def _fix_lines(console: Console, report: Report) -> None:
     if fix is None:
         return
     console.print(f"  written to {escape(fix.output)} ({escape(fix.method)})", style="dim")
+    if fix.verification is not None:  # what was proved before the output was renamed into place
+        compared = fix.verification.compared
+        if compared is not None and compared.bytes_compared:
+            console.print(f"  verified: {compared.bytes_compared:,} bytes of weights compared with the input",
+                          style="dim")
+        console.print(f"  transformers load: {escape(fix.verification.load)}", style="dim")
     if fix.unfixed:
         console.print()
         console.print(f"[bold]NOT FIXED ({len(fix.unfixed)})[/]")
@@ -89,8 +95,9 @@ def _coverage_lines(console: Console, report: Report) -> None:
 def render(report: Report, *, color: bool | None = None) -> str:
     buf = io.StringIO()
     terminal = sys.stdout.isatty() if color is None else color
+    # emoji=False: rich would show a token string ":tada:" as an emoji, not as the text the checkpoint holds.
     console = Console(file=buf, force_terminal=terminal, no_color=not terminal, width=100, highlight=False,
-                      soft_wrap=True)
+                      soft_wrap=True, emoji=False)
     console.print(f"[bold]hf-vocab-audit[/] {escape(report.target)}")
     for line in _facts_lines(report):
         console.print(f"  {escape(line)}", style="dim")

@@ -41,3 +41,19 @@ def check_output_file(path: Path, inputs: Iterable[str | Path | None], what: str
         if real == src or src in real.parents:
             raise AuditError(path, f"lands inside the input {src}; write the {what} outside the checkpoint "
                                    "and its data")
+
+
+def check_output_folder(path: Path, inputs: Iterable[str | Path | None], what: str = "fixed checkpoint") -> None:
+    """Refuse an output folder that is, holds or lies inside one of ``inputs`` (files or folders the run reads:
+    a settings file, the --base checkpoint, a dataset): ``--force`` replaces the folder and would delete them.
+    Run before anything is written or deleted."""
+    real = landing(path)
+    for given in inputs:
+        if given is None or not Path(given).exists():
+            continue  # a Hub id, or nothing given
+        src = Path(given).resolve()
+        if real == src or real in src.parents:
+            raise AuditError(path, f"holds {src}, which this run reads; --force would delete it: write the "
+                                   f"{what} to another folder")
+        if src in real.parents:
+            raise AuditError(path, f"lands inside the input {src}; write the {what} outside it")

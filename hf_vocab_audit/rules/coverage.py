@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..core.coverage import Coverage, Gap, SplitCoverage, TensorRole, TokenizerCoverage
 from ..core.findings import Skipped
-from ..errors import TORCH_EXTRA, AuditError
+from ..errors import AuditError, torch_extra
 from ..facts import Facts
 from ..facts.requirements import GapKind, missing_gap, undecided_rows
 from .registry import Scope, get_rule
@@ -52,7 +52,7 @@ def _gap(facts: Facts, kind: GapKind, rules: Sequence[str]) -> Gap:
     if kind == GapKind.CLASS_ROWS:
         undecided = undecided_rows(facts)
         return Gap("the input rows the model class builds", undecided[0] if undecided else "", tuple(rules),
-                   f"{TORCH_EXTRA}, or pass --allow-partial to audit the rest alone")
+                   f"{torch_extra()}, or pass --allow-partial to audit the rest alone")
     n = len(facts.tensors.tensors) if facts.tensors is not None else 0
     reason = facts.missing.get("input_embedding", f"none of the {n} tensors was recognised as the input embedding")
     return Gap("the vocabulary matrix", reason, tuple(rules),
@@ -118,7 +118,7 @@ def _config_keys(facts: Facts) -> tuple[str, ...]:
 
 def coverage_of(facts: Facts, run: RuleRun, rules_selected: int, df: DatasetFacts | None = None) -> Coverage:
     """What this audit examined and the gaps, from the facts, the rule run and the dataset scan."""
-    gaps = static_gaps(facts, run.skipped) + weights_gaps(run.skipped)
+    gaps = static_gaps(facts, run.skipped) + weights_gaps(run.skipped) + list(run.gaps)
     splits: tuple[SplitCoverage, ...] = ()
     if df is not None:
         from ..dataset.coverage import dataset_coverage

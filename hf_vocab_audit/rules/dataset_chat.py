@@ -135,6 +135,30 @@ def dataset_chat_eos_not_learned(df: DatasetFacts) -> Iterator[Hit]:
                           "(value = the last trained token id)")
 
 
+@rule("HVA555", "dataset-chat-template-render-over-budget", Severity.ERROR, scope=Scope.DATASET)
+def dataset_chat_template_render_over_budget(df: DatasetFacts) -> Iterator[Hit]:
+    """Rendering a row through the chat template went past the scan's budget: too long, too large a string,
+    too deep (the rows after it are still scanned; past the split's own budget the rest is a coverage gap).
+
+    Why:
+    A chat template is code that ships with the checkpoint. Jinja's sandbox stops it from reaching Python,
+    not from working: nested loops, a string doubled in a loop, a joined generated list, a recursive macro,
+    or thousands of `{% generation %}` blocks make `apply_chat_template` run for hours or ask for gigabytes
+    on one row. TRL renders every row while preparing the dataset, so the training job hangs or is killed
+    before its first step, and this scan would too. Budget per row: 5 s, 4,000,000 characters in any one
+    string (or 16 characters per character of the row's turns, when more), counts of at most 100,000;
+    per split: 20 s plus 50 ms per row, 256,000,000 characters plus 64,000 per row.
+
+    Fix:
+    Use the template the model was released with (or one of TRL's training templates); a template that
+    loops over the whole conversation inside a loop over it, or builds strings in a loop, needs rewriting.
+    Split conversations of thousands of turns into shorter rows.
+    """
+    for source, split, column, v in each_violation(df, k.CHAT_OVER_BUDGET):
+        yield dataset_hit(source, split, column, v, "whose render through the chat template went past the budget "
+                          "(value = what it asked for)")
+
+
 @rule("HVA558", "dataset-chat-processor-not-buildable", Severity.WARNING, scope=Scope.DATASET)
 def dataset_chat_processor_not_buildable(df: DatasetFacts) -> Iterator[Hit]:
     """The tokenizer files name a processor class that `AutoProcessor` cannot build from the folder (no
@@ -162,5 +186,6 @@ def dataset_chat_processor_not_buildable(df: DatasetFacts) -> Iterator[Hit]:
                 splits.setdefault(message, []).append(s.split)
     for message, names in splits.items():
         yield Hit(message, Location(file=folder), details={"splits": names})
+
 
 __all__ = ["where"]

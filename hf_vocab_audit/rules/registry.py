@@ -38,6 +38,7 @@ class Scope(str, enum.Enum):
     GGUF = "gguf"  # facts only a GGUF file has (llama.cpp's format): run by `check model.gguf`
     GGUF_SOURCE = "gguf-source"  # a GGUF against its HF checkpoint: `check model.gguf --source HF_DIR`
     TARGET = "target"  # what a converter or engine will do with a checkpoint: `check DIR --target gguf|vllm`
+    SETTINGS = "settings"  # what the target's own settings file asked and the gate did not obey: run by the gate
 
     def __str__(self) -> str:
         return self.value

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..core.coverage import Gap
 from ..core.findings import Finding, Skipped
 from ..errors import AuditError
 from ..facts import Facts
@@ -26,10 +27,11 @@ class RuleRun:
     skipped: tuple[Skipped, ...] = ()
     ran: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()  # sources that failed while the rest of the audit went on
+    gaps: tuple[Gap, ...] = ()  # what another entry point of the target left unexamined (Facts.entry_points)
 
     def __add__(self, other: RuleRun) -> RuleRun:
         return RuleRun(self.findings + other.findings, self.skipped + other.skipped, self.ran + other.ran,
-                       self.errors + other.errors)
+                       self.errors + other.errors, self.gaps + other.gaps)
 
 
 def run_scope(rules: Iterable[Rule], scope: Scope, subject: Any,

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from ..core.findings import Location, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, SetJsonKey, SetPadToken, SetSpecialTokenId
 from ..facts import Facts
+from ..facts.pad_candidate import pad_candidate
 from ..facts.requirements import Requirement
 from .registry import Hit, rule
 
@@ -127,8 +128,9 @@ def missing_pad_token(facts: Facts) -> Iterator[Hit]:
     learns to stop (see HVA204).
 
     Fix:
-    Use a reserved, never-emitted special token as pad (Llama-3's `<|finetune_right_pad_id|>`), or add a
-    `<pad>` token and grow the embeddings; set `pad_token_id` in config and generation_config to match.
+    Use a special token of this tokenizer that is never emitted as pad (the finding names one when the
+    tokenizer has one), or add a `<pad>` token and grow the embeddings; set `pad_token_id` in config and
+    generation_config to match.
     """
     tok = facts.required_tokenizer()
     if "pad" in tok.special_tokens:
@@ -136,6 +138,7 @@ def missing_pad_token(facts: Facts) -> Iterator[Hit]:
     yield Hit(
         "the tokenizer defines no pad_token: padded batches need one",
         Location(file="tokenizer_config.json", key="pad_token"),
+        hint=_pad_advice(facts),
         fix=Fix("set a reserved special token (or a new <pad>) as pad", Applicability.UNSAFE, (SetPadToken(),)),
     )
 
@@ -149,7 +152,8 @@ def pad_token_is_eos(facts: Facts) -> Iterator[Hit]:
     the model is never trained to emit eos and generates until the length limit.
 
     Fix:
-    Use a distinct pad token (a reserved special token, or a new `<pad>` with resized embeddings).
+    Use a distinct pad token (an unused special token of this tokenizer, or a new `<pad>` with resized
+    embeddings).
     """
     tok = facts.required_tokenizer()
     pad = tok.special_tokens.get("pad")
@@ -159,8 +163,22 @@ def pad_token_is_eos(facts: Facts) -> Iterator[Hit]:
     yield Hit(
         f"pad_token {pad[0]!r} is the eos_token (id {pad[1]}): collators will mask every eos label",
         Location(file="tokenizer_config.json", key="pad_token", token=pad[0], token_id=pad[1]),
+        hint=_pad_advice(facts),
         fix=Fix("set a distinct pad token", Applicability.UNSAFE, (SetPadToken(),)),
     )
+
+
+def _pad_advice(facts: Facts) -> str:
+    """The pad token to use, named only when this tokenizer has it (the one ``--fix --unsafe-fixes`` sets)."""
+    choice = pad_candidate(facts)
+    if choice is not None:
+        content, token_id = choice
+        return (f"use {content!r} (id {token_id}), a special token nothing else uses, as pad: "
+                "`tokenizer.pad_token = ...`, and the same id as `pad_token_id` in config.json and "
+                "generation_config.json (`--fix --unsafe-fixes` does all three)")
+    return ("this tokenizer has no unused special token to pad with: add a `<pad>` special token and grow the "
+            "embeddings (`--fix --unsafe-fixes` does both: a copy with one more row), then set `pad_token_id` "
+            "in config.json and generation_config.json to its id")
 
 
 def _template_hits(facts: Facts) -> Iterator[tuple[str, list[int], int | None]]:

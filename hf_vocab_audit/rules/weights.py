@@ -14,6 +14,10 @@ if TYPE_CHECKING:  # the analysis imports numpy: only a --weights run loads it (
 from .registry import Hit, Scope, rule
 
 SIDE_WORDS = {"input": "input embedding", "output": "lm_head"}
+NEW_MEAN_ROWS = ("new rows, already set to the mean of the trained rows (by a mean resize or `--fix`): the "
+                 "recommended start, and `--fix --unsafe-fixes` would not change them; make sure the token occurs "
+                 "in the training data and the embeddings are trainable (with LoRA: `modules_to_save` or "
+                 "`trainable_token_indices`)")
 PHRASES = {"zero": "is all zero", "mean": "equals the mean of the other rows (a mean resize, never trained)",
            "low-norm": "has a norm far below the ordinary tokens'"}
 
@@ -50,9 +54,16 @@ def _hits(w: WeightFacts, wanted: int, what: str) -> Iterator[Hit]:
         content = tok.id_to_token(token_id)
         roles = [r for r in w.roles.get(token_id, []) if r != "reserved"]
         bad_sides = [s for s in sides if int(s.cls.status[token_id]) == wanted]
+        location = Location(file=bad_sides[0].file, tensor=bad_sides[0].stats.tensor, token=content, token_id=token_id)
+        message = f"{content!r} (id {token_id}, {', '.join(roles)}) {what}: {'; '.join(parts)}"
+        if all("mean" in details[s.name]["reasons"] for s in bad_sides):
+            # New rows already at the mean of the trained rows (a mean resize, or --fix itself): the
+            # re-initialisation would write the same bytes, so none is offered; the advice is for training.
+            yield Hit(message, location, hint=NEW_MEAN_ROWS, details={"token_id": token_id, "roles": roles, **details})
+            continue
         yield Hit(
-            f"{content!r} (id {token_id}, {', '.join(roles)}) {what}: {'; '.join(parts)}",
-            Location(file=bad_sides[0].file, tensor=bad_sides[0].stats.tensor, token=content, token_id=token_id),
+            message,
+            location,
             fix=Fix(
                 f"set row {token_id} of {', '.join(s.stats.tensor for s in bad_sides)} to the mean of the trained rows",
                 Applicability.UNSAFE,
@@ -62,7 +73,7 @@ def _hits(w: WeightFacts, wanted: int, what: str) -> Iterator[Hit]:
         )
 
 
-@rule("HVA601", "untrained-token-row", Severity.WARNING, scope=Scope.WEIGHTS, fix=FixAvailability.ALWAYS)
+@rule("HVA601", "untrained-token-row", Severity.WARNING, scope=Scope.WEIGHTS, fix=FixAvailability.SOMETIMES)
 def untrained_token_row(w: WeightFacts) -> Iterator[Hit]:
     """A token the tokenizer emits in normal use has an untrained embedding or lm_head row.
 
@@ -76,7 +87,8 @@ def untrained_token_row(w: WeightFacts) -> Iterator[Hit]:
 
     Fix:
     Train the rows (make sure the token occurs in the data and the embeddings are trainable), or set them
-    to the mean of the trained rows before fine-tuning (`--fix --unsafe-fixes`, unsloth's fix).
+    to the mean of the trained rows before fine-tuning (`--fix --unsafe-fixes`, unsloth's fix). Rows that
+    already equal that mean (a mean resize, or `--fix`'s own new rows) get no fix: only training changes them.
     """
     yield from _hits(w, UNTRAINED, "has an untrained row")
 

@@ -108,20 +108,25 @@ def test_fix_options_from_a_config_file(project, tmp_path):
     assert (project / "fixed" / "config.json").is_file()
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('output = "/somewhere"\n', "output: a checkpoint's own hf-vocab-audit.toml cannot set it"),
-    ('dataset = ["../x.jsonl"]\n', "dataset: a checkpoint's own"),
-    ("force = true\n", "force: a checkpoint's own"),
-    ('max-rows = 0\n', "max-rows: must be a whole number >= 1"),
-    ('format = ["pdf"]\n', "format: must be one of text, json"),
-    ('engine-name = "ray"\n', "unknown key 'engine-name'"),
-])
-def test_a_checkpoint_file_cannot_name_paths_or_writes_and_bad_keys_fail(project, text, message):
+TARGET_FILE_KEYS = [
+    ('output = "/somewhere"\n', "output", "max-rows = 0\n", "max-rows: must be a whole number >= 1"),
+    ('dataset = ["../x.jsonl"]\n', "dataset", 'format = ["pdf"]\n', "format: must be one of text, json"),
+    ("force = true\n", "force", 'engine-name = "ray"\n', "unknown key 'engine-name'"),
+]
+
+
+@pytest.mark.parametrize(("text", "key", "bad", "message"), TARGET_FILE_KEYS)
+def test_a_checkpoint_file_naming_paths_or_writes_is_not_obeyed_and_bad_operator_keys_fail(
+        project, text, key, bad, message):
     model = project / "models" / "broken"
-    (model / "hf-vocab-audit.toml").write_text(text)
+    (model / "hf-vocab-audit.toml").write_text(text + bad)
+    settings = load_settings(model)  # the target's keys are read, not obeyed, not even checked
+    assert [(i.file, i.keys) for i in settings.ignored] == [("hf-vocab-audit.toml", (key, bad.split(" ")[0]))]
+    assert not set(settings.values) & {"output", "datasets", "force", "max_rows", "formats"}
+    (project / "gate.toml").write_text(bad)
     with pytest.raises(AuditError, match=message) as info:
-        load_settings(model)
-    assert "hf-vocab-audit.toml" in str(info.value)
+        load_settings(model, config=project / "gate.toml")  # the operator's file: a bad key is refused
+    assert "gate.toml" in str(info.value)
 
 
 def test_library_keywords_and_defaults():

@@ -95,16 +95,20 @@ def test_chat_flags_as_one_line_errors(tmp_path, run_cli):
 
 
 def test_chat_format_from_the_settings_file(tmp_path, run_cli):
-    """hf-vocab-audit.toml next to the model names the format; a flag wins over it."""
+    """The operator's settings file names the format; a flag wins over it; the model's own file may not."""
     model = chat_checkpoint(tmp_path / "model", CHATML, resized=False)
     data = write_jsonl(tmp_path / "c.jsonl", [{"messages": _turns(("user", "w1"), ("assistant", "w2"))}])
-    (model / "hf-vocab-audit.toml").write_text('chat-format = "off"\n')
-    code, out, _ = run_cli("check", model, "--dataset", data, "--select", "HVA5")
+    settings = tmp_path / "gate.toml"
+    settings.write_text('chat-format = "off"\n')
+    code, out, _ = run_cli("check", model, "--dataset", data, "--select", "HVA5", "--config", settings)
     assert code == 2 and "no role for a column" in out  # read column by column: messages is not examined
-    assert run_cli("check", model, "--dataset", data, "--select", "HVA5", "--allow-partial")[0] == 0
-    assert run_cli("check", model, "--dataset", data, "--select", "HVA5", "--chat-format", "language-modeling")[0] == 1
-    (model / "hf-vocab-audit.toml").write_text("chat-format = 3\n")
-    code, _, err = run_cli("check", model, "--dataset", data)
+    assert run_cli("check", model, "--dataset", data, "--select", "HVA5", "--allow-partial", "--config", settings)[0] == 0
+    assert run_cli("check", model, "--dataset", data, "--select", "HVA5", "--chat-format", "language-modeling",
+                   "--config", settings)[0] == 1
+    (model / "hf-vocab-audit.toml").write_text('chat-format = "off"\n')  # the model's own: not obeyed
+    assert run_cli("check", model, "--dataset", data, "--select", "HVA5")[0] == 1
+    settings.write_text("chat-format = 3\n")
+    code, _, err = run_cli("check", model, "--dataset", data, "--config", settings)
     assert code == 2 and "chat-format: must be a string" in err
 
 

@@ -21,11 +21,14 @@ SAMPLE = {"cpmant", "molmo2_text", "gptj", "ctrl", "marian", "tapas", "deberta-v
 def test_stored_table_matches_a_fresh_derivation_on_a_sample() -> None:
     fresh = class_shapes.generate(SAMPLE)
     stored = class_shapes.tables()
-    for part in ("input_rows", "position_tables"):
+    for part in ("input_rows", "position_tables", "embedding_names"):
         assert {k: v for k, v in stored[part].items() if k in SAMPLE} == fresh[part], (
             "stale table: run `python scripts/regenerate.py`")
     assert stored["input_pieces"] == fresh["input_pieces"]
     assert "llama" not in fresh["position_tables"] and "llama" not in fresh["input_rows"]
+    assert fresh["embedding_names"]["llama"] == {"input": ["embed_tokens.weight", "model.embed_tokens.weight"],
+                                                 "output": {"LlamaForCausalLM": "lm_head.weight"}}
+    assert fresh["embedding_names"]["bert"]["output"]["BertForMaskedLM"] == "cls.predictions.decoder.weight"
 
 
 def test_derived_facts_read_as_transformers_builds_them() -> None:

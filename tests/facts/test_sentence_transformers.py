@@ -61,7 +61,7 @@ def test_a_max_seq_length_past_the_positions_is_hva301(tmp_path: Path) -> None:
     report = audit(folder)
     assert report.exit_code() == 1
     (hit,) = [f for f in report.findings if f.code == "HVA301"]
-    assert "max_seq_length 128" in hit.message and hit.location.file == "sentence_bert_config.json"
+    assert "max_seq_length 128" in hit.message and hit.location.file == "0_Transformer/sentence_bert_config.json"
 
 
 def test_tokens_added_without_a_resize_in_the_module_are_found(tmp_path: Path) -> None:
@@ -76,3 +76,67 @@ def test_a_module_path_leaving_the_folder_is_refused(tmp_path: Path) -> None:
     (folder / "modules.json").write_text(json.dumps([{"path": "../x", "type": "sentence_transformers.models.Transformer"}]))
     with pytest.raises(AuditError, match="leaves the folder"):
         audit(folder)
+
+
+def top_level_error(folder: Path) -> str | None:
+    """Run the top-level checkpoint as ``AutoModel.from_pretrained(folder)`` loads it, on every id the package's
+    tokenizer (the Transformer module's) can emit: the exception's type, or None."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    model = AutoModel.from_pretrained(folder).eval()
+    tok = AutoTokenizer.from_pretrained(folder / "0_Transformer")
+    try:
+        with torch.no_grad():
+            model(input_ids=torch.arange(len(tok)).reshape(-1, 1))  # one id per row: no position is past the table
+    except (IndexError, RuntimeError) as exc:
+        return type(exc).__name__
+    return None
+
+
+def test_a_broken_top_level_checkpoint_beside_a_clean_module_fails(tmp_path: Path) -> None:
+    """modules.json points at a clean 0_Transformer, while the top level (what AutoModel.from_pretrained(folder)
+    loads) has 90 embedding rows for the package's 100 ids: the target's modules.json must not choose the
+    checkpoint the audit reads. The finding names the top level's file."""
+    folder = st_folder(tmp_path / "st", POSITIONS)
+    make_model(folder, "bert-base", 90, max_position_embeddings=POSITIONS)
+    assert encode_error(folder) is None  # sentence-transformers itself reads the clean module
+    assert top_level_error(folder) is not None
+    report = audit(folder)
+    assert report.exit_code() == 1
+    hits = [f for f in report.findings if f.code == "HVA101"]
+    assert [f.location.file for f in hits] == ["model.safetensors"], [str(f.location) for f in report.findings]
+
+
+def test_a_broken_module_beside_a_clean_top_level_names_the_module_file(tmp_path: Path) -> None:
+    folder = st_folder(tmp_path / "st", POSITIONS)
+    make_model(folder, "bert-base", 100, max_position_embeddings=POSITIONS)
+    make_model(folder / "0_Transformer", "bert-base", 90, max_position_embeddings=POSITIONS)
+    assert top_level_error(folder) is None
+    report = audit(folder)
+    assert report.exit_code() == 1
+    assert {f.location.file for f in report.findings if f.code == "HVA101"} == {"0_Transformer/model.safetensors"}
+
+
+def test_a_clean_top_level_checkpoint_beside_a_clean_module_passes(tmp_path: Path) -> None:
+    folder = st_folder(tmp_path / "st", POSITIONS)
+    make_model(folder, "bert-base", 100, max_position_embeddings=POSITIONS)
+    assert encode_error(folder) is None and top_level_error(folder) is None
+    report = audit(folder)
+    assert report.exit_code() == 0, [str(f.location) + f.message for f in report.findings]
+    assert report.coverage.not_examined == ()
+
+
+def test_a_top_level_checkpoint_with_no_recognised_matrix_is_a_gap(tmp_path: Path) -> None:
+    """The top level's weights hold nothing the audit recognises as the vocabulary matrix: not examined, so
+    the default verdict fails closed (exit 2) instead of passing on the module alone."""
+    import torch
+    from safetensors.torch import save_file
+
+    folder = st_folder(tmp_path / "st", POSITIONS)
+    make_model(folder, "bert-base", 100, max_position_embeddings=POSITIONS)
+    save_file({"pooler.dense.weight": torch.zeros(4, 4)}, str(folder / "model.safetensors"))
+    report = audit(folder)
+    gaps = [g.what for g in report.coverage.not_examined]
+    assert any(g.startswith("the top-level checkpoint") for g in gaps), gaps
+    assert report.exit_code() == 2

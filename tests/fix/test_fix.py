@@ -53,7 +53,19 @@ def test_cli_fix_exit_code_is_the_audit_of_the_output(tmp_path, run_cli, guard_i
     code, out, _ = run_cli("check", src, "--fix", "--output", tmp_path / "out", "--force", "--pad-to-multiple-of",
                            "8", "--method", "transformers", "--verify-load", "never")
     assert code == 0 and "written to" in out and "(transformers)" in out
+    assert "transformers load: skipped: --verify-load never" in out
     assert state(tmp_path / "out")["model.embed_tokens.weight"].shape == (112, 16)
+
+
+def test_cli_fix_says_what_verification_ran_and_what_it_cost(tmp_path, run_cli, guard_input):
+    """With torch installed, --fix loads the small output with transformers (seconds): the report says so."""
+    src = guard_input(broken(tmp_path / "m"))
+    code, out, _ = run_cli("check", src, "--fix", "--output", tmp_path / "out")
+    assert code == 0
+    verified = next(line for line in out.splitlines() if "verified:" in line)
+    assert "bytes of weights compared with the input" in verified
+    load = next(line for line in out.splitlines() if "transformers load:" in line)
+    assert "ok: transformers loads it" in load and " s; --verify-load never skips it)" in load
 
 
 def test_cli_fix_fails_when_an_unfixed_finding_remains(tmp_path, run_cli, guard_input):

@@ -77,7 +77,17 @@ def test_bad_fix_safety_keys_name_the_key(tmp_path, text, message) -> None:
 def test_a_checkpoints_own_file_cannot_make_a_fix_safe(tmp_path) -> None:
     """A downloaded checkpoint brings its hf-vocab-audit.toml: it may hold a fix back, never let one through."""
     (tmp_path / "hf-vocab-audit.toml").write_text('extend-safe-fixes = ["HVA202"]\n')
-    with pytest.raises(AuditError, match="cannot set it"):
-        load_settings(tmp_path, cwd=tmp_path)
+    settings = load_settings(tmp_path, cwd=tmp_path)
+    assert settings.extend_safe_fixes == () and settings.ignored[0].keys == ("extend-safe-fixes",)
     (tmp_path / "hf-vocab-audit.toml").write_text('extend-unsafe-fixes = ["HVA102"]\n')
-    assert load_settings(tmp_path, cwd=tmp_path).extend_unsafe_fixes == ("HVA102",)
+    settings = load_settings(tmp_path, cwd=tmp_path)
+    assert settings.extend_unsafe_fixes == ("HVA102",) and settings.ignored == ()
+    # added to the operator's list, never replacing it
+    (tmp_path / "gate.toml").write_text('extend-unsafe-fixes = ["HVA101"]\n')
+    assert load_settings(tmp_path, cwd=tmp_path, config=tmp_path / "gate.toml").extend_unsafe_fixes == ("HVA101",)
+    # run from inside the checkpoint, a file there is still the checkpoint's
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "hf-vocab-audit.toml").write_text('extend-safe-fixes = ["HVA202"]\n')
+    settings = load_settings(tmp_path, cwd=tmp_path / "sub")
+    assert settings.extend_safe_fixes == () and settings.extend_unsafe_fixes == ("HVA102",)
+    assert [(i.file, i.keys) for i in settings.ignored] == [("sub/hf-vocab-audit.toml", ("extend-safe-fixes",))]

@@ -58,12 +58,36 @@ def test_hva203_missing_pad(tmp_path):
     assert report.exit_code() == 0 and report.exit_code("warning") == 1
 
 
+def test_hva203_advice_names_only_a_token_this_tokenizer_has(tmp_path):
+    """A Llama-3.0 style vocabulary has reserved specials but no <|finetune_right_pad_id|> (a 3.1 name)."""
+    make_model(tmp_path / "reserved", "llama", 104, pad_token_id=None)
+    make_tokenizer(tmp_path / "reserved", 103, pad=None, added_special=["<|reserved_special_token_0|>"])
+    (f,) = codes(audit(tmp_path / "reserved"), "HVA203")
+    assert "'<|reserved_special_token_0|>' (id 103)" in f.hint and "finetune_right_pad_id" not in f.hint
+    make_model(tmp_path / "none", "llama", 103, pad_token_id=None)
+    make_tokenizer(tmp_path / "none", 103, pad=None)
+    (f,) = codes(audit(tmp_path / "none"), "HVA203")
+    assert "no unused special token" in f.hint and "add a `<pad>`" in f.hint
+
+
+def test_hva203_advice_is_what_the_fix_sets(tmp_path):
+    from hf_vocab_audit.gate import run_gate
+
+    make_model(tmp_path / "m", "llama", 104, pad_token_id=None)
+    make_tokenizer(tmp_path / "m", 103, pad=None, added_special=["<|reserved_special_token_0|>"])
+    (f,) = codes(audit(tmp_path / "m"), "HVA203")
+    run_gate(str(tmp_path / "m"), fix=True, unsafe_fixes=True, output=tmp_path / "fixed")
+    config = json.loads((tmp_path / "fixed" / "tokenizer_config.json").read_text())
+    assert f"{config['pad_token']!r} (id 103)" in f.hint
+
+
 def test_hva204_pad_is_eos(tmp_path):
     make_model(tmp_path, "llama", 103, pad_token_id=2)
     make_tokenizer(tmp_path, 103, pad="</s>")
     report = audit(tmp_path)
     (f,) = codes(report, "HVA204")
     assert f.message == "pad_token '</s>' is the eos_token (id 2): collators will mask every eos label"
+    assert "add a `<pad>`" in f.hint  # no unused special token to offer
     assert not codes(report, "HVA203")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 from weights_builders import llama_with_rows
@@ -58,7 +60,22 @@ def test_mean_resized_rows_are_untrained(tmp_path):
     assert [f.location.token_id for f in hits] == [100, 101]
     assert "input embedding row equals the mean of the other rows" in hits[0].message
     assert "lm_head row equals the mean" in hits[0].message
+    # Already at the mean: re-initialising them to the mean would change nothing, so no fix is offered.
+    assert all(f.fix is None and "already set to the mean" in f.hint for f in hits)
     assert report.to_dict()["weights"]["sides"]["input"]["flagged_used"][0]["reasons"][:1] == ["mean"]
+
+
+def test_rows_grown_by_fix_are_recognised_as_its_own(tmp_path, run_cli):
+    """--fix grows the rows to the mean; --weights on its output must not send the user back to --fix."""
+    from builders import CHATML, checkpoint
+
+    src = checkpoint(tmp_path / "m", "llama", 104, added_special=["<|im_start|>", "<|im_end|>"], chat_template=CHATML)
+    code, _, err = run_cli("check", src, "--fix", "--output", tmp_path / "out", "--verify-load", "never")
+    assert code == 0, err
+    code, out, _ = run_cli("check", tmp_path / "out", "--weights", "--format", "json")
+    hits = [f for f in json.loads(out)["findings"] if f["code"] == "HVA601"]
+    assert [f["location"]["token_id"] for f in hits] == [104, 105]
+    assert all(f["fix"] is None and "already set to the mean" in f["hint"] for f in hits)
 
 
 def test_low_norm_row_is_suspect(tmp_path):

@@ -379,15 +379,15 @@ def scan_with_ray(opened: Sequence[Any], contexts: Sequence[ScanContext], opts: 
             resolved = o.split.resolved
             if resolved is None:  # a live datasets object (refused with the options) has no SPEC
                 raise AuditError(o.split.source, "the Ray engine reads data files and Hub datasets")
-            kwargs = {"config": opts.config, "batch_size": opts.batch_size, "max_rows": opts.max_rows,
+            kwargs = {"config": o.split.config or opts.config, "batch_size": opts.batch_size, "max_rows": opts.max_rows,
                       "num_rows": o.split.num_rows, "schema": o.first.schema if o.first is not None else None,
                       "tokenizer": tokenizers.get(id(ctx.tokenizer))}
             try:
                 if opts.progress:
                     with ProgressBar(f"{o.split.name} (ray)", o.split.num_rows) as bar:
-                        results.append(scan_split(resolved, o.split.name, ctx, bar=bar, **kwargs))
+                        results.append(scan_split(resolved, o.split.split_name, ctx, bar=bar, **kwargs))
                 else:
-                    results.append(scan_split(resolved, o.split.name, ctx, **kwargs))
+                    results.append(scan_split(resolved, o.split.split_name, ctx, **kwargs))
             except AuditError:
                 raise
             except Exception as exc:  # noqa: BLE001 - Ray wraps reader and task errors

@@ -21,8 +21,10 @@ if TYPE_CHECKING:  # annotations only: reading a folder does not import the find
 ADAPTER_FILES = (ADAPTER_CONFIG, *ADAPTER_WEIGHTS)
 
 
-def gather_adapter(folder: Path, base: str | Path | None = None, tokenizer: str | Path | None = None) -> Facts:
-    """The base's facts (its own tokenizer) plus the adapter in ``folder``; ``base`` overrides the config's."""
+def gather_adapter(folder: Path, base: str | Path | None = None, tokenizer: str | Path | None = None,
+                   hub_timeout: int | None = None) -> Facts:
+    """The base's facts (its own tokenizer) plus the adapter in ``folder``; ``base`` overrides the config's.
+    A Hub base is fetched within ``hub_timeout`` seconds (``--hub-timeout``; None: the default)."""
     adapter = load_adapter(folder)
     ref = str(base) if base is not None else adapter.base_ref
     config = folder / ADAPTER_CONFIG
@@ -39,7 +41,7 @@ def gather_adapter(folder: Path, base: str | Path | None = None, tokenizer: str 
     if hub is None:
         where = "--base" if base is not None else f"{ADAPTER_CONFIG} base_model_name_or_path"
         raise AuditError(config, f"the base {ref!r} ({where}) is not a local folder or a Hub id: pass --base DIR")
-    with checkout(hub) as co:
+    with checkout(hub, hub_timeout) as co:
         facts = gather(co.folder, tokenizer, tensors_from=lambda _folder: co.tensors)
     return replace(facts, adapter=adapter)
 
@@ -74,4 +76,4 @@ class AdapterSource(FolderSource):
 
     def gather(self, options: AuditOptions) -> Facts:
         assert self.path is not None
-        return gather_adapter(self.path, options.base, options.tokenizer_path)
+        return gather_adapter(self.path, options.base, options.tokenizer_path, options.hub_timeout)

@@ -6,16 +6,18 @@ headers it read remotely; a source of objects in memory builds the same :class:`
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
 
+from ...core.findings import Finding
 from ...core.options import AuditOptions
 from ...errors import AuditError
 from ..checkpoint import Facts
 from ..config import load_config, load_generation_config
 from ..embeddings import find_embeddings
-from ..sentence_transformers import sentence_transformer
+from ..sentence_transformers import SentenceTransformerFacts, sentence_transformer
 from ..tensors import CheckpointTensors, load_tensors
 from ..tokenizer import TokenizerFacts
 from ..tokenizer.folder import has_tokenizer, load_tokenizer
@@ -34,10 +36,39 @@ def gather(
 
     ``tensors_from`` supplies the tensor headers (the Hub source reads them remotely); ``tokenizer_facts``
     reuses facts already read from byte-identical tokenizer files (``--fix`` re-reading its output).
+
+    A sentence-transformers folder whose Transformer module is a sub-folder loads two ways: sentence-transformers
+    reads the module, ``AutoModel.from_pretrained(folder)`` the top-level checkpoint. ``modules.json`` is the
+    target's word, so it chooses nothing: when the top level is a checkpoint too (config.json and weights),
+    it is gathered as one more entry point (``Facts.entry_points``) and audited with the same rules.
     """
     folder = existing_folder(Path(model_dir), "model folder")
     check_tree(folder)  # links and devices at any depth, before anything below opens a file
-    folder, sentence = sentence_transformer(folder)  # modules.json: the checkpoint sentence-transformers loads
+    module, sentence = sentence_transformer(folder)  # modules.json: the checkpoint sentence-transformers loads
+    tok_folder = existing_folder(Path(tokenizer_dir), "tokenizer folder") if tokenizer_dir else None
+    if tok_folder is not None and tok_folder != folder:
+        check_tree(tok_folder, "tokenizer folder")
+    facts = _checkpoint(module, tok_folder, tensors_from, tokenizer_facts, sentence)
+    if module == folder or not (folder / "config.json").is_file() or tensors_from is not load_tensors:
+        return facts  # one entry point (the Hub source reads one folder's headers)
+    top_tensors = load_tensors(folder)
+    if top_tensors is None:
+        return facts  # config.json alone: AutoModel finds no weights there, nothing loads
+    # The top level with its own tokenizer when it has one (AutoTokenizer.from_pretrained(folder)), else the
+    # one the module ships (or the one the operator named): the ids that reach the top-level model.
+    own = tok_folder is None and tokenizer_facts is None and has_tokenizer(folder)
+    top = _checkpoint(folder, tok_folder, lambda _f: top_tensors, None if own else facts.tokenizer, None)
+    return dataclasses.replace(facts, entry_points=(top,))
+
+
+def _checkpoint(
+    folder: Path,
+    tok_folder: Path | None,
+    tensors_from: Callable[[Path], CheckpointTensors | None],
+    tokenizer_facts: TokenizerFacts | None,
+    sentence: SentenceTransformerFacts | None,
+) -> Facts:
+    """The facts of the one checkpoint in ``folder`` (config, generation config, tokenizer, tensors)."""
     config_path = folder / "config.json"
     if not config_path.exists():
         raise AuditError(config_path, "missing: a transformers checkpoint folder needs config.json")
@@ -48,15 +79,12 @@ def gather(
     if generation is None:
         missing["generation_config"] = "no generation_config.json"
 
-    tok_folder = existing_folder(Path(tokenizer_dir), "tokenizer folder") if tokenizer_dir else folder
-    if tok_folder is not folder:
-        check_tree(tok_folder, "tokenizer folder")
     tokenizer = tokenizer_facts
     if tokenizer is not None:
         pass
-    elif has_tokenizer(tok_folder):
-        tokenizer = load_tokenizer(tok_folder, config.model_type)
-    elif tokenizer_dir:
+    elif has_tokenizer(tok_folder or folder):
+        tokenizer = load_tokenizer(tok_folder or folder, config.model_type)
+    elif tok_folder is not None:
         raise AuditError(tok_folder, "has no tokenizer files (tokenizer.json, vocab.txt, tokenizer.model, ...)")
     else:
         missing["tokenizer"] = f"no tokenizer files in {folder} (pass --tokenizer DIR)"
@@ -72,6 +100,16 @@ def gather(
         if embeddings.input is None:
             missing["input_embedding"] = "no tensor recognised as the input embeddings"
     return Facts(folder, config, generation, tokenizer, tensors, embeddings, missing, sentence_transformers=sentence)
+
+
+def entry_point_findings(facts: Facts, target: Path, findings: list[Finding]) -> list[Finding]:
+    """Name each finding's file from the target folder, so it says which entry point it is in
+    (``0_Transformer/config.json`` for the sentence-transformers module, ``config.json`` for the top level)."""
+    if facts.model_dir == target or not facts.model_dir.is_relative_to(target):
+        return findings
+    sub = facts.model_dir.relative_to(target)
+    return [dataclasses.replace(f, location=dataclasses.replace(f.location, file=(sub / f.location.file).as_posix()))
+            if f.location.file else f for f in findings]
 
 
 class FolderSource(FactsSource):

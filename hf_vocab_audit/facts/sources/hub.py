@@ -296,10 +296,17 @@ def _fetch_offline(ref: HubRef, dest: Path) -> tuple[str, list[str], dict[str, A
 
 
 @contextmanager
-def checkout(ref: HubRef) -> Iterator[HubCheckout]:
-    """Fetch ``ref``'s small files into a temporary folder (removed afterwards) and read its tensor headers."""
+def checkout(ref: HubRef, timeout: int | None = None) -> Iterator[HubCheckout]:
+    """Fetch ``ref``'s small files into a temporary folder (removed afterwards) and read its tensor headers.
+
+    Online, every request shares one deadline of ``timeout`` seconds (None: ``hub_client.hub_timeout``'s
+    default) and stays on the endpoint (``hub_client.bounded_hub``)."""
+    from huggingface_hub import constants
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
 
+    from .hub_client import bounded_hub, hub_timeout
+
+    seconds = hub_timeout(timeout)
     with TemporaryDirectory(prefix="hf-vocab-audit-hub-") as tmp:
         dest = Path(tmp) / ref.repo_id.split("/")[-1]
         dest.mkdir()
@@ -307,7 +314,8 @@ def checkout(ref: HubRef) -> Iterator[HubCheckout]:
             if _offline():
                 commit, files, weights, missing = _fetch_offline(ref, dest)
             else:
-                commit, files, weights, missing = _fetch_online(ref, dest)
+                with bounded_hub(seconds, constants.ENDPOINT):
+                    commit, files, weights, missing = _fetch_online(ref, dest)
                 manifest = {"version": MANIFEST_VERSION, "repo_id": ref.repo_id, "commit": commit,
                             "files": files, "weights": weights, "weights_missing": missing}
                 path = _manifest_path(ref.repo_id, commit)
@@ -333,12 +341,22 @@ class HubSource(FactsSource):
     def __init__(self, target: object) -> None:
         super().__init__(target)
         self.checkout: Any = None
+        self.timeout: int | None = None  # --hub-timeout, from the flags (the settings are read after the fetch)
+        self.refused = False
 
     @classmethod
     def accepts(cls, target: object) -> bool:
         return isinstance(target, str) and not Path(target).exists() and parse_hub_ref(target) is not None
 
     def refuse(self, options: AuditOptions, fixing: bool = False) -> None:
+        """Also takes ``--hub-timeout``: the first call (the flags, before the fetch) sets the deadline; a
+        value that appears later came from a settings file, read after the fetch, and is refused."""
+        if not self.refused:
+            self.refused, self.timeout = True, options.hub_timeout
+        elif options.hub_timeout != self.timeout:
+            raise SourceError(str(self.target), "hub-timeout: a settings file cannot set it (the Hub files are "
+                              "fetched before the settings are read): give --hub-timeout or "
+                              "HF_VOCAB_AUDIT_HUB_TIMEOUT")
         if fixing:
             raise SourceError(str(self.target), "--fix needs a local checkpoint folder, not a Hub id")
         flags = (("--weights", options.weights), ("--dataset", options.scan is not None),
@@ -352,8 +370,12 @@ class HubSource(FactsSource):
     def open(self, stack: ExitStack) -> Path | None:
         ref = parse_hub_ref(str(self.target))
         assert ref is not None
+        from .hub_client import HubClientError
+
         try:
-            self.checkout = stack.enter_context(checkout(ref))
+            self.checkout = stack.enter_context(checkout(ref, self.timeout))
+        except HubClientError:  # the endpoint misbehaved: the target was a Hub id
+            raise
         except AuditError as exc:  # say so when the user meant a local folder
             raise SourceError(exc.path, f"{exc.problem} (and no local folder {self.target!r} exists)") from None
         return Path(self.checkout.folder)
