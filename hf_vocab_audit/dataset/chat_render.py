@@ -8,7 +8,7 @@ arguments ``apply_chat_template`` passes (the tokenizer's special-token strings,
 with ``add_special_tokens=False`` for rendered conversations (``apply_chat_template``) and True for
 plain strings (``tokenizer(text)``), after TRL's eos is appended to a string completion. What TRL does
 with the ids next (the completion mask from the common prefix, assistant masks, labels, truncation) is in
-:func:`prepare`; trl itself is never imported.
+:func:`prepare`; trl itself is not imported here (chat_trl.py asks it for its training template).
 """
 
 from __future__ import annotations

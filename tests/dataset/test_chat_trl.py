@@ -1,5 +1,5 @@
 """Chat and instruction splits: every verdict is decided by running TRL's own dataset preparation and one loss
-step of a tiny model on CPU (the scan itself never imports trl)."""
+step of a tiny model on CPU (the scan imports trl only under assistant-only loss: test_chat_assistant_only.py)."""
 
 from __future__ import annotations
 
