@@ -3,6 +3,7 @@ slowest case and the peak memory. Prints the table for docs/robustness.md.
 
     python benchmarks/robustness.py            # every case in one limited child (as the tests do)
     python benchmarks/robustness.py --separate # every case in its own `python -m hf_vocab_audit` process
+    python benchmarks/robustness.py --separate --group "hub client" --group "gguf work"   # some groups only
 """
 
 from __future__ import annotations
@@ -34,14 +35,19 @@ def handled(case, outcome) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--separate", action="store_true", help="one process per case (slower, per-case RSS)")
+    parser.add_argument("--group", action="append", help="only the cases of this group (repeatable)")
     args = parser.parse_args()
+    cases = [c for c in CASES if args.group is None or c.group in args.group]
+    unknown = set(args.group or ()) - {c.group for c in CASES}
+    if unknown:
+        parser.error(f"unknown group(s): {', '.join(sorted(unknown))}")
     with tempfile.TemporaryDirectory() as tmp:
         items = []
-        for c in CASES:
+        for c in cases:
             root = Path(tmp) / c.name
             root.mkdir()
             items.append((c.name, c.build(root / "ckpt")))
-        hub = {c.name for c in CASES if c.hub}
+        hub = {c.name for c in cases if c.hub}
         local = [(n, a) for n, a in items if n not in hub]
         remote = [(n, a) for n, a in items if n in hub]
         with serve_hub_cases() as server:  # the Hub cases audit a loopback Hub (tests/hub_server.py)
@@ -54,7 +60,7 @@ def main() -> None:
                 outcomes.update(run_batch(remote, env=env))
         pwned = sorted(p.parent.name for p in Path(tmp).rglob("PWNED"))
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    for c in CASES:
+    for c in cases:
         o = outcomes[c.name]
         r = rows[c.group]
         r["inputs"] += 1

@@ -91,3 +91,14 @@ def import_torch(path: str | Path | None, needed_for: str) -> Any:
     except ImportError:
         raise MissingExtra(path, f"{needed_for} needs PyTorch, which is not installed: {torch_extra()}") from None
     return torch
+
+
+# jinja2 is a base dependency (pyproject.toml): transformers renders chat templates with it but does not
+# depend on it. An install that lacks it gets this line (exit 2) rather than every conversation reported as
+# refused by its template, or an ImportError.
+JINJA_MISSING = ("the dataset scan renders chat templates with jinja2, which is not installed: pip install "
+                 "'jinja2>=3.1' (a dependency of hf-vocab-audit: reinstalling it installs jinja2)")
+
+
+def jinja_missing() -> MissingExtra:
+    return MissingExtra(None, JINJA_MISSING)

@@ -80,3 +80,10 @@ def trl_outcome(model_dir: Path, rows: list[dict[str, Any]], trainer: str, out: 
         except Exception as exc:
             return {"stage": "forward", "error": f"{type(exc).__name__}: {exc}", "dataset": ds}
     return {"stage": "ok", "error": None, "dataset": ds}
+
+
+def trl_template(name: str) -> str:
+    """A real public chat template as TRL ships it for identity comparison (``trl/chat_templates/<name>.jinja``:
+    the model repos' own files, e.g. ``qwen3``, ``llama3``, ``llama3_1``, and TRL's patched ``*_training``)."""
+    trl = pytest.importorskip("trl")
+    return (Path(trl.__file__).parent / "chat_templates" / f"{name}.jinja").read_text(encoding="utf-8")

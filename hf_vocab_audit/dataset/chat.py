@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from .arrays import row_violation, violation
 from .chat_budget import RowMeter, input_chars, over_budget_message, split_spend
+from .chat_content import content_violations
 from .chat_render import RenderedRow, Renderer, Sequence, prepare, render_text
 from .checks import (
     CHAT_EOS_NOT_LEARNED,
@@ -104,6 +105,10 @@ def _chat_summary(r: Renderer, rendered: list[RenderedRow], row_offset: int, ctx
     for name in names:
         seqs = [row.sequences.get(name) for row in rendered]
         _sequence_checks(r, name, seqs, row_offset, n, add)
+    bos = r.special.get("bos_token")
+    bos_id = ctx.tokenizer.token_to_id(bos) if bos and ctx.tokenizer is not None else None
+    for column, check, v in content_violations(r, names, rendered, bos_id, row_offset, n):  # HVA556, HVA557
+        add(column, check, v)
     notes = _turn_notes(r, rendered, violations, row_offset, ctx)
     rows_summary = Summary({(ctx.source, ctx.split): 0}, ids_summary.stats, violations, notes)
     return rows_summary

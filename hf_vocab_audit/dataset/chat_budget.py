@@ -28,10 +28,15 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from jinja2 import nodes
-from jinja2.runtime import markup_join, str_join
-from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment
-from jinja2.utils import _PassArg
+from ..errors import jinja_missing
+
+try:
+    from jinja2 import nodes
+    from jinja2.runtime import markup_join, str_join
+    from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment
+    from jinja2.utils import _PassArg
+except ImportError:  # a base install without jinja2: one line naming it (exit 2), not a traceback
+    raise jinja_missing() from None
 
 ROW_SECONDS = 5.0  # the renders of one row (public templates on a 300-turn row: up to 2 s on a busy machine)
 ROW_CHARS = 4_000_000  # the longest string a render may build or output (4 MB) ...

@@ -7,7 +7,10 @@ is a ``ProcessorMixin`` whose template comes from the processor's own files, not
 ``chat_template.json`` (the legacy ``{"chat_template": ...}``) first, else ``chat_template.jinja``. With
 neither, its ``apply_chat_template`` refuses every row ("this processor does not have a chat template")
 even when ``tokenizer_config.json`` holds one. A folder without a processor class is loaded as a tokenizer
-by both AutoTokenizer and AutoProcessor, and neither reads ``chat_template.json``: the report says so.
+by both AutoTokenizer and AutoProcessor, and neither reads ``chat_template.json``: the report says so. A
+processor class named with none of the processor's own configs beside it (a text-only Gemma-3 checkpoint's
+``tokenizer_config.json`` names ``Gemma3Processor``) cannot be built: AutoProcessor raises, so the trainer
+is given the tokenizer, whose template renders the rows; the folder gets one warning (HVA558).
 Measured with transformers 5.24 (tests/dataset/test_chat_processor.py runs both loaders and TRL).
 """
 
@@ -31,6 +34,15 @@ NO_TEMPLATE = ("the processor has no chat template of its own ({legacy} or {jinj
                "apply_chat_template refuses every row")
 
 
+# What AutoProcessor needs besides the tokenizer: a processor's own config (an image processor, feature
+# extractor or video processor is built from one of these; transformers 5.x).
+PROCESSOR_FILES = CLASS_FILES[:3]
+UNBUILT = ("{cls} is named by {named}, but AutoProcessor cannot build it from this folder: it has none of "
+           "{files} (a text-only checkpoint), so a trainer given no processing class stops at "
+           "AutoProcessor.from_pretrained; the usual call passes the tokenizer (processing_class=tokenizer), "
+           "whose template ({template}) the rows are rendered with")
+
+
 @dataclass(frozen=True)
 class TemplateChoice:
     """The template rows are rendered with, the file it came from, and what the report says about it."""
@@ -39,6 +51,7 @@ class TemplateChoice:
     file: str | None
     note: str | None = None  # None: the tokenizer's template, as before (nothing to say)
     processor: str | None = None  # the processor class AutoProcessor loads, when it loads one
+    unbuilt: str | None = None  # a processor class is named but cannot be built: what the report warns (HVA558)
 
 
 def _inside(folder: Path, name: str) -> Path | None:
@@ -50,18 +63,26 @@ def _inside(folder: Path, name: str) -> Path | None:
 
 def processor_class(folder: Path, model_type: str | None) -> str | None:
     """The processor class AutoProcessor would load from ``folder`` (None: it loads a tokenizer)."""
+    named = _named_class(folder)
+    if named is not None:
+        return named[0]
+    # The model type's processor: only where a processor's own config is there to load (without it the
+    # processor cannot be built).
+    if model_type and any(_inside(folder, name) is not None for name in CLASS_FILES[:3]):
+        mapped: Any = _processor_names().get(model_type)
+        return mapped if isinstance(mapped, str) else None
+    return None
+
+
+def _named_class(folder: Path) -> tuple[str, str] | None:
+    """The processor class a file names, and the file (AutoProcessor's order)."""
     for name in CLASS_FILES:
         path = _inside(folder, name)
         if path is None:
             continue
         found = read_json_object(path).get("processor_class")
         if isinstance(found, str) and found:
-            return found
-    # The model type's processor: only where a processor's own config is there to load (without it the
-    # processor cannot be built).
-    if model_type and any(_inside(folder, name) is not None for name in CLASS_FILES[:3]):
-        mapped: Any = _processor_names().get(model_type)
-        return mapped if isinstance(mapped, str) else None
+            return found, name
     return None
 
 
@@ -96,6 +117,13 @@ def choose_template(folder: Path | None, model_type: str | None, tokenizer_templ
         return TemplateChoice(tokenizer_template, tokenizer_file)
     legacy = _inside(folder, LEGACY_FILE)
     cls = processor_class(folder, model_type)
+    if cls is not None and not any(_inside(folder, name) is not None for name in PROCESSOR_FILES):
+        # Only tokenizer_config.json names it (Gemma-3's text checkpoints: Gemma3Processor): AutoProcessor
+        # raises (OSError: Can't load image processor), a fact about the folder, not about the rows.
+        named = _named_class(folder)
+        return TemplateChoice(tokenizer_template, tokenizer_file, unbuilt=UNBUILT.format(
+            cls=cls, named=named[1] if named else "the model type", files=", ".join(PROCESSOR_FILES),
+            template=tokenizer_file or "none"))
     if cls is None:
         if legacy is None:
             return TemplateChoice(tokenizer_template, tokenizer_file)

@@ -8,7 +8,7 @@ arguments ``apply_chat_template`` passes (the tokenizer's special-token strings,
 with ``add_special_tokens=False`` for rendered conversations (``apply_chat_template``) and True for
 plain strings (``tokenizer(text)``), after TRL's eos is appended to a string completion. What TRL does
 with the ids next (the completion mask from the common prefix, assistant masks, labels, truncation) is in
-:func:`prepare`; trl itself is never imported.
+:func:`prepare`; trl itself is not imported here (chat_trl.py asks it for its training template).
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ class Sequence:
     truncated_from: int = 0  # the length before truncation (0: not truncated)
     tools: Any = None  # what the template saw besides the turns (to render them again turn by turn)
     kwargs: dict[str, Any] = field(default_factory=dict)
+    text: str = ""  # the rendered text tokenized (what chat_content checks the turns' fields against)
 
     @property
     def labels_mask(self) -> list[bool]:
@@ -350,7 +351,7 @@ def prepare(r: Renderer, rows: list[dict[str, Any]], tokenizer: Any, tokenizer_f
         mask = _mask_from_spans(enc.offsets, job.spans) if job.spans is not None else None
         masked_prompt = job.prompt_text is not None and (completion_loss or fmt.kind in (PREFERENCE, UNPAIRED))
         seq = Sequence(ids, mask, prompt_len if masked_prompt else 0, prompt_len, len(prompt_ids), job.turns,
-                       job.prompt_turns, tools=job.tools, kwargs=job.kwargs)
+                       job.prompt_turns, tools=job.tools, kwargs=job.kwargs, text=job.full_text)
         _truncate(seq, r)
         out[job.row].sequences[job.name] = seq
     return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,12 @@ SHAREGPT_ASSISTANT_ONLY = (
     "before rendering a row (ValueError: You set `assistant_only_loss=True`, but the dataset is not "
     "conversational), since it checks the format before it converts the turns; convert them first (column "
     "messages, keys role/content, roles user/assistant) or train on whole sequences")
+
+
+NOT_CONVERSATIONAL = (
+    "assistant-only loss is on and the rows are strings, not turns: TRL refuses the split before preparing a row "
+    "(ValueError: You set `assistant_only_loss=True`, but the dataset is not conversational); assistant masks "
+    "come from a chat template's {% generation %} blocks, which strings never pass through")
 
 
 def read_config(path: Path) -> dict[str, Any]:
@@ -94,7 +101,17 @@ def has_generation_block(template: str | None) -> bool:
 
 def renderer_for(fmt: ChatFormat, facts: Any, settings: ChatSettings) -> Renderer:
     """The split's renderer from the tokenizer's facts (template, special-token strings, stop ids)."""
+    return _renderer_and_choice(fmt, facts, settings)[0]
+
+
+def _stops(tok: Any, template: str | None) -> set[int]:
+    """The single-token control strings of a template other than the tokenizer's own: what ends its turns."""
     from ..facts.chat_template import control_strings
+
+    return {ids[0] for ids in tok.encode_many(control_strings(template or "")) if len(ids) == 1}
+
+
+def _renderer_and_choice(fmt: ChatFormat, facts: Any, settings: ChatSettings) -> tuple[Renderer, Any]:
     from .chat_processor import choose_template
 
     tok = facts.tokenizer
@@ -104,14 +121,66 @@ def renderer_for(fmt: ChatFormat, facts: Any, settings: ChatSettings) -> Rendere
     if choice.template == tok.chat_template:
         stops = {ids[0] for _, ids in tok.template_markers if len(ids) == 1} if tok.chat_template else set()
     else:  # a processor's own template: its control strings end turns
-        stops = {ids[0] for ids in tok.encode_many(control_strings(choice.template or "")) if len(ids) == 1}
+        stops = _stops(tok, choice.template)
     tool_template = tool_use_template(tok.folder) if fmt.tools else None
     if tool_template:
-        stops.update(ids[0] for ids in tok.encode_many(control_strings(tool_template)) if len(ids) == 1)
+        stops |= _stops(tok, tool_template)
     if eos_id is not None:
         stops.add(eos_id)
     return Renderer(fmt, choice.template, special, eos_token, eos_id, frozenset(stops), settings,
-                    tool_template=tool_template, template_note=choice.note)
+                    tool_template=tool_template, template_note=choice.note), choice
+
+
+@dataclass(frozen=True)
+class ChatPlan:
+    """How a split's rows are rendered (``renderer`` None: they cannot be, HVA550 says why) and the split-wide
+    findings, (check, message) each."""
+
+    renderer: Renderer | None
+    problems: tuple[tuple[str, str], ...]
+
+
+def plan(fmt: ChatFormat, facts: Any, settings: ChatSettings) -> ChatPlan:
+    """The renderer TRL's preparation amounts to for this split, and what is wrong before any row is read: no
+    template at all, a processor class AutoProcessor cannot build (reported once, rows rendered with the
+    tokenizer's template), and assistant-only loss that TRL refuses or answers with its training template."""
+    from .chat_formats import LM, PROMPT_COMPLETION
+    from .checks import CHAT_MASK_EMPTY, CHAT_NO_TEMPLATE, CHAT_PROCESSOR_UNBUILT
+
+    renderer, choice = _renderer_and_choice(fmt, facts, settings)
+    problems: list[tuple[str, str]] = []
+    if fmt.conversational and not renderer.template:  # first: the coverage gap names the first problem
+        problems.append((CHAT_NO_TEMPLATE, renderer.template_note or "the tokenizer has no chat template: "
+                                           "apply_chat_template (and TRL) refuse every row"))
+    if choice.unbuilt:
+        problems.append((CHAT_PROCESSOR_UNBUILT, choice.unbuilt))
+    if problems and problems[0][0] == CHAT_NO_TEMPLATE:
+        return ChatPlan(None, tuple(problems))
+    if not settings.assistant_only_loss:
+        return ChatPlan(renderer, tuple(problems))
+    refusal: str | None = None
+    if fmt.kind not in (LM, PROMPT_COMPLETION):
+        pass  # DPO and KTO have no assistant-only loss: the setting changes nothing there
+    elif fmt.sharegpt:  # TRL checks the format before it converts ShareGPT
+        refusal = SHAREGPT_ASSISTANT_ONLY
+    elif not fmt.conversational:
+        refusal = NOT_CONVERSATIONAL
+    elif not has_generation_block(renderer.template):
+        from .chat_trl import training_template
+
+        decided = training_template(renderer.template or "", renderer.special, facts.tokenizer.backend)
+        if decided.template is None:
+            refusal = decided.message
+        else:  # TRL renders every row with its training template (the named tool_use one is not used then)
+            stops = _stops(facts.tokenizer, decided.template) | ({renderer.eos_id} if renderer.eos_id is not None
+                                                                 else set())
+            note = "; ".join(n for n in (renderer.template_note, decided.message) if n)
+            renderer = replace(renderer, template=decided.template, tool_template=None, template_note=note,
+                               stop_ids=frozenset(stops))
+    if refusal is not None:  # the ids are still checked, the refusal reported once
+        problems.append((CHAT_MASK_EMPTY, refusal))
+        renderer = replace(renderer, settings=replace(settings, assistant_only_loss=False))
+    return ChatPlan(renderer, tuple(problems))
 
 
 def tool_use_template(folder: Path) -> str | None:

@@ -31,6 +31,8 @@ CHOICE_OUT_OF_RANGE = "choice-out-of-range"  # a multiple-choice label >= the ro
 CTC_LABEL_TOO_LARGE = "ctc-label-too-large"  # a CTC target >= the CTC head's rows (config vocab_size)
 TEXT_TOO_LONG = "text-too-long"  # a text row over MAX_TEXT_CHARS characters: not tokenized, not checked
 LENGTH_MISMATCH = "length-mismatch"  # per-token labels whose length differs from the row's input_ids
+UNREADABLE_LINE = "unreadable-line"  # a JSON Lines line that is not a JSON row; locations: (line, None, message)
+READ_STOPPED = "read-stopped"  # the reader gave up after too many such lines; location: (line, None, None)
 
 # Chat and instruction splits (chat.py; rules in rules/dataset_chat.py).
 CHAT_REFUSED = "chat-refused"  # the template (or TRL's preparation) raises on the row; value = its message
@@ -43,3 +45,6 @@ CHAT_OVER_BUDGET = "chat-over-budget"  # the row's render went past its budget (
 CHAT_MEDIA_MISMATCH = "chat-media-mismatch"  # a vision row's placeholders do not match its images/videos
 CHAT_MEDIA_TRUNCATED = "chat-media-truncated"  # max_length cuts an expanded image placeholder; value = length needed
 CHAT_NOT_RENDERED = "chat-not-rendered"  # the split's rendering budget was spent before the row: not checked
+CHAT_CONTENT_DROPPED = "chat-content-dropped"  # a trained turn's field the template does not render (chat_content.py)
+DOUBLE_BOS = "double-bos"  # a sequence's ids start with two BOS (template's and tokenizer's); value = the BOS id
+CHAT_PROCESSOR_UNBUILT = "chat-processor-unbuilt"  # a processor class named, AutoProcessor cannot build it

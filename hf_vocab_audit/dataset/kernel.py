@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from ..facts.limits import InputLimits, LabelKind
 from ..facts.tokenizer.bounded_calls import MAX_TEXT_CHARS, library_call
+from ..io.jsonlines import BadLines
 from .arrays import (
     as_array,
     flat_sequences,
@@ -53,11 +54,13 @@ from .checks import (  # noqa: F401 - re-exported names the rules read
     NULL,
     POSITION_IDS,
     POSITION_TOO_LARGE,
+    READ_STOPPED,
     TEXT,
     TEXT_TOO_LONG,
     TOKEN_TYPE_IDS,
     TOO_LONG,
     TYPE_TOO_LARGE,
+    UNREADABLE_LINE,
 )
 from .summary import (
     ColumnRole,
@@ -131,10 +134,9 @@ def _length_checks(acc: _Acc, column: str, lengths: np.ndarray, row_offset: int)
 
 
 def _null_rows(acc: _Acc, column: str, arr: pa.Array, row_offset: int) -> None:
-    if arr.null_count:
+    if arr.null_count:  # rows only, no values: None cannot be sorted to count them (two null rows crashed)
         mask = arr.is_null().to_numpy(zero_copy_only=False)
-        acc.add(column, NULL, row_violation(mask, np.full(len(arr), None, dtype=object), row_offset,
-                                            acc.ctx.max_locations))
+        acc.add(column, NULL, violation(mask, None, None, row_offset, acc.ctx.max_locations))
 
 
 def _nested_id_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) -> None:
@@ -229,6 +231,16 @@ def _text_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) ->
     texts = arr.fill_null("").to_pylist() if arr.null_count else arr.to_pylist()
     with library_call(ctx.tokenizer_file or ctx.source, "the tokenizers library failed on a row"):
         encodings = _encode(ctx.tokenizer, texts)
+    # TRL 1.16's SFTTrainer tokenizes a text column as this does: trl/data_utils.py ``_tokenize`` calls
+    # ``processing_class(text=...)``, special tokens added, so a text rendered with the template's BOS gets two (HVA557)
+    if ctx.causal_lm:
+        from .chat_content import double_bos_texts
+        from .checks import DOUBLE_BOS
+
+        doubled, bos_id = double_bos_texts(ctx.tokenizer, texts, encodings)
+        if doubled.any():
+            acc.add(plan.name, DOUBLE_BOS, row_violation(doubled, np.full(len(texts), bos_id, dtype=np.int64),
+                                                         row_offset, ctx.max_locations, position=1))
     lengths = np.fromiter((len(e) for e in encodings), dtype=np.int64, count=len(encodings))
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
@@ -474,3 +486,15 @@ def summarize(batch: pa.Table | pa.RecordBatch, row_offset: int, ctx: ScanContex
         elif plan.role == CTC_LABELS:
             _ctc_label_column(acc, plan, arr, row_offset)
     return Summary({(ctx.source, ctx.split): batch.num_rows}, acc.stats, acc.violations)
+
+
+def bad_lines_summary(bad: BadLines, ctx: ScanContext) -> Summary:
+    """The lines of a JSON Lines file the reader skipped, as a violation of the split whose locations are
+    (line, None, the parser's message); where the reader gave up after too many, a READ_STOPPED violation
+    holds the line it stopped at."""
+    source, split = ctx.source, ctx.split
+    locations = tuple((line, None, message) for line, message in bad.lines[:ctx.max_locations])
+    violations = {(source, split, "", UNREADABLE_LINE): Violation(len(bad.lines), len(bad.lines), locations, None)}
+    if bad.stopped is not None:
+        violations[(source, split, "", READ_STOPPED)] = Violation(1, 1, ((bad.stopped, None, None),), None)
+    return Summary({(ctx.source, ctx.split): 0}, violations=violations)

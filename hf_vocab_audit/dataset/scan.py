@@ -15,9 +15,11 @@ from ..core.options import ScanOptions
 from ..errors import AuditError, first_line
 from ..facts import Facts
 from ..facts.limits import InputLimits, head_label_kind, input_limits
+from ..io.jsonlines import BadLines
 from .chat import summarize
 from .checks import CHAT
 from .expansion import check_batch
+from .kernel import bad_lines_summary
 from .progress import ProgressBar
 from .roles import SplitColumns, Unchecked, head_kind, plan_columns
 from .spec import Split, open_spec
@@ -92,13 +94,17 @@ def _peek(split: Split, batch_size: int) -> _Opened:
     return _Opened(split, first, it)
 
 
-def _guard(split: Split, batches: Iterator[pa.Table], start: int) -> Iterator[pa.Table]:
+def _guard(split: Split, batches: Iterator[pa.Table | BadLines], start: int) -> Iterator[pa.Table | BadLines]:
     """Turn read errors into one-line AuditErrors naming the dataset, split and row; validate every batch
-    in full (offsets past a buffer would make the kernel read foreign memory), whichever reader made it."""
+    in full (offsets past a buffer would make the kernel read foreign memory), whichever reader made it.
+    Lines the reader skipped (BadLines) pass through to be reported."""
     row = start
     while True:
         try:
             batch = next(batches)
+            if isinstance(batch, BadLines):
+                yield batch
+                continue
             batch.validate(full=True)
             check_batch(batch, split.source, split.name, row)  # columns, and dictionaries decoded, bounded
         except StopIteration:
@@ -163,43 +169,30 @@ def _plan_chat(o: _Opened, schema: pa.Schema, opts: Options, facts: Facts) -> No
     if fmt is None:
         return
     o.chat_format = fmt
-    from .chat_render import Renderer
-    from .chat_settings import SHAREGPT_ASSISTANT_ONLY, has_generation_block, renderer_for, settings_for
-    from .checks import CHAT, CHAT_MASK_EMPTY, CHAT_NO_TEMPLATE
+    from .chat import sequence_columns
+    from .chat_settings import plan, settings_for
 
     if facts.tokenizer is None:
         raise AuditError(facts.model_dir, f"split {o.split.name!r} holds {fmt.kind} rows: rendering them needs a "
                                           "tokenizer (pass --tokenizer DIR)")
     settings = settings_for(fmt, o.split.source, dict(opts.chat_flags), opts.trl_config)
-    renderer: Renderer = renderer_for(fmt, facts, settings)
-    if fmt.conversational:
+    chat = plan(fmt, facts, settings)
+    renderer = chat.renderer
+    if renderer is not None and fmt.conversational:  # a vision split: its media are checked too (chat_media)
         from .chat_media import media_spec
 
         renderer = replace(renderer, media=media_spec(schema, facts, o.split.source))
-    plan = _plan(o)
+    planned = _plan(o)
     used = set(fmt.columns)
-    if renderer.media is not None:  # the media columns are read with the rows (chat_media), not skipped
+    if renderer is not None and renderer.media is not None:  # read with the rows (chat_media), not skipped
         used.update(c for c in (renderer.media.images, renderer.media.videos) if c)
-    problems: list[tuple[str, str]] = []
-    if fmt.conversational and not renderer.template:
-        problems.append((CHAT_NO_TEMPLATE, renderer.template_note or "the tokenizer has no chat template: "
-                                           "apply_chat_template (and TRL) refuse every row"))
-    elif settings.assistant_only_loss and fmt.sharegpt:  # TRL checks the format before it converts ShareGPT
-        problems.append((CHAT_MASK_EMPTY, SHAREGPT_ASSISTANT_ONLY))
-    elif settings.assistant_only_loss and not has_generation_block(renderer.template):
-        problems.append((CHAT_MASK_EMPTY, "assistant-only loss is on but the chat template has no "
-                                          "{% generation %} block: every assistant mask is empty"))
-    from .chat import sequence_columns
-
-    columns = tuple(p for p in plan.columns if p.name not in used)
-    if not any(check == CHAT_NO_TEMPLATE for check, _ in problems):
-        if problems:  # no {% generation %} block: the ids are still checked, the empty masks reported once
-            renderer = replace(renderer, settings=replace(settings, assistant_only_loss=False))
+    columns = tuple(p for p in planned.columns if p.name not in used)
+    if renderer is not None:
         columns += tuple(ColumnRole(name, CHAT) for name in sequence_columns(renderer))
         o.chat = renderer
-    o.plan = SplitColumns(columns, tuple(u for u in plan.unchecked if u.column not in used),
-                          tuple(sk for sk in plan.skipped if sk[0] not in used))
-    o.chat_problems = tuple(problems)
+    o.plan = SplitColumns(columns, tuple(u for u in planned.unchecked if u.column not in used),
+                          tuple(sk for sk in planned.skipped if sk[0] not in used))
+    o.chat_problems = chat.problems
 
 
 def _plan(o: _Opened) -> SplitColumns:
@@ -215,6 +208,9 @@ def _scan_one(o: _Opened, ctx: ScanContext, opts: Options, bar: Any) -> tuple[Su
     truncated = False
     batches = itertools.chain([o.first] if o.first is not None else [], o.rest)
     for batch in batches:
+        if isinstance(batch, BadLines):  # lines of a JSON Lines file that are not rows: HVA533 at each line
+            summary = merge(summary, bad_lines_summary(batch, ctx))
+            continue
         if opts.max_rows is not None and rows + batch.num_rows >= opts.max_rows:
             truncated = rows + batch.num_rows > opts.max_rows
             batch = batch.slice(0, opts.max_rows - rows)

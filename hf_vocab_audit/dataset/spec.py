@@ -22,7 +22,7 @@ import pyarrow as pa
 from ..errors import AuditError, first_line
 from ..facts.tree import check_tree, regular_file_inside
 from ..io.jsonfile import MAX_CONFIG_BYTES, read_bytes
-from ..io.jsonlines import NotPlain, jsonl_batches
+from ..io.jsonlines import BadLines, NotPlain, jsonl_rows_and_bad_lines
 from .expansion import check_folder, check_text_file
 from .folder_guard import GLOB_CHARS, check_readme_configs, expand_glob, readme_config_names, regular_data_file
 
@@ -38,7 +38,8 @@ class Split:
     name: str
     features: Any  # datasets.Features or None
     num_rows: int | None
-    batches: Callable[[int], Iterator[pa.Table]] = field(repr=False, compare=False)
+    # Arrow batches; a JSON Lines file's lines that are not JSON rows come as BadLines between them
+    batches: Callable[[int], Iterator[pa.Table | BadLines]] = field(repr=False, compare=False)
     resolved: ResolvedSpec | None = field(default=None, repr=False, compare=False)  # what open_spec found
     config: str | None = None  # the README config it is in, when a folder's configs are all opened (``name``
     # is then ``config/split``)
@@ -288,14 +289,16 @@ def _jsonl(path: Path, source: str) -> Split:
     the first row the fast reader cannot take as it is (:mod:`..io.jsonlines`), so the rows and types
     are the builder's either way."""
 
-    def batches(batch_size: int) -> Iterator[pa.Table]:
+    def batches(batch_size: int) -> Iterator[pa.Table | BadLines]:
         try:
-            yield from jsonl_batches(path, batch_size)
+            yield from jsonl_rows_and_bad_lines(path, batch_size)
             return
         except NotPlain as exc:
             done = exc.rows
         (split,) = _load(source, "json", data_files={"train": str(path)}, streaming=True)
         for table in split.batches(batch_size):
+            if isinstance(table, BadLines):  # not from datasets' reader, which refuses such a file whole
+                continue
             if done >= table.num_rows:
                 done -= table.num_rows
                 continue

@@ -30,6 +30,11 @@ MAX_KEPT_BYTES = 128 * 1024 * 1024  # all string values kept (tokens, chat templ
 CHUNK = 4 << 20
 MAX_COUNT = 1 << 20  # key/value pairs and tensors in one file
 MAX_DIMS = 4  # GGML_MAX_DIMS
+# Work over ALL the files of one GGUF (a split model is read part by part): a count per file alone lets
+# 1,000 parts of 100,000 keys each cost half an hour. Real models hold ~100 keys and a few thousand tensor
+# infos in all, and one vocabulary plus its merges (~10**6 strings).
+MAX_TOTAL_ENTRIES = 1 << 18  # key/value pairs and tensor infos, every part together
+MAX_TOTAL_ITEMS = 1 << 23  # array items walked or kept, every part together
 
 # GGUF value types: (name, struct format) for scalars.
 SCALARS = {
@@ -51,6 +56,28 @@ GGML_TYPES: dict[int, tuple[str, int, int]] = {
     29: ("IQ1_M", 256, 56), 30: ("BF16", 1, 2), 34: ("TQ1_0", 256, 54), 35: ("TQ2_0", 256, 66),
     39: ("MXFP4", 32, 17), 40: ("NVFP4", 64, 36), 41: ("Q1_0", 128, 18),
 }  # fmt: skip
+
+
+class ReadBudget:
+    """The work one GGUF (every part of a split one) may ask of the reader, charged by declared count
+    BEFORE the entries or items are read: past it, one line naming the file that went over."""
+
+    def __init__(self, entries: int = MAX_TOTAL_ENTRIES, items: int = MAX_TOTAL_ITEMS, kept: int = MAX_KEPT_BYTES) -> None:
+        self.entries_left, self.items_left = entries, items
+        self.limits = (entries, items)
+        self.kept, self.max_kept = 0, kept  # bytes of strings decoded and kept, every part together
+
+    def entries(self, cur: _Cursor, n: int, what: str) -> None:
+        self.entries_left -= n
+        if self.entries_left < 0:
+            raise cur.fail(f"{what}: the GGUF's files declare over {self.limits[0]:,} keys and tensors together "
+                           "(a bound on the work a file may ask for; real models hold a few thousand)")
+
+    def items(self, cur: _Cursor, n: int, what: str) -> None:
+        self.items_left -= n
+        if self.items_left < 0:
+            raise cur.fail(f"{what}: the GGUF's files declare over {self.limits[1]:,} array items together "
+                           "(a bound on the work a file may ask for)"[:300])
 
 
 @dataclass(frozen=True)
@@ -78,10 +105,10 @@ class _Cursor:
     first, so memory follows what is kept, never the file size or a declared length (no memory map either:
     mapping a 40 GB GGUF fails under an address-space limit)."""
 
-    def __init__(self, path: Path, fh: BinaryIO, size: int) -> None:
+    def __init__(self, path: Path, fh: BinaryIO, size: int, budget: ReadBudget | None = None) -> None:
         self.path, self.fh, self.size = path, fh, size
+        self.budget = ReadBudget() if budget is None else budget
         self.pos, self.buf, self.buf_start = 0, b"", 0
-        self.kept = 0  # bytes of strings kept so far
 
     def fail(self, problem: str) -> AuditError:
         return AuditError(self.path, f"malformed GGUF at byte {self.pos}: {problem}")
@@ -124,9 +151,9 @@ class _Cursor:
 
     def string(self, what: str) -> str:
         n = self.string_length(what)
-        self.kept += n
-        if self.kept > MAX_KEPT_BYTES:
-            raise self.fail(f"the metadata's strings exceed {MAX_KEPT_BYTES} bytes")
+        self.budget.kept += n
+        if self.budget.kept > self.budget.max_kept:
+            raise self.fail(f"the metadata's strings exceed {self.budget.max_kept} bytes")
         off = self.window(n)
         raw = self.buf[off : off + n]
         self.pos += n
@@ -166,6 +193,8 @@ def _value(cur: _Cursor, vtype: int, key: str, keep: bool) -> object:
         raise cur.fail(f"key {key!r} is an array of unknown type {item}"[:300])
     width = 8 if item == STRING else struct.calcsize(SCALARS[item][1])
     n = _count(cur, f"array length of {key!r}"[:200], width, MAX_ARRAY_ITEMS)
+    if item == STRING or keep:  # a scalar array skipped is one seek, whatever its length
+        cur.budget.items(cur, n, f"array {key!r}"[:200])
     if item != STRING:
         fmt = SCALARS[item][1]
         values = struct.unpack_from(f"<{n}{fmt[1]}", *cur.raw(n * width)) if keep else None
@@ -205,17 +234,18 @@ def _strings(cur: _Cursor, n: int, keep: bool, key: str) -> tuple[str, ...] | No
                 buf, base = cur.buf, cur.buf_start
                 end = base + len(buf)
             out.append(buf[off : off + length].decode("utf-8", errors="replace"))
-            cur.kept += length
+            cur.budget.kept += length
         pos += length
     cur.pos = pos
-    if cur.kept > MAX_KEPT_BYTES:
-        raise cur.fail(f"the metadata's strings exceed {MAX_KEPT_BYTES} bytes")
+    if cur.budget.kept > cur.budget.max_kept:
+        raise cur.fail(f"the metadata's strings exceed {cur.budget.max_kept} bytes")
     return tuple(out) if out is not None else None
 
 
-def read_gguf(path: Path, rel: str, keep: frozenset[str] = frozenset()) -> GGUFHeader:
+def read_gguf(path: Path, rel: str, keep: frozenset[str] = frozenset(), budget: ReadBudget | None = None) -> GGUFHeader:
     """Parse and validate one GGUF file's metadata and tensor infos. ``keep``: the array keys whose values are
-    returned (the others are counted and skipped)."""
+    returned (the others are counted and skipped). ``budget``: shared by the parts of a split GGUF (a fresh
+    one per call by default)."""
     if not path.is_file():  # a FIFO or device would block or never end
         raise AuditError(path, "is not a regular file")
     try:
@@ -223,7 +253,7 @@ def read_gguf(path: Path, rel: str, keep: frozenset[str] = frozenset()) -> GGUFH
             size = path.stat().st_size
             if size < 24:
                 raise AuditError(path, f"truncated GGUF file: {size} bytes, less than the 24-byte header")
-            return _parse(_Cursor(path, fh, size), rel, keep)
+            return _parse(_Cursor(path, fh, size, budget), rel, keep)
     except OSError as exc:
         raise AuditError(path, f"cannot be read: {exc.strerror or exc}") from None
     except (ValueError, OverflowError, struct.error) as exc:  # e.g. a file that shrank underneath
@@ -244,6 +274,7 @@ def _parse(cur: _Cursor, rel: str, keep: frozenset[str]) -> GGUFHeader:
         raise AuditError(path, f"GGUF version {version}{why} is not supported (2 and 3 are)")
     n_tensors = _count(cur, "tensor count", 24, MAX_COUNT)  # a tensor info is >= 24 bytes
     n_kv = _count(cur, "key/value count", 13, MAX_COUNT)  # a pair is >= 13 bytes
+    cur.budget.entries(cur, n_tensors + n_kv, "key/value and tensor counts")
     metadata: dict[str, object] = {}
     for _ in range(n_kv):
         key = cur.string("key")

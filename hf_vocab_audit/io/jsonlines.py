@@ -17,16 +17,32 @@ climbed for four blocks, so a 5 MB file (two blocks) peaked at 91 MB and any fil
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 import pyarrow as pa
 
-from ..errors import AuditError
+from ..errors import AuditError, first_line
 
 BLOCK_BYTES = 1024 * 1024  # bytes parsed at a time: memory stays flat however large the file (see below)
 MAX_LINE_BYTES = 64 * 1024 * 1024  # one row: a file with no line end must not be read into memory whole
 STEP = 1024 * 1024  # bytes read at a time while looking for a line end
+
+
+MAX_BAD_LINES = 100  # lines that are not JSON rows before the reader stops: past that it is not JSON Lines
+
+
+@dataclass(frozen=True)
+class BadLines:
+    """Lines of the file that are not JSON rows, skipped by the reader: (1-based line, the parser's message)
+    in file order; ``stopped``: the line after which reading stopped (MAX_BAD_LINES reached), else None.
+
+    ``datasets``' JSON builder refuses the whole file at the first one, so a trainer never starts; the scan
+    reports each at its line and reads on, so one damaged line does not hide the rest of the file."""
+
+    lines: tuple[tuple[int, str], ...]
+    stopped: int | None = None
 
 
 class NotPlain(Exception):
@@ -90,26 +106,103 @@ def _rest_of_line(fh: BinaryIO, path: Path, *, keep: bool, have: int = 0) -> byt
             return b"".join(parts)
 
 
+def _parse(block: bytes) -> pa.Table:
+    import pyarrow.json as paj
+
+    options = paj.ReadOptions(block_size=len(block) + 1, use_threads=False)
+    return paj.read_json(pa.BufferReader(block), read_options=options)
+
+
+def _fails(text: bytes) -> str | None:
+    """pyarrow's message when ``text`` does not parse, else None (without its "in row 0": the line is named)."""
+    try:
+        _parse(text)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        message = first_line(exc, 200)
+        return message.removesuffix(" in row 0").rstrip(". ") or message
+    return None
+
+
+def _find_bad(lines: list[bytes], lo: int, hi: int, room: int, out: list[tuple[int, str]]) -> None:
+    """Append (index, message) of the lines in [lo, hi) that fail alone, halving the range (which failed as a
+    whole): about two parses of the range per bad line, not one parse per line. A range whose halves both
+    parse (a type that changes between rows, not a bad line) holds none."""
+    if hi - lo == 1:
+        message = _fails(lines[lo]) if lines[lo].strip() else None  # a blank line is no row, and no error
+        if message is not None:
+            out.append((lo, message))
+        return
+    mid = (lo + hi) // 2
+    for a, b in ((lo, mid), (mid, hi)):
+        if len(out) < room and _fails(b"\n".join(lines[a:b])) is not None:
+            _find_bad(lines, a, b, room, out)
+
+
+def _without_bad_lines(block: bytes, line: int, room: int) -> tuple[bytes, list[tuple[int, str]], int | None]:
+    """The block's lines that parse as JSON rows, the others as (line, pyarrow's message), and the line the
+    reading stops at when the ``room``-th bad line is met (None: the whole block was read); ``line``: the
+    block's first line. Only a block that failed as a whole comes here; the kept lines are then parsed
+    together, as any block (one type inference over them)."""
+    lines = block.split(b"\n")
+    found: list[tuple[int, str]] = []
+    _find_bad(lines, 0, len(lines), room, found)
+    found = found[:room]
+    stop = found[-1][0] if len(found) >= room else None
+    bad_at = {k for k, _ in found}
+    kept = [text for k, text in enumerate(lines[:None if stop is None else stop]) if k not in bad_at and text.strip()]
+    return b"\n".join(kept), [(line + k, m) for k, m in found], None if stop is None else line + stop
+
+
 def jsonl_batches(path: Path, batch_size: int, block_bytes: int | None = None, *, start: int = 0,
                   stop: int | None = None, schema: pa.Schema | None = None) -> Iterator[pa.Table]:
+    """Tables of the file's rows; NotPlain at the first line that is not a JSON row (see :func:`_read`)."""
+    for item in _read(path, batch_size, block_bytes, start, stop, schema, skip_bad_lines=False):
+        if isinstance(item, pa.Table):
+            yield item
+
+
+def jsonl_rows_and_bad_lines(path: Path, batch_size: int, block_bytes: int | None = None) -> Iterator[pa.Table | BadLines]:
+    """The whole file's rows, with the lines that are not JSON rows skipped and reported (see :func:`_read`)."""
+    yield from _read(path, batch_size, block_bytes, 0, None, None, skip_bad_lines=True)
+
+
+def _read(path: Path, batch_size: int, block_bytes: int | None, start: int, stop: int | None,
+          schema: pa.Schema | None, *, skip_bad_lines: bool) -> Iterator[pa.Table | BadLines]:
     """Tables of at most ``batch_size`` rows of the JSON Lines file ``path`` (of the lines starting in
     bytes [start, stop): see :func:`line_blocks`); NotPlain when they are not a plain table (see the
     module's docstring) or, with ``schema``, not a table of that schema.
 
+    ``skip_bad_lines`` (whole files only): a line that is not a JSON row is skipped and reported as
+    :class:`BadLines` after the rows before it (never first: the first item is a table, whose schema plans
+    the split), up to MAX_BAD_LINES; a file with no JSON row at all is an AuditError naming its first line.
+    Without it the first bad line raises NotPlain, as before (the caller falls back to ``datasets``).
+
     Each block is parsed on its own and released before the next, as the builder does (pyarrow's
     streaming reader, tried first, kept memory that grew with the file: +60 MB at 50 MB)."""
-    import pyarrow.json as paj
-
     rows = 0
+    line = 1  # the block's first line (1-based)
     first: pa.Schema | None = None
+    pending: list[tuple[int, str]] = []  # bad lines not yet reported (until a table has been yielded)
+    reported = 0
+    stopped: int | None = None  # the line reading stopped at (MAX_BAD_LINES met)
     for block in line_blocks(path, block_bytes or BLOCK_BYTES, start, stop):
-        options = paj.ReadOptions(block_size=len(block) + 1, use_threads=False)
+        block_lines = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
         try:
-            table = paj.read_json(pa.BufferReader(block), read_options=options)
+            table = _parse(block)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            raise NotPlain(rows, str(exc)) from None
-        if not table.num_rows and stop is not None:
-            continue  # blank lines only: nothing to add (a byte range may hold just those)
+            if not skip_bad_lines:
+                raise NotPlain(rows, str(exc)) from None
+            kept, skipped, stopped = _without_bad_lines(block, line, MAX_BAD_LINES - len(pending) - reported)
+            pending += skipped
+            try:
+                table = _parse(kept) if kept else pa.table({})
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as again:  # rows that parse alone, not together
+                raise NotPlain(rows, str(again)) from None
+        line += block_lines
+        if not table.num_rows and (stop is not None or not table.num_columns):
+            if stopped is not None:
+                break
+            continue  # blank or bad lines only: nothing to add (a byte range may hold just those)
         if first is None:
             first = table.schema
             bad = [f.name for f in first if not _plain(f.type)]
@@ -124,6 +217,18 @@ def jsonl_batches(path: Path, batch_size: int, block_bytes: int | None = None, *
             rows += part.num_rows
             yield part
         del table
+        if pending and first is not None:
+            yield BadLines(tuple(pending), stopped)
+            reported += len(pending)
+            pending = []
+        if stopped is not None:
+            return
+    if pending and first is not None:
+        yield BadLines(tuple(pending), stopped)
+    elif pending:
+        where = (f"{len(pending)} of its first {stopped} lines are not" if stopped is not None
+                 else "no line of the file is one")
+        raise AuditError(path, f"line {pending[0][0]}: not a JSON row ({pending[0][1]}); {where}: not JSON Lines")
     if first is None and stop is None:
         raise NotPlain(0, "no rows")
 

@@ -165,3 +165,32 @@ def dataset_text_too_long_to_scan(df: DatasetFacts) -> Iterator[Hit]:
     for source, split, column, v in each_violation(df, k.TEXT_TOO_LONG):
         yield dataset_hit(source, split, column, v, f"are texts over {MAX_TEXT_CHARS:,} characters, not tokenized "
                           "(value = characters)", max_characters=MAX_TEXT_CHARS)
+
+
+@rule("HVA533", "dataset-line-not-json", Severity.ERROR, scope=Scope.DATASET)
+def dataset_line_not_json(df: DatasetFacts) -> Iterator[Hit]:
+    """A line of a JSON Lines data file is not a JSON row: reported at its line, and the other lines are
+    scanned (after 100 such lines the file is not read further, and the finding says where it stopped).
+
+    Why:
+    `load_dataset("json", ...)` refuses the whole file at the first such line (`JSON parse error`), so the
+    training script stops before its first step; a truncated write, a merge marker or a stray log line is
+    enough. Stopping the scan there would also hide what the rest of the file holds.
+
+    Fix:
+    Repair or drop those lines (`python -c 'import json,sys; [json.loads(l) for l in sys.stdin if l.strip()]'
+    < data.jsonl` finds the first); regenerate a file cut off mid-write.
+    """
+    from ..io.jsonlines import MAX_BAD_LINES
+
+    stops = {(source, split): v.locations[0][0] for source, split, _, v in each_violation(df, k.READ_STOPPED)}
+    for source, split, _, v in each_violation(df, k.UNREADABLE_LINE):
+        line, _, message = v.locations[0]
+        shown = "; ".join(f"line {n}: {m}" for n, _, m in v.locations)
+        stopped = stops.get((source, split))
+        tail = (f"; reading stopped after line {stopped} ({MAX_BAD_LINES} lines that are not JSON rows): the rest "
+                "of the file was not scanned") if stopped is not None else "; the other lines were scanned"
+        yield Hit(f"split {split!r}: {v.values} line(s) are not JSON rows (the JSON builder refuses the file): "
+                  f"{shown}{tail}", Location(file=source, split=split, line=line),
+                  details={"lines": [{"line": n, "error": m} for n, _, m in v.locations], "count": v.values,
+                           "stopped_after_line": stopped})

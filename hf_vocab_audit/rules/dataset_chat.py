@@ -56,16 +56,21 @@ def dataset_chat_assistant_mask_empty(df: DatasetFacts) -> Iterator[Hit]:
     `apply_chat_template(..., return_assistant_tokens_mask=True)` returns an all-zero mask (with only a
     warning) when the template has no `{% generation %}` block: every label is -100, the run trains on
     nothing while its loss looks healthy (marin-community/marin#7237: the stock Llama-3.1, Qwen3, Gemma-3 and
-    gpt-oss templates; huggingface/trl#4147). Recent TRL swaps in a training template for the templates it
-    knows and otherwise refuses (`ValueError: The chat template is not training-compatible`), and stops at
-    the first row without assistant tokens (`RuntimeError: ... at least one example has no assistant tokens`).
-    ShareGPT turns (`conversations` of `from`/`value`) are refused outright under assistant-only loss (`ValueError:
-    ... the dataset is not conversational`): TRL checks the format before it converts them.
+    gpt-oss templates; huggingface/trl#4147). TRL's SFTTrainer (1.16) then calls its own
+    `get_training_chat_template`: for a stock template it knows (Llama-3, Gemma-3, gpt-oss, Qwen, ...) it
+    trains with TRL's training template, and the scan renders the rows with that same template (no finding);
+    any other template is refused (`ValueError: The chat template is not training-compatible`), and the
+    finding quotes what the installed TRL says. Without TRL installed the scan cannot know which templates it
+    patches: it reports the template and says so. TRL stops at the first row without assistant tokens
+    (`RuntimeError: ... at least one example has no assistant tokens`). ShareGPT turns (`conversations` of
+    `from`/`value`) and rows of plain strings are refused outright under assistant-only loss (`ValueError:
+    ... the dataset is not conversational`): TRL checks the format before it converts ShareGPT turns.
 
     Fix:
     Wrap each assistant turn of the template (its end-of-turn token included) in `{% generation %}` ...
     `{% endgeneration %}`, or train on whole sequences (`assistant_only_loss=False`); drop rows without an
-    assistant turn; convert ShareGPT turns to `messages` of role/content (user/assistant) first.
+    assistant turn; convert ShareGPT turns to `messages` of role/content (user/assistant) first; install the
+    TRL the training uses where the scan runs, so a stock template is decided as it patches it.
     """
     yield from _split_problems(df, k.CHAT_MASK_EMPTY)
     for source, split, column, v in each_violation(df, k.CHAT_MASK_EMPTY):
@@ -152,6 +157,35 @@ def dataset_chat_template_render_over_budget(df: DatasetFacts) -> Iterator[Hit]:
     for source, split, column, v in each_violation(df, k.CHAT_OVER_BUDGET):
         yield dataset_hit(source, split, column, v, "whose render through the chat template went past the budget "
                           "(value = what it asked for)")
+
+
+@rule("HVA558", "dataset-chat-processor-not-buildable", Severity.WARNING, scope=Scope.DATASET)
+def dataset_chat_processor_not_buildable(df: DatasetFacts) -> Iterator[Hit]:
+    """The tokenizer files name a processor class that `AutoProcessor` cannot build from the folder (no
+    processor config of its own): reported once, and the rows are rendered with the tokenizer's template.
+
+    Why:
+    `processor_class` in `tokenizer_config.json`, and none of `processor_config.json`,
+    `preprocessor_config.json`, `video_preprocessor_config.json` to build the image or audio part from.
+    Text-only checkpoints of multimodal families ship so (Gemma-3's `tokenizer_config.json` names
+    `Gemma3Processor`). A trainer given no processing class loads `AutoProcessor.from_pretrained(model)`,
+    which raises (`OSError: Can't load image processor ...`) before any row is read; passing the tokenizer
+    (`processing_class=tokenizer`) is the usual call, and then the tokenizer's template renders the rows.
+    The rows are not at fault, so they are checked as the tokenizer renders them.
+
+    Fix:
+    Pass the tokenizer as the processing class (`SFTTrainer(..., processing_class=tokenizer)`), or remove
+    `processor_class` from `tokenizer_config.json` in a text-only upload, or add the processor's config files.
+    """
+    tok = df.model.tokenizer
+    folder = str(tok.folder if tok is not None else df.model.model_dir)
+    splits: dict[str, list[str]] = {}  # message -> the splits it was found for (one folder: one message)
+    for s in df.splits:
+        for c, message in s.chat_problems:
+            if c == k.CHAT_PROCESSOR_UNBUILT:
+                splits.setdefault(message, []).append(s.split)
+    for message, names in splits.items():
+        yield Hit(message, Location(file=folder), details={"splits": names})
 
 
 __all__ = ["where"]

@@ -39,7 +39,7 @@ def _bad(facts: Facts) -> Iterator[tuple[GenerationId, int, bool]]:
     for gid in read_generation_ids(facts.config, facts.generation).ids:
         if 0 <= gid.value < rows:
             continue
-        wraps = gid.value < 0 and _family(gid.key) in WRAPS_WHEN_NEGATIVE
+        wraps = -rows <= gid.value < 0 and _family(gid.key) in WRAPS_WHEN_NEGATIVE  # -2**63 does not wrap
         yield gid, rows, gid.effect == "crash" and not wraps
 
 

@@ -101,3 +101,43 @@ def test_a_processor_without_a_template_of_its_own(tmp_path):
     assert trl["stage"] == "prepare" and "does not have a chat template" in trl["error"]
     report = _scan(folder, tmp_path)
     assert _codes(report) == ["HVA550"] and "LlavaProcessor" in report.findings[0].message
+
+
+def _text_only_naming(folder, cls, *, resized, template_in_config):
+    """A text-only checkpoint whose tokenizer_config.json names ``cls`` (as Gemma-3's text checkpoints name
+    Gemma3Processor) and no processor config: its template in tokenizer_config.json or chat_template.jinja."""
+    model = _processor_folder(folder, resized=resized, legacy=False, text_only=True)
+    config = json.loads((model / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config["processor_class"] = cls
+    if template_in_config:
+        config["chat_template"] = CHATML
+        (model / "chat_template.jinja").unlink(missing_ok=True)
+    else:
+        (model / "chat_template.jinja").write_text(CHATML, encoding="utf-8")
+    (model / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    return model
+
+
+@pytest.mark.parametrize("template_in_config", [True, False])
+@pytest.mark.parametrize("cls", ["Gemma3Processor", "LlavaProcessor"])
+def test_a_named_processor_that_cannot_be_built(cls, template_in_config, tmp_path):
+    """AutoProcessor raises on the folder (no image processor to load): TRL without a processing class stops
+    there, TRL given the tokenizer renders its template and trains. The scan warns once (HVA558), not per
+    row, and checks the rows as the tokenizer renders them: healthy rows pass, markers without rows fail."""
+    from transformers import AutoProcessor
+
+    good = _text_only_naming(tmp_path / "good", cls, resized=True, template_in_config=template_in_config)
+    with pytest.raises(OSError, match="image processor"):
+        AutoProcessor.from_pretrained(good)
+    assert trl_outcome(good, ROWS, "sft", tmp_path / "out", processor=True)["stage"] == "prepare"
+    assert trl_outcome(good, ROWS, "sft", tmp_path / "out")["stage"] == "ok"
+    (tmp_path / "data").mkdir()
+    write_jsonl(tmp_path / "data" / "validation.jsonl", ROWS)
+    report = audit(good, datasets=[write_jsonl(tmp_path / "data" / "train.jsonl", ROWS).parent], select=["HVA5"])
+    assert [f.code for f in report.findings] == ["HVA558"]  # once for the folder, though two splits
+    hit = report.findings[0]
+    assert cls in hit.message and "preprocessor_config.json" in hit.message and "processing_class=tokenizer" in hit.message
+    assert sorted(hit.details["splits"]) == ["train", "validation"] and report.exit_code() == 0
+    bad = _text_only_naming(tmp_path / "bad", cls, resized=False, template_in_config=template_in_config)
+    assert trl_outcome(bad, ROWS, "sft", tmp_path / "out")["stage"] == "forward"  # the markers have no rows
+    assert _codes(_scan(bad, tmp_path)) == ["HVA501", "HVA558"]

@@ -1,5 +1,5 @@
 """Chat and instruction splits: every verdict is decided by running TRL's own dataset preparation and one loss
-step of a tiny model on CPU (the scan itself never imports trl)."""
+step of a tiny model on CPU (the scan imports trl only under assistant-only loss: test_chat_assistant_only.py)."""
 
 from __future__ import annotations
 
@@ -242,9 +242,15 @@ def test_tool_calls_that_datasets_reads_as_json_values(chat_models, tmp_path):
     good = trl_outcome(chat_models["good"], list(loaded), "sft", tmp_path / "out")
     bad = trl_outcome(chat_models["bad"], list(loaded), "sft", tmp_path / "out")
     assert good["stage"] == "ok" and bad["stage"] == "forward"
-    assert _codes(audit(chat_models["good"], datasets=[data], select=["HVA5"])) == []
+    # The template renders an assistant turn's content only: the call's arguments never reach the model (HVA556).
+    from transformers import AutoTokenizer
+
+    text = AutoTokenizer.from_pretrained(chat_models["good"]).apply_chat_template(rows[0]["messages"], tokenize=False,
+                                                                                   tools=TOOLS)
+    assert '"x"' not in text and "x" not in text.replace("<|im_start|>", "")
+    assert _codes(audit(chat_models["good"], datasets=[data], select=["HVA5"])) == ["HVA556"]
     report = audit(chat_models["bad"], datasets=[data], select=["HVA5"])
-    assert _codes(report) == ["HVA501"] and report.to_dict()["dataset"]["splits"][0]["rows"] == 2
+    assert _codes(report) == ["HVA501", "HVA556"] and report.to_dict()["dataset"]["splits"][0]["rows"] == 2
 
 
 def test_a_streaming_dataset_is_consumed_once_batch_by_batch(chat_models):

@@ -9,6 +9,7 @@ tensor infos of every part are gathered.
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from dataclasses import dataclass, replace
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ...core.options import AuditOptions
 from ...errors import AuditError
-from ...io.gguf_header import GGUFArray, GGUFHeader, read_gguf
+from ...io.gguf_header import GGUFArray, GGUFHeader, ReadBudget, read_gguf
 from ...io.safetensors_header import TensorInfo
 from ..checkpoint import Facts
 from ..config import parse_config
@@ -27,6 +28,7 @@ from ..llama_cpp_tables import MATCHED_WHOLE, SPECIAL_ID_KEYS
 from ..tensors import CheckpointTensors
 from ..tokenizer import TokenizerFacts
 from ..tokenizer.added_tokens import AddedTokenConflict, AddedTokenInfo
+from ..tree import regular_file_inside
 from . import FactsSource, SourceError
 
 if TYPE_CHECKING:  # annotations only: reading a folder does not import the findings model
@@ -54,12 +56,12 @@ def locate_gguf(path: Path) -> Path:
         raise AuditError(path, "does not exist")
     if not path.is_dir():
         return path
-    found = sorted(p for p in path.glob("*.gguf") if p.is_file())
+    found = sorted(p for p in path.glob("*.gguf") if p.is_file() or p.is_symlink())
     firsts = [p for p in found if not SHARD_RE.match(p.name) or SHARD_RE.match(p.name)["no"] == "00001"]  # type: ignore[index]
     if len(firsts) != 1:
         names = ", ".join(p.name for p in firsts[:5]) or "none"
         raise AuditError(path, f"holds {len(firsts)} GGUF files ({names}); pass the one to check")
-    return firsts[0]
+    return regular_file_inside(firsts[0], path)
 
 
 def _int(header: GGUFHeader, key: str) -> int | None:
@@ -96,19 +98,21 @@ def _shards(first: Path, header: GGUFHeader) -> list[Path]:
         raise AuditError(first, f"split.count is {count} but the file is not named <name>-00001-of-{count:05d}.gguf")
     parts = [first.with_name(f"{match['stem']}-{i:05d}-of-{count:05d}.gguf") for i in range(2, count + 1)]
     for part in parts:
-        if not part.is_file():
+        if not part.exists() and not part.is_symlink():
             raise AuditError(first, f"is part 1 of {count}, but part {part.name} is missing")
+        regular_file_inside(part, first.parent, "GGUF's folder")  # the first part's name chose the others'
     return parts
 
 
 def read_gguf_facts(path: Path) -> tuple[GGUFFacts, Path, dict[str, TensorInfo]]:
     """The GGUF facts of ``path`` (a file or a folder holding one), the file read, and every tensor by name."""
     first = locate_gguf(path)
-    header = read_gguf(first, first.name, KEEP)
+    budget = ReadBudget()  # one for every part: the work is bounded by what they declare together
+    header = read_gguf(first, first.name, KEEP, budget)
     tensors = list(header.tensors)
     files = [first.name]
     for part in _shards(first, header):
-        other = read_gguf(part, part.name)
+        other = read_gguf(part, part.name, budget=budget)
         tensors.extend(other.tensors)
         files.append(part.name)
     by_name: dict[str, TensorInfo] = {}
@@ -149,6 +153,9 @@ def read_gguf_facts(path: Path) -> tuple[GGUFFacts, Path, dict[str, TensorInfo]]
     ), first, by_name
 
 
+MAX_ENCODE_LOOKUPS = 1 << 21  # vocabulary look-ups for every text one GGUF's rules encode together (~1 s)
+
+
 class GGUFVocab:
     """The few ``tokenizers.Tokenizer`` methods the rules call, over a GGUF's token list.
 
@@ -156,16 +163,23 @@ class GGUFVocab:
     unknown tokens first (longest first), then the rest. The rest is NOT run through llama.cpp's BPE or
     SentencePiece: it is cut greedily into the longest vocabulary pieces shorter than the fragment, which is
     enough to say "this marker is not one token" (HVA205) and which ids a marker that is one token has.
+
+    Both cuts are dictionary look-ups of the text's slices, one per distinct token length at each position
+    (a regular expression of every control token cost markers x control tokens: a 13 MB chat template took
+    ~11 minutes). The look-ups of every text together are bounded by :data:`MAX_ENCODE_LOOKUPS`; past it,
+    one line naming the file.
     """
 
-    def __init__(self, gf: GGUFFacts) -> None:
+    def __init__(self, gf: GGUFFacts, path: Path | None = None, max_lookups: int = MAX_ENCODE_LOOKUPS) -> None:
         self._gf = gf
+        self._path = path or Path(gf.file)
         self._ids: dict[str, int] = dict(zip(gf.tokens, range(gf.n_tokens)))  # a duplicated string: its last id
         types = gf.token_types or ()
-        whole = sorted({t for t, kind in zip(gf.tokens, types) if kind in MATCHED_WHOLE and t},
-                       key=lambda t: (-len(t), t))
-        self._whole = re.compile("(" + "|".join(map(re.escape, whole)) + ")") if whole else None
-        self._longest = max(map(len, gf.tokens), default=0)
+        self._whole: dict[str, int] = {t: self._ids[t] for t, kind in zip(gf.tokens, types) if kind in MATCHED_WHOLE and t}
+        self._whole_lengths = sorted({len(t) for t in self._whole})  # ascending: bisected, then walked down
+        self._lengths = sorted({len(t) for t in gf.tokens if t})
+        self._lookups_left = max_lookups
+        self._max_lookups = max_lookups
 
     def token_to_id(self, token: str) -> int | None:
         return self._ids.get(token)
@@ -179,23 +193,54 @@ class GGUFVocab:
 
     encode_batch_fast = encode_batch
 
+    def _charge(self, lookups: int) -> None:
+        self._lookups_left -= lookups
+        if self._lookups_left < 0:
+            raise AuditError(self._path, f"matching {CHAT_TEMPLATE}'s markers against the {self._gf.n_tokens:,} "
+                             f"tokens takes over {self._max_lookups:,} look-ups (a bound on the work a file may ask "
+                             "for; a real template holds a few dozen markers)")
+
     def _encode(self, text: str) -> list[int]:
-        if self._whole is None:
-            return self._pieces(text)
+        found = self._whole.get(text)
+        self._charge(1)
+        if found is not None:  # the common case: a marker that is one control token
+            return [found]
         out: list[int] = []
-        for n, part in enumerate(self._whole.split(text)):
-            if n % 2:
-                out.append(self._ids[part])
-            elif part:
-                out.extend(self._pieces(part))
+        start = pos = 0
+        end, whole, lookups = len(text), self._whole, 0
+        lengths = self._whole_lengths
+        while pos < end:
+            if lookups > 4096:  # charged as it goes: one long text is bounded too
+                self._charge(lookups)
+                lookups = 0
+            for i in range(bisect.bisect_right(lengths, end - pos) - 1, -1, -1):  # longest first, as llama.cpp
+                length = lengths[i]
+                lookups += 1
+                found = whole.get(text[pos : pos + length])
+                if found is not None:
+                    break
+            else:
+                pos += 1
+                continue
+            if start < pos:
+                out.extend(self._pieces(text[start:pos]))
+            out.append(found)
+            pos += length
+            start = pos
+        self._charge(lookups)
+        if start < end:
+            out.extend(self._pieces(text[start:]))
         return out
 
     def _pieces(self, text: str) -> list[int]:
         out: list[int] = []
-        pos = 0
-        while pos < len(text):
-            for length in range(min(self._longest, len(text) - pos, len(text) - 1 or 1), 0, -1):
-                found = self._ids.get(text[pos : pos + length])
+        pos, end, ids, lookups, lengths = 0, len(text), self._ids, 0, self._lengths
+        cap = end - 1 or 1  # a piece shorter than the fragment: "this marker is not one token"
+        while pos < end:
+            for i in range(bisect.bisect_right(lengths, min(cap, end - pos)) - 1, -1, -1):
+                length = lengths[i]
+                lookups += 1
+                found = ids.get(text[pos : pos + length])
                 if found is not None:
                     out.append(found)
                     pos += length
@@ -203,6 +248,10 @@ class GGUFVocab:
             else:
                 out.append(self._gf.special_ids.get("unk", -1))
                 pos += 1
+            if lookups > 4096:
+                self._charge(lookups)
+                lookups = 0
+        self._charge(lookups)
         return out
 
 
@@ -231,7 +280,7 @@ def _conflicts(gf: GGUFFacts) -> tuple[AddedTokenConflict, ...]:
 
 def gguf_tokenizer(gf: GGUFFacts, folder: Path) -> TokenizerFacts:
     """The GGUF's vocabulary as :class:`TokenizerFacts` (special ids as declared in the GGUF)."""
-    vocab = GGUFVocab(gf)
+    vocab = GGUFVocab(gf, folder / gf.file)
     special: dict[str, tuple[str, int | None]] = {r: (vocab.id_to_token(i) or "", i) for r, i in gf.special_ids.items()}
     added = tuple(
         AddedTokenInfo(i, t, kind == 3)

@@ -15,6 +15,7 @@ from ...errors import AuditError
 from ..chat_template import control_strings
 from .added_tokens import AddedTokenConflict, AddedTokenInfo
 from .bounded_calls import library_call, unbounded_options_off
+from .normalizer_growth import check_backend_growth
 
 ROLES = ("bos", "eos", "unk", "sep", "pad", "cls", "mask")
 VERY_LARGE = int(1e29)  # transformers' VERY_LARGE_INTEGER (1e30) means "no limit set"
@@ -50,6 +51,10 @@ class TokenizerFacts:
         return "token_type_ids" in self.model_input_names
 
     def id_to_token(self, token_id: int) -> str | None:
+        """The token at ``token_id``; None for an id the vocabulary cannot hold. Ids come from files (a config's
+        ``image_token_index`` of 2**40): the library takes a u32 and raises OverflowError past it."""
+        if not 0 <= token_id <= self.max_id:
+            return None
         return self.backend.id_to_token(token_id)
 
     def ids_at_or_above(self, limit: int) -> list[int]:
@@ -112,6 +117,7 @@ def facts_of_backend(
     derivation for the folder, the transformers fallback and the in-memory source, so they agree. ``ids``:
     the vocabulary's ids when the caller proved them without ``get_vocab`` (``vocab_ids``), else read here."""
     unbounded_options_off(backend)
+    check_backend_growth(backend, folder / (files[0] if files else ""))
     if ids is None:
         ids = tuple(sorted(set(backend.get_vocab(with_added_tokens=True).values())))
     added = tuple(

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import AuditError
+from .normalizer_growth import check_growth
 
 MAX_TEXT_CHARS = 1_000_000  # characters of one dataset row handed to the library at once
 
@@ -119,3 +120,4 @@ def check_charsmap_blob(blob: bytes, path: Path) -> None:
     (trie_size,) = struct.unpack("<I", blob[:4])
     if trie_size % 4 or 4 + trie_size > len(blob):
         raise AuditError(path, f"precompiled_charsmap declares a {trie_size}-byte trie in {len(blob)} bytes")
+    check_growth({"type": "Precompiled", "precompiled_charsmap": blob}, path, "precompiled_charsmap")

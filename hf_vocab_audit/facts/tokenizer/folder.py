@@ -19,6 +19,7 @@ from . import ROLES, VERY_LARGE, TokenizerFacts, facts_of_backend, parse_max_len
 from .added_tokens import AddedTokenConflict, added_contents, added_tokens_decoder, tokenizer_json_conflicts
 from .bounded_calls import check_precompiled_charsmaps, library_call, unbounded_options_off
 from .config import find_chat_template, read_config, special_strings
+from .normalizer_growth import check_normalizer_growth
 from .slow_files import check_slow_folder
 from .vocab_ids import contiguous_vocab_ids
 
@@ -45,6 +46,7 @@ def load_tokenizer(folder: Path, model_type: str | None = None) -> TokenizerFact
     # for UTF-8 first, so that message stays the one a user sees (the library accepts only UTF-8 JSON).
     try:
         check_precompiled_charsmaps(raw, path)
+        check_normalizer_growth(raw, path)  # loading normalizes the added tokens: bounded before it
         with library_call(path, "is not a tokenizer the tokenizers library can load"):
             backend = unbounded_options_off(Tokenizer.from_buffer(raw))
             ids = contiguous_vocab_ids(backend)  # our own backend; the model's ids proved while we go on
