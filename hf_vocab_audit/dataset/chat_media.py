@@ -217,8 +217,10 @@ def image_size(item: Any, folder: str | None) -> tuple[int, int] | None:
     ``bytes`` of ``datasets``' Image feature; None when neither can be read."""
     import warnings
 
-    from PIL import Image
-
+    try:
+        from PIL import Image
+    except ImportError:  # Pillow is not a dependency of the base install: the bound stands for every image
+        return None
     try:
         with warnings.catch_warnings():  # DecompressionBombWarning: the header is all that is read
             warnings.simplefilter("ignore")

@@ -355,3 +355,16 @@ def test_each_counted_processor_raises_on_a_count_mismatch(models, tmp_path, nam
     assert not _hits(_scan(model, [_row("w1 w2")], data), "HVA570")
     hits = _hits(_scan(model, [_row("w1 w2"), _row("w1 <|image_pad|>")], data), "HVA570")
     assert len(hits) == 1 and hits[0].location.row == 1
+
+
+def test_without_pillow_the_bound_is_used(models, tmp_path, monkeypatch):
+    """Pillow is not in the base install: every image is then sized by max_pixels, said as such."""
+    import sys
+
+    from PIL import Image
+
+    model, _ = models["qwen"]
+    Image.new("RGB", (20, 20)).save(tmp_path / "img0.png")
+    monkeypatch.setitem(sys.modules, "PIL", None)  # `from PIL import Image` raises ImportError
+    hits = _hits(_scan(model, [_row("w1 w2")], tmp_path, max_length=12), "HVA571")
+    assert len(hits) == 1 and "max_pixels bound" in hits[0].message
