@@ -218,3 +218,13 @@ def test_a_split_that_is_not_chat_says_why_it_has_no_preview(qwen, tmp_path):
     data = write_jsonl(tmp_path / "train.jsonl", [{"input_ids": [1, 2, 3]}])
     preview = _preview(audit(qwen, datasets=[data], show_mask=2))
     assert preview.rows == () and "not one of TRL's" in preview.note
+
+
+def test_a_row_the_template_refuses_shows_the_templates_message(tmp_path):
+    from chat_builders import CHATML_GEN
+
+    folder = chat_checkpoint(tmp_path / "m", CHATML_GEN, resized=True)
+    data = write_jsonl(tmp_path / "train.jsonl", [{"messages": [U("w1"), S("w2"), A("w3")]}, MESSAGES[0]])
+    first, second = _preview(audit(folder, datasets=[data], show_mask=2)).rows
+    assert first.tokens == () and "System message must be first" in first.problem
+    assert second.problem is None and second.tokens
