@@ -258,11 +258,11 @@ def _mask_preview(report: Report) -> str:
                 facts.append(f"truncated from {row.truncated_from}")
             if row.dropped:
                 facts.append("dropped by the trainer: no token left with a loss")
-            out.append(f"<p>row {row.row} <code>{escape(row.sequence)}</code>: {escape(', '.join(facts))}</p>")
+            out.append(f"<p>row {escape(str(row.row))} <code>{escape(row.sequence)}</code>: {escape(', '.join(facts))}</p>")
             if row.problem is not None:
                 out.append(f'<p class="muted">{escape(row.problem)}</p>')
                 continue
-            tokens = "".join(f'<span{TRAINED if t.trained else ""} title="id {t.id}">{escape(t.text)}</span>'
+            tokens = "".join(f'<span{TRAINED if t.trained else ""} title="id {escape(str(t.id))}">{escape(t.text)}</span>'
                              for t in row.tokens)
             out.append(f'<pre class="mask">{tokens}</pre>')
     out.append("</div>")

@@ -228,3 +228,14 @@ def test_a_row_the_template_refuses_shows_the_templates_message(tmp_path):
     first, second = _preview(audit(folder, datasets=[data], show_mask=2)).rows
     assert first.tokens == () and "System message must be first" in first.problem
     assert second.problem is None and second.tokens
+
+
+def test_assistant_only_loss_without_a_generation_block_has_no_preview_and_says_why(tmp_path):
+    """TRL's masks would all be empty: no token is trained, so the preview says that instead of rows."""
+    from chat_builders import CHATML
+
+    folder = chat_checkpoint(tmp_path / "m", CHATML, resized=True)
+    data = write_jsonl(tmp_path / "train.jsonl", MESSAGES)
+    preview = _preview(audit(folder, datasets=[data], show_mask=2, assistant_only_loss=True))
+    assert preview.rows == () and "{% generation %}" in preview.note
+    assert _preview(audit(folder, datasets=[data], show_mask=2)).rows  # without the setting: every token
