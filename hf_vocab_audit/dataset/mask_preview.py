@@ -47,7 +47,8 @@ def mask_preview(renderer: Renderer, batch: pa.Table | None, tokenizer: Any, n: 
             seq = r.sequences.get(name)
             if seq is not None:
                 rows.append(_row(i, name, seq, tokenizer))
-    note = None if head.num_rows == n else f"the split's first batch holds {head.num_rows} row(s)"
+    note = None if head.num_rows == n else (f"the preview is read from the split's first batch: {head.num_rows} "
+                                             "row(s) (--batch-size)")
     return MaskPreview(tuple(rows), note)
 
 

@@ -239,3 +239,9 @@ def test_assistant_only_loss_without_a_generation_block_has_no_preview_and_says_
     preview = _preview(audit(folder, datasets=[data], show_mask=2, assistant_only_loss=True))
     assert preview.rows == () and "{% generation %}" in preview.note
     assert _preview(audit(folder, datasets=[data], show_mask=2)).rows  # without the setting: every token
+
+
+def test_a_first_batch_smaller_than_n_is_said(qwen, tmp_path):
+    data = write_jsonl(tmp_path / "train.jsonl", MESSAGES)
+    preview = _preview(audit(qwen, datasets=[data], show_mask=3, batch_size=2))
+    assert [r.row for r in preview.rows] == [0, 1] and "--batch-size" in preview.note
