@@ -72,6 +72,7 @@ def audit(
     completion_only_loss: bool | None = None,
     packing: bool | None = None,
     trl_config: str | Path | None = None,
+    show_mask: int | None = None,
     target_kind: str | None = None,
     facts: Facts | None = None,
 ) -> Report:
@@ -91,6 +92,8 @@ def audit(
     (``chat_format`` settles an ambiguous split, ``"off"`` disables it; ``messages_column`` names the turns
     column); ``max_length``, ``assistant_only_loss``, ``completion_only_loss`` and ``packing`` are the
     trainer's settings (else read from ``trl_config`` or a ``sft_config.json``/``.yaml`` beside the data).
+    ``show_mask=N`` (1 to 20) keeps the first N rows of each such split, token by token, with whether the
+    trainer computes a loss on each (``SplitSection.mask_preview``).
     ``datasets`` may also hold live ``datasets.Dataset``/``DatasetDict``/``IterableDataset``/
     ``IterableDatasetDict`` objects, read batch by batch (a streaming one is consumed once).
     ``target_kind="gguf"`` / ``"vllm"`` adds what llama.cpp's converter / a serving engine will do (HVA92x, HVA95x).
@@ -120,7 +123,8 @@ def audit(
                            messages_column=messages_column,
                            chat_flags=(("max_length", max_length), ("assistant_only_loss", assistant_only_loss),
                                        ("completion_only_loss", completion_only_loss), ("packing", packing)),
-                           trl_config=str(trl_config) if trl_config is not None else None, live=live)
+                           trl_config=str(trl_config) if trl_config is not None else None,
+                           show_mask=show_mask, live=live)
         check_scan(scan)
     options = AuditOptions(tokenizer=tokenizer, select=_tuple(select), ignore=_tuple(ignore), weights=weights,
                            base=base, target_kind=target_kind, scan=scan)
