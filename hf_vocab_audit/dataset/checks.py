@@ -31,6 +31,7 @@ CHOICE_OUT_OF_RANGE = "choice-out-of-range"  # a multiple-choice label >= the ro
 CTC_LABEL_TOO_LARGE = "ctc-label-too-large"  # a CTC target >= the CTC head's rows (config vocab_size)
 TEXT_TOO_LONG = "text-too-long"  # a text row over MAX_TEXT_CHARS characters: not tokenized, not checked
 LENGTH_MISMATCH = "length-mismatch"  # per-token labels whose length differs from the row's input_ids
+WATCHED = "watched-id"  # an input id among ScanContext.watch (untrained rows the adapter leaves frozen: HVA580)
 
 # Chat and instruction splits (chat.py; rules in rules/dataset_chat.py).
 CHAT_REFUSED = "chat-refused"  # the template (or TRL's preparation) raises on the row; value = its message
