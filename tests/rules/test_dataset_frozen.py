@@ -1,0 +1,153 @@
+"""HVA580: the data uses a token whose untrained row a PEFT adapter leaves frozen. Whether the row is frozen is
+decided by peft itself: one optimizer step on a batch that holds the token, the row compared before and after."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from weights_builders import llama_with_rows
+
+from hf_vocab_audit import audit
+
+TOKEN = "<|im_start|>"
+TOKEN_ID = 100  # the first token added after the 100 base tokens
+
+
+def _rows(peft_model, token_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The token's input row as the model reads it (through any peft wrapper) and its lm_head logit weights."""
+    with torch.no_grad():
+        inp = peft_model.get_input_embeddings()(torch.tensor([token_id]))[0].clone()
+        hidden = torch.eye(peft_model.config.hidden_size)
+        out = peft_model.get_output_embeddings()(hidden)[:, token_id].clone()
+    return inp, out
+
+
+def train_step(base: Path, adapter_dir: Path, **lora) -> tuple[bool, bool]:
+    """Save a LoRA adapter of ``base`` after one AdamW step on a batch holding the token: whether the token's
+    input row and lm_head row changed."""
+    import transformers as T
+    from peft import LoraConfig, get_peft_model
+
+    torch.manual_seed(0)
+    model = T.AutoModelForCausalLM.from_pretrained(base)
+    peft_model = get_peft_model(model, LoraConfig(r=2, target_modules=lora.pop("target_modules", ["q_proj", "v_proj"]),
+                                                  **lora))
+    before = _rows(peft_model, TOKEN_ID)
+    ids = torch.tensor([[1, TOKEN_ID, 5, 6, 2]])
+    opt = torch.optim.AdamW([p for p in peft_model.parameters() if p.requires_grad], lr=1e-2)
+    peft_model(input_ids=ids, labels=ids).loss.backward()
+    opt.step()
+    after = _rows(peft_model, TOKEN_ID)
+    peft_model.save_pretrained(adapter_dir)
+    return not torch.equal(before[0], after[0]), not torch.equal(before[1], after[1])
+
+
+@pytest.fixture(scope="module")
+def tied(tmp_path_factory) -> Path:
+    return llama_with_rows(tmp_path_factory.mktemp("tied"), zero=[TOKEN], tied=True)
+
+
+@pytest.fixture(scope="module")
+def untied(tmp_path_factory) -> Path:
+    return llama_with_rows(tmp_path_factory.mktemp("untied"), zero=[TOKEN], tied=False)
+
+
+def _jsonl(path: Path, rows: list[dict]) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> str:
+    """input_ids that use the token three times, first in row 1 at position 1."""
+    folder = tmp_path_factory.mktemp("data")
+    return _jsonl(folder / "uses.jsonl", [{"input_ids": [1, 5, 6, 2]}, {"input_ids": [1, TOKEN_ID, 7, 2]},
+                                          {"input_ids": [1, 8, TOKEN_ID, TOKEN_ID, 2]}])
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory) -> str:
+    folder = tmp_path_factory.mktemp("clean")
+    return _jsonl(folder / "clean.jsonl", [{"input_ids": [1, 5, 6, 2]}, {"input_ids": [1, 7, 2]}])
+
+
+def frozen_findings(adapter_dir: Path, base: Path, dataset: str):
+    report = audit(adapter_dir, base=base, weights=True, datasets=[dataset])
+    return [f for f in report.findings if f.code == "HVA580"], report
+
+
+def test_plain_lora_leaves_the_untrained_row_frozen_and_the_data_uses_it(tied, data, tmp_path):
+    changed = train_step(tied, tmp_path / "a")
+    assert changed == (False, False)  # peft never updates the zero row: the NaN recipe of unsloth #1258
+    found, report = frozen_findings(tmp_path / "a", tied, data)
+    assert len(found) == 1 and report.exit_code() == 1
+    f = found[0]
+    assert f.severity.value == "error" and f.location.token_id == TOKEN_ID and f.location.token == TOKEN
+    assert (f.location.split, f.location.column, f.location.row, f.location.position) == ("train", "input_ids", 1, 1)
+    assert f.details["uses"] == 3 and set(f.details["sides"]) == {"input"}
+    assert "is used 3 time(s)" in f.message and "input embedding row is all zero" in f.message
+    assert "modules_to_save none" in f.message
+    assert any(g.code == "HVA601" for g in report.findings)  # the row itself is still HVA601's warning
+
+
+def test_quiet_when_the_data_never_uses_the_token(tied, clean, tmp_path):
+    assert train_step(tied, tmp_path / "a") == (False, False)
+    found, report = frozen_findings(tmp_path / "a", tied, clean)
+    assert found == [] and "HVA580" in report.rules_run and report.exit_code() == 0
+
+
+@pytest.mark.parametrize("lora", [{"modules_to_save": ["embed_tokens"]}, {"trainable_token_indices": [TOKEN_ID]},
+                                  {"target_modules": ["q_proj", "v_proj", "embed_tokens"]}],
+                         ids=["modules_to_save", "trainable_token_indices", "lora-on-embeddings"])
+def test_quiet_when_the_adapter_trains_the_row(tied, data, tmp_path, lora):
+    changed = train_step(tied, tmp_path / "a", **lora)
+    assert changed[0]  # the tied row does train
+    found, report = frozen_findings(tmp_path / "a", tied, data)
+    assert found == [] and "HVA580" in report.rules_run
+
+
+def test_untied_lm_head_stays_frozen_when_only_the_embedding_is_saved(untied, data, tmp_path):
+    changed = train_step(untied, tmp_path / "a", modules_to_save=["embed_tokens"])
+    assert changed == (True, False)  # the input row trains; the untied lm_head row does not
+    found, _ = frozen_findings(tmp_path / "a", untied, data)
+    assert len(found) == 1 and set(found[0].details["sides"]) == {"output"}
+    assert "its lm_head row is all zero" in found[0].message
+
+
+def test_untied_quiet_when_both_matrices_are_saved(untied, data, tmp_path):
+    assert train_step(untied, tmp_path / "a", modules_to_save=["embed_tokens", "lm_head"]) == (True, True)
+    found, _ = frozen_findings(tmp_path / "a", untied, data)
+    assert found == []
+
+
+def test_full_fine_tune_is_not_checked(tied, data):
+    """No adapter: every row trains (the NaN risk of the zero row itself is HVA601's warning)."""
+    report = audit(tied, weights=True, datasets=[data])
+    assert not any(f.code == "HVA580" for f in report.findings)
+    assert any(f.code == "HVA601" for f in report.findings)
+
+
+def test_tokenized_text_that_uses_the_token(tied, tmp_path):
+    train_step(tied, tmp_path / "a")
+    text = _jsonl(tmp_path / "text.jsonl", [{"text": "hello"}, {"text": f"{TOKEN}user hi"}])
+    found, _ = frozen_findings(tmp_path / "a", tied, text)
+    assert len(found) == 1 and found[0].location.column == "text" and found[0].location.row == 1
+
+
+def test_ignored_rule_watches_nothing(tied, data, tmp_path):
+    train_step(tied, tmp_path / "a")
+    report = audit(tmp_path / "a", base=tied, weights=True, datasets=[data], ignore=["HVA580"])
+    assert "HVA580" not in report.rules_run and not any(f.code == "HVA580" for f in report.findings)
+
+
+def test_cli_exit_code(tied, data, tmp_path):
+    train_step(tied, tmp_path / "a")
+    proc = subprocess.run([sys.executable, "-m", "hf_vocab_audit", "check", str(tmp_path / "a"), "--base", str(tied),
+                           "--weights", "--dataset", data], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "HVA580" in proc.stdout
