@@ -7,14 +7,15 @@ matched as peft 0.21 matches it:
 
 - ``modules_to_save``: ``_set_trainable`` wraps every module whose name ends with an entry (``key.endswith``);
 - ``target_modules`` (LoRA on the matrix itself): the module's name is an entry or ends with ``.entry``
-  (``check_target_module_exists``); a regular expression is never executed on an untrusted config, it counts
-  when it names the module's last part;
+  (``check_target_module_exists``), or ``re.fullmatch``-es the one regular expression; an untrusted pattern
+  is run only when it cannot backtrack for long (:func:`tame_pattern`), otherwise it trains nothing here;
 - ``trainable_token_indices``: a plain list trains those ids of the input embeddings (and of an lm_head tied
   to them); a dict names its modules, matched by ``endswith`` as above.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .sources.adapter import AdapterFacts
@@ -49,8 +50,8 @@ class FrozenRows:
     def ids(self) -> tuple[int, ...]:
         return tuple(r.token_id for r in self.rows)
 
-    def row(self, token_id: int) -> FrozenRow | None:
-        return next((r for r in self.rows if r.token_id == token_id), None)
+    def by_id(self) -> dict[int, FrozenRow]:
+        return {r.token_id: r for r in self.rows}
 
 
 def module_of(tensor: str) -> str:
@@ -58,9 +59,29 @@ def module_of(tensor: str) -> str:
     return tensor.removesuffix(".weight")
 
 
+MAX_PATTERN = 300  # characters of a target_modules pattern that is run at all
+MAX_QUANTIFIERS = 3  # at most n**3 steps on a module name of n characters
+MAX_MODULE = 128  # characters of a module name a pattern is run on
+_QUANTIFIER = re.compile(r"[*+{]|(?<!\()\?")  # escaped ones too: counting more is only stricter
+_UNTAMED = re.compile(r"\)[*+?{]|\\[1-9]|\(\?P=")  # a quantified group, a backreference
+
+
+def tame_pattern(pattern: str) -> bool:
+    """Whether ``re.fullmatch(pattern, name)`` is cheap on a short name: no quantified group (the
+    exponential backtracking of ``(a+)+``), no backreference, and few quantifiers (each nests a loop)."""
+    if len(pattern) > MAX_PATTERN or _UNTAMED.search(pattern) or len(_QUANTIFIER.findall(pattern)) > MAX_QUANTIFIERS:
+        return False
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
+
+
 def _lora_targets(adapter: AdapterFacts, module: str) -> bool:
-    if adapter.target_pattern is not None:
-        return module.rsplit(".", 1)[-1] in adapter.target_pattern
+    pattern = adapter.target_pattern
+    if pattern is not None:
+        return len(module) <= MAX_MODULE and tame_pattern(pattern) and re.fullmatch(pattern, module) is not None
     return module in adapter.target_modules or any(module.endswith(f".{t}") for t in adapter.target_modules)
 
 

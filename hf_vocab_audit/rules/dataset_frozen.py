@@ -75,9 +75,9 @@ def dataset_uses_frozen_untrained_row(df: DatasetFacts) -> Iterator[Hit]:
     frozen = df.frozen
     if frozen is None or not frozen.rows:
         return
-    uses = _uses(df)
-    for token_id, use in sorted(uses.items()):
-        row = frozen.row(token_id)
+    rows = frozen.by_id()
+    for token_id, use in sorted(_uses(df).items()):
+        row = rows.get(token_id)
         if row is None:
             continue
         roles = [r for r in row.roles if r != "reserved"] or list(row.roles)

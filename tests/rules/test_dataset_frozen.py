@@ -102,8 +102,9 @@ def test_quiet_when_the_data_never_uses_the_token(tied, clean, tmp_path):
 
 
 @pytest.mark.parametrize("lora", [{"modules_to_save": ["embed_tokens"]}, {"trainable_token_indices": [TOKEN_ID]},
-                                  {"target_modules": ["q_proj", "v_proj", "embed_tokens"]}],
-                         ids=["modules_to_save", "trainable_token_indices", "lora-on-embeddings"])
+                                  {"target_modules": ["q_proj", "v_proj", "embed_tokens"]},
+                                  {"target_modules": r".*\.(q_proj|v_proj|embed_tokens)"}],
+                         ids=["modules_to_save", "trainable_token_indices", "lora-on-embeddings", "lora-pattern"])
 def test_quiet_when_the_adapter_trains_the_row(tied, data, tmp_path, lora):
     changed = train_step(tied, tmp_path / "a", **lora)
     assert changed[0]  # the tied row does train
@@ -151,3 +152,52 @@ def test_cli_exit_code(tied, data, tmp_path):
                            "--weights", "--dataset", data], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "HVA580" in proc.stdout
+
+
+def test_chat_rows_rendered_through_the_template(tied, tmp_path):
+    """Conversations: the template writes the marker the data never spells out; the rendered ids use it."""
+    train_step(tied, tmp_path / "a")
+    chats = _jsonl(tmp_path / "chat.jsonl", [{"messages": [{"role": "user", "content": "hi"},
+                                                           {"role": "assistant", "content": "hello"}]}])
+    found, _ = frozen_findings(tmp_path / "a", tied, chats)
+    assert len(found) == 1 and found[0].location.column == "messages" and found[0].location.row == 0
+    assert found[0].details["uses"] == 2  # one <|im_start|> per turn
+
+
+def test_quiet_on_a_healthy_base(tmp_path, data):
+    """No untrained row: the new tokens' rows were initialised like the trained ones (not zero, not the mean)."""
+    base = llama_with_rows(tmp_path / "base", tied=True)
+    train_step(base, tmp_path / "a")
+    found, report = frozen_findings(tmp_path / "a", base, data)
+    assert found == [] and "HVA580" in report.rules_run and report.exit_code() == 0
+
+
+@pytest.mark.parametrize("pattern", ["(e|em|embed_tokens|.)*+$x", "(a+)+$", r"(.*)\1", ".*.*.*.*x", "[", "x" * 400])
+def test_untamed_patterns_are_never_run(pattern):
+    """A target_modules pattern from an untrusted config: run only when it cannot backtrack for long."""
+    from hf_vocab_audit.facts.trainable_rows import tame_pattern
+
+    assert not tame_pattern(pattern)
+
+
+def test_tame_patterns_are_run_as_peft_runs_them():
+    import re
+
+    from hf_vocab_audit.facts.trainable_rows import tame_pattern
+
+    for pattern in (r".*\.(q_proj|v_proj|embed_tokens)", r"model.*(embed_tokens|q_proj)", "embed_tokens"):
+        assert tame_pattern(pattern)
+        assert bool(re.fullmatch(pattern, "model.embed_tokens")) == (pattern != "embed_tokens")
+
+
+def test_hostile_configs_fail_with_the_frozen_rows(tmp_path):
+    """The catalogue's `frozen rows` cases exit 1; here: because of HVA580 on the rows the config tried to cover."""
+    from hostile_frozen import adapter_names_that_match_everything
+    from malformed import tiny_checkpoint
+
+    folder = tiny_checkpoint(tmp_path / "model")
+    args = adapter_names_that_match_everything(folder)
+    report = audit(args[0], weights=True, datasets=[args[-1]])
+    found = {f.location.token_id: f for f in report.findings if f.code == "HVA580"}
+    assert set(found) == {1, 2, 4, 5} and report.exit_code() == 1
+    assert all(set(f.details["sides"]) == {"input", "output"} for f in found.values())
