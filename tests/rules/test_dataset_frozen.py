@@ -201,3 +201,43 @@ def test_hostile_configs_fail_with_the_frozen_rows(tmp_path):
     found = {f.location.token_id: f for f in report.findings if f.code == "HVA580"}
     assert set(found) == {1, 2, 4, 5} and report.exit_code() == 1
     assert all(set(f.details["sides"]) == {"input", "output"} for f in found.values())
+
+
+def test_pad_positions_are_not_uses(tmp_path):
+    """pad's row is zero by design and its positions are masked: a padded dataset does not report it."""
+    from hostile_frozen import _adapter
+    from malformed import tiny_checkpoint
+
+    folder = tiny_checkpoint(tmp_path / "model")  # every row zero; pad is <pad> (3)
+    adapter = _adapter(folder, target_modules=["q_proj"])
+    data = _jsonl(tmp_path / "padded.jsonl", [{"input_ids": [1, 4, 2, 3, 3]}])
+    report = audit(adapter, weights=True, datasets=[data])
+    assert {f.location.token_id for f in report.findings if f.code == "HVA580"} == {1, 2, 4}
+
+
+def test_uses_add_up_over_splits_and_the_first_is_named(tied, tmp_path):
+    train_step(tied, tmp_path / "a")
+    folder = tmp_path / "data"
+    folder.mkdir()
+    _jsonl(folder / "train.jsonl", [{"input_ids": [1, 5, 2]}, {"input_ids": [1, TOKEN_ID, 2]}])
+    _jsonl(folder / "validation.jsonl", [{"input_ids": [TOKEN_ID, TOKEN_ID, 2]}])
+    found, _ = frozen_findings(tmp_path / "a", tied, str(folder))
+    assert len(found) == 1 and found[0].details["uses"] == 3
+    assert (found[0].location.split, found[0].location.row, found[0].location.position) == ("train", 1, 1)
+
+
+def test_the_kernel_counts_only_watched_ids():
+    import pyarrow as pa
+
+    from hf_vocab_audit.dataset.checks import INPUT_IDS, WATCHED
+    from hf_vocab_audit.dataset.kernel import summarize
+    from hf_vocab_audit.dataset.summary import ColumnRole, ScanContext
+    from hf_vocab_audit.facts.limits import InputLimits
+
+    batch = pa.table({"input_ids": [[1, 7, 7, 2], [9, 3], [7]]})
+    ctx = ScanContext("d", "train", (ColumnRole("input_ids", INPUT_IDS),), InputLimits(), watch=(3, 7))
+    v = summarize(batch, 10, ctx).violations[("d", "train", "input_ids", WATCHED)]
+    assert (v.values, v.rows, v.top) == (4, 3, {7: 3, 3: 1})
+    assert v.locations[0] == (10, 1, 7) and (11, 1, 3) in v.locations
+    unwatched = summarize(batch, 0, ScanContext("d", "train", ctx.columns, InputLimits()))
+    assert not any(key[3] == WATCHED for key in unwatched.violations)
