@@ -24,8 +24,10 @@ if TYPE_CHECKING:
     from .core.findings import AppliedFix, FixResult, Skipped
     from .core.report import Report
     from .dataset.scan import DatasetFacts
+    from .facts.trainable_rows import FrozenRows
     from .rules import Rule
     from .rules.runner import RuleRun
+    from .weights.analysis import WeightFacts
 
 
 def _target(model_dir: str | Path | None, model: object | None) -> object:
@@ -176,7 +178,7 @@ def audit_source(source: FactsSource, options: AuditOptions) -> Report:
         from .dataset.engines.registry import scan
         from .dataset.report import dataset_section
 
-        df = scan(facts, options.scan)
+        df = scan(facts, options.scan, _frozen_rows(weight_facts, rules))
         run += run_dataset(df, rules)
         extra["dataset"] = dataset_section(df, options.scan.specs)
     if target_kind is not None:
@@ -197,6 +199,17 @@ def audit_source(source: FactsSource, options: AuditOptions) -> Report:
                        source=source.origin, rules_selected=auditable(rules, weights=weights,
                                                 datasets=options.scan is not None,
                                                 target=target_kind is not None), dataset=df)
+
+
+def _frozen_rows(weight_facts: WeightFacts | None, rules: list[Rule]) -> FrozenRows | None:
+    """The untrained rows an adapter leaves frozen, for the scan to watch, when HVA580 is selected."""
+    from .rules.dataset_frozen import dataset_uses_frozen_untrained_row
+
+    if weight_facts is None or not any(r.check is dataset_uses_frozen_untrained_row for r in rules):
+        return None
+    from .weights.frozen import frozen_untrained
+
+    return frozen_untrained(weight_facts)
 
 
 def auditable(rules: list[Rule], *, weights: bool = False, datasets: bool = False, target: bool = False) -> int:

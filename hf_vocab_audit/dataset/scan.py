@@ -16,6 +16,7 @@ from ..core.sections import MaskPreview
 from ..errors import AuditError, first_line
 from ..facts import Facts
 from ..facts.limits import InputLimits, head_label_kind, input_limits
+from ..facts.trainable_rows import FrozenRows
 from ..io.jsonlines import BadLines
 from .chat import summarize
 from .checks import CHAT
@@ -56,6 +57,7 @@ class DatasetFacts:
     summary: Summary
     seconds: float = 0.0
     missing: dict[str, str] = field(default_factory=dict)  # limit -> why it is unknown
+    frozen: FrozenRows | None = None  # untrained rows an adapter leaves frozen, watched by the scan (HVA580)
 
 
 def limits_for(facts: Facts) -> tuple[InputLimits, str | None, str | None, dict[str, str]]:
@@ -245,10 +247,12 @@ class ResolvedScan:
     missing: dict[str, str]
     start: float
     show_mask: int | None = None  # --show-mask N
+    frozen: FrozenRows | None = None
 
 
-def resolve(facts: Facts, opts: Options) -> ResolvedScan:
-    """Open every selected split of ``opts.specs`` and plan its columns against ``facts``' model."""
+def resolve(facts: Facts, opts: Options, frozen: FrozenRows | None = None) -> ResolvedScan:
+    """Open every selected split of ``opts.specs`` and plan its columns against ``facts``' model; the ids of
+    ``frozen`` rows are counted where the data uses them."""
     start = time.perf_counter()
     limits, head, num_labels_source, missing = limits_for(facts)
     opened = _open_all(opts, facts)
@@ -259,10 +263,10 @@ def resolve(facts: Facts, opts: Options) -> ResolvedScan:
     tokenizer_file = str(tok.folder / (tok.files[0] if tok.files else "")) if tok is not None else ""
     contexts = [ScanContext(o.split.source, o.split.name, tuple(p for p in _plan(o).columns if p.role != CHAT),
                             limits, tokenizer, causal_lm=_causal(facts), histograms=opts.histograms,
-                            tokenizer_file=tokenizer_file, chat=o.chat)
+                            tokenizer_file=tokenizer_file, chat=o.chat, watch=frozen.ids if frozen else ())
                 for o in opened]
     return ResolvedScan(facts, tuple(opened), tuple(contexts), limits, head, num_labels_source, missing, start,
-                        opts.show_mask)
+                        opts.show_mask, frozen)
 
 
 def scan_local(resolved: ResolvedScan, opts: Options) -> list[tuple[Summary, int, bool]]:
@@ -299,7 +303,7 @@ def collect(resolved: ResolvedScan, results: Sequence[tuple[Summary, int, bool]]
         splits.append(SplitScan(o.split.source, o.split.name, rows, plan.columns, plan.unchecked, plan.skipped,
                                 truncated, **_chat_fields(o), mask_preview=preview))
     return DatasetFacts(resolved.facts, resolved.limits, resolved.head, resolved.num_labels_source, tuple(splits),
-                        summary, time.perf_counter() - resolved.start, resolved.missing)
+                        summary, time.perf_counter() - resolved.start, resolved.missing, resolved.frozen)
 
 
 def _preview(o: _Opened, ctx: ScanContext, n: int) -> MaskPreview:
