@@ -24,8 +24,10 @@ if TYPE_CHECKING:
     from .core.findings import AppliedFix, FixResult, Skipped
     from .core.report import Report
     from .dataset.scan import DatasetFacts
+    from .facts.trainable_rows import FrozenRows
     from .rules import Rule
     from .rules.runner import RuleRun
+    from .weights.analysis import WeightFacts
 
 
 def _target(model_dir: str | Path | None, model: object | None) -> object:
@@ -72,6 +74,7 @@ def audit(
     completion_only_loss: bool | None = None,
     packing: bool | None = None,
     trl_config: str | Path | None = None,
+    show_mask: int | None = None,
     target_kind: str | None = None,
     facts: Facts | None = None,
 ) -> Report:
@@ -91,6 +94,8 @@ def audit(
     (``chat_format`` settles an ambiguous split, ``"off"`` disables it; ``messages_column`` names the turns
     column); ``max_length``, ``assistant_only_loss``, ``completion_only_loss`` and ``packing`` are the
     trainer's settings (else read from ``trl_config`` or a ``sft_config.json``/``.yaml`` beside the data).
+    ``show_mask=N`` (1 to 20) keeps the first N rows of each such split, token by token, with whether the
+    trainer computes a loss on each (``SplitSection.mask_preview``).
     ``datasets`` may also hold live ``datasets.Dataset``/``DatasetDict``/``IterableDataset``/
     ``IterableDatasetDict`` objects, read batch by batch (a streaming one is consumed once).
     ``target_kind="gguf"`` / ``"vllm"`` adds what llama.cpp's converter / a serving engine will do (HVA92x, HVA95x).
@@ -120,7 +125,8 @@ def audit(
                            messages_column=messages_column,
                            chat_flags=(("max_length", max_length), ("assistant_only_loss", assistant_only_loss),
                                        ("completion_only_loss", completion_only_loss), ("packing", packing)),
-                           trl_config=str(trl_config) if trl_config is not None else None, live=live)
+                           trl_config=str(trl_config) if trl_config is not None else None,
+                           show_mask=show_mask, live=live)
         check_scan(scan)
     options = AuditOptions(tokenizer=tokenizer, select=_tuple(select), ignore=_tuple(ignore), weights=weights,
                            base=base, target_kind=target_kind, scan=scan)
@@ -172,7 +178,7 @@ def audit_source(source: FactsSource, options: AuditOptions) -> Report:
         from .dataset.engines.registry import scan
         from .dataset.report import dataset_section
 
-        df = scan(facts, options.scan)
+        df = scan(facts, options.scan, _frozen_rows(weight_facts, rules))
         run += run_dataset(df, rules)
         extra["dataset"] = dataset_section(df, options.scan.specs)
     if target_kind is not None:
@@ -193,6 +199,17 @@ def audit_source(source: FactsSource, options: AuditOptions) -> Report:
                        source=source.origin, rules_selected=auditable(rules, weights=weights,
                                                 datasets=options.scan is not None,
                                                 target=target_kind is not None), dataset=df)
+
+
+def _frozen_rows(weight_facts: WeightFacts | None, rules: list[Rule]) -> FrozenRows | None:
+    """The untrained rows an adapter leaves frozen, for the scan to watch, when HVA580 is selected."""
+    from .rules.dataset_frozen import dataset_uses_frozen_untrained_row
+
+    if weight_facts is None or not any(r.check is dataset_uses_frozen_untrained_row for r in rules):
+        return None
+    from .weights.frozen import frozen_untrained
+
+    return frozen_untrained(weight_facts)
 
 
 def auditable(rules: list[Rule], *, weights: bool = False, datasets: bool = False, target: bool = False) -> int:

@@ -201,6 +201,11 @@ def check(
                                      "YAML) to read max_length and the loss settings from.",
                                      rich_help_panel="Chat and instruction data")
     ] = None,
+    show_mask: Annotated[
+        Optional[int], typer.Option("--show-mask", min=1, help="Show the first N rows (at most 20) of each chat "
+                                    "split as the trainer gets them, the tokens with a loss marked (text and "
+                                    "html formats; json carries them).", rich_help_panel="Chat and instruction data")
+    ] = None,
     source: Annotated[
         Optional[Path], typer.Option("--source", help="GGUF TARGET: the HF checkpoint folder it was converted "
                                      "from, compared id by id.", rich_help_panel="GGUF and serving engines")
@@ -243,7 +248,7 @@ def check(
         ray_address=ray_address, chat_format=chat_format, messages_column=messages_column, max_length=max_length,
         assistant_only_loss=assistant_only_loss, completion_only_loss=completion_only_loss, packing=packing,
         trl_config=trl_config, source=source, target_kind=target_kind, suppress_ids_file=suppress_ids_file,
-        hub_timeout=hub_timeout,
+        hub_timeout=hub_timeout, show_mask=show_mask,
     )  # flags not given are None: the settings files fill them, then the defaults
     try:
         if select or ignore:  # (the rule modules are imported only to check selectors that were given)

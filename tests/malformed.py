@@ -2040,8 +2040,13 @@ def run_batch(items: list[tuple[str, list[str]]], *, timeout: float = TIME_LIMIT
               memory: int = MEMORY_LIMIT, env: dict[str, str] | None = None) -> dict[str, Outcome]:
     """Many ``check`` invocations in ONE child process (limits as :func:`run_cli`), through typer's CliRunner.
 
-    Interpreter and torch start-up are paid once; each case still has its own SIGALRM time limit. An
-    exception that escapes the CLI is reported as exit code 99 with its traceback in ``stderr``.
+    Interpreter and torch start-up are paid once per child; each case still has its own SIGALRM time limit.
+    An exception that escapes the CLI is reported as exit code 99 with its traceback in ``stderr``.
+
+    A child stops taking cases once its address space is past half the limit (thread pools, arenas and
+    mappings of earlier cases are never given back to the kernel) and a fresh child takes the rest, so
+    every case starts with at least half of ``memory`` free: with one child for all, the catalogue's
+    later cases failed with MemoryError once it had grown past 300 cases.
     """
     import resource
     import subprocess
@@ -2053,17 +2058,33 @@ def run_batch(items: list[tuple[str, list[str]]], *, timeout: float = TIME_LIMIT
 
     root = Path(__file__).resolve().parent
     env = {**os.environ, "PYTHONPATH": f"{root.parent}{os.pathsep}{root}", "HF_HUB_OFFLINE": "1", **(env or {})}
-    code = f"import malformed; malformed._batch_child({timeout!r})"
-    done = subprocess.run(
-        [sys.executable, "-c", code], input=json.dumps(items).encode(), capture_output=True, env=env,
-        preexec_fn=limit, timeout=timeout * len(items) + 60, check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"batch child failed ({done.returncode}): {done.stderr.decode()[-3000:]}")
-    return {name: Outcome(**fields) for name, fields in json.loads(done.stdout)}
+    code = f"import malformed; malformed._batch_child({timeout!r}, {memory // 2!r})"
+    results: dict[str, Outcome] = {}
+    while len(results) < len(items):
+        left = [item for item in items if item[0] not in results]
+        done = subprocess.run(
+            [sys.executable, "-c", code], input=json.dumps(left).encode(), capture_output=True, env=env,
+            preexec_fn=limit, timeout=timeout * len(left) + 60, check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"batch child failed ({done.returncode}): {done.stderr.decode()[-3000:]}")
+        ran = json.loads(done.stdout)
+        if not ran:
+            raise RuntimeError("batch child ran no case")
+        results.update((name, Outcome(**fields)) for name, fields in ran)
+    return results
 
 
-def _batch_child(timeout: float) -> None:
+def _address_space() -> int:
+    """This process's mapped address space in bytes (what RLIMIT_AS limits), from /proc."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _batch_child(timeout: float, stop_above: int | None = None) -> None:
     import resource
     import signal
     import sys
@@ -2095,6 +2116,8 @@ def _batch_child(timeout: float) -> None:
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         results.append((name, dict(exit_code=code, stdout=out, stderr=err,
                                    seconds=time.perf_counter() - start, max_rss_mb=rss)))
+        if stop_above is not None and _address_space() > stop_above:
+            break  # the parent starts a fresh child for the cases left (run_batch)
     sys.stdout.write(json.dumps(results))
 
 

@@ -60,7 +60,7 @@ def scenarios(tmp_path_factory):
         "partial": run_gate(str(partial), allow_partial=True).report,
         "not-examined": run_gate(str(partial)).report,
         "labels": run_gate(str(cls), datasets=[str(data), str(many)], formats=["html"]).report,
-        "chat": run_gate(str(chat), datasets=[str(messages)]).report,
+        "chat": run_gate(str(chat), datasets=[str(messages)], show_mask=2).report,  # with the loss preview
         "fixed": run_gate(str(demo), fix=True, output=root / "fixed").report,
         "unjudged": hva.audit(demo),
         "weights-vllm": run_gate(str(demo), weights=True, target_kind="vllm").report,

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import AuditError
 from .outcome import FailOn
+from .sections import MAX_PREVIEW_ROWS
 
 DEFAULT_BATCH_SIZE = 1000
 
@@ -76,6 +77,7 @@ class ScanOptions:
     messages_column: str | None = None  # --messages-column
     chat_flags: tuple[tuple[str, Any], ...] = ()  # --max-length, --assistant-only-loss, ... (chat_settings.KEYS)
     trl_config: str | None = None  # --trl-config: a saved SFTConfig/DPOConfig/KTOConfig
+    show_mask: int | None = None  # --show-mask N: the first N rows of chat splits with the trained tokens marked
     live: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # SPEC name -> datasets object
 
     def __post_init__(self) -> None:
@@ -83,6 +85,8 @@ class ScanOptions:
             raise AuditError(None, f"--batch-size must be >= 1, not {self.batch_size}")
         if self.max_rows is not None and self.max_rows < 1:
             raise AuditError(None, f"--max-rows must be >= 1, not {self.max_rows}")
+        if self.show_mask is not None and not 1 <= self.show_mask <= MAX_PREVIEW_ROWS:
+            raise AuditError(None, f"--show-mask must be 1 to {MAX_PREVIEW_ROWS} (rows per split), not {self.show_mask}")
         if self.engine != "local" and self.live:
             raise AuditError(", ".join(self.live), f"--engine {self.engine} reads data files and Hub datasets: "
                              "scan live datasets objects with the local engine (or save_to_disk them)")
@@ -225,6 +229,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("completion-only-loss", "bool", "scan", "loss on the completion only"),
     Option("packing", "bool", "scan", "the trainer packs rows"),
     Option("trl-config", "path", "scan", "a saved TRL config to read the trainer's settings from"),
+    Option("show-mask", "int", "scan", f"show N rows (<= {MAX_PREVIEW_ROWS}) of chat splits, trained tokens marked"),
     Option("fix", "bool", "fix", "write a repaired copy"),
     Option("output", "path", "fix", "folder for the repaired copy"),
     Option("pad-to-multiple-of", "int", "fix", "round grown rows up to this"),
@@ -246,7 +251,8 @@ SETTINGS_ONLY: tuple[Option, ...] = (
 )
 BY_KEY = {o.key: o for o in OPTIONS}
 BY_ATTR = {o.attr: o for o in OPTIONS}
-POSITIVE = frozenset({"max_rows", "batch_size", "num_proc", "max_length", "pad_to_multiple_of", "hub_timeout"})
+POSITIVE = frozenset({"max_rows", "batch_size", "num_proc", "max_length", "pad_to_multiple_of", "hub_timeout",
+                      "show_mask"})
 
 
 def _tuple(value: Any) -> tuple[Any, ...] | None:
@@ -279,6 +285,10 @@ def refuse_clashes(values: Mapping[str, Any], target: object = None, *, complete
         v = values.get(attr)
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
             raise AuditError(None, f"--{BY_ATTR[attr].key} must be >= 1, not {v!r}")
+    if given("show_mask") and values["show_mask"] > MAX_PREVIEW_ROWS:
+        raise AuditError(None, f"--show-mask shows at most {MAX_PREVIEW_ROWS} rows per split, not {values['show_mask']}")
+    if complete and given("show_mask") and not given("datasets"):
+        raise AuditError(where, "--show-mask previews the rows of a chat dataset: it needs --dataset")
 
 
 def build_gate_options(values: Mapping[str, Any], target: object = None, *, progress: bool = False,
@@ -302,7 +312,7 @@ def build_gate_options(values: Mapping[str, Any], target: object = None, *, prog
             engine=v.get("engine") or "local", ray_address=v.get("ray_address"),
             histograms=OutputFormat.HTML in formats, chat_format=v.get("chat_format"),
             messages_column=v.get("messages_column"), chat_flags=chat_flags,
-            trl_config=str(trl) if trl is not None else None, live=dict(live or {}))
+            trl_config=str(trl) if trl is not None else None, show_mask=v.get("show_mask"), live=dict(live or {}))
     audit = AuditOptions(
         tokenizer=v.get("tokenizer"), select=_tuple(v.get("select")), ignore=_tuple(v.get("ignore")),
         weights=bool(v.get("weights")), base=v.get("base"), source=v.get("source"),

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+MAX_PREVIEW_ROWS = 20  # --show-mask N: at most this many rows per split
+MAX_PREVIEW_TOKENS = 2000  # tokens shown per previewed sequence
 # ---- dataset (``--dataset``) ------------------------------------------------------------------------
 
 
@@ -128,6 +130,73 @@ class UncheckedColumn:
 
 
 @dataclass(frozen=True)
+class PreviewToken:
+    """One token of a previewed row: its text (untrusted: every renderer escapes it), its id, and whether the
+    trainer computes a loss on it (its label is not -100)."""
+
+    text: str
+    id: int
+    trained: bool
+
+    def to_dict(self) -> list[Any]:
+        return [self.text, self.id, self.trained]  # compact: a row holds up to MAX_PREVIEW_TOKENS of them
+
+    @classmethod
+    def from_dict(cls, d: list[Any]) -> PreviewToken:
+        return cls(d[0], d[1], d[2])
+
+
+@dataclass(frozen=True)
+class PreviewRow:
+    """One rendered sequence of a row (``messages``, ``completion``, ``chosen``, ``rejected``) as the trainer
+    gets it, token by token (the first ``MAX_PREVIEW_TOKENS``: ``length`` says how many there are), or why it
+    has none (the template refused the row, or it was not tokenized)."""
+
+    row: int
+    sequence: str
+    tokens: tuple[PreviewToken, ...]
+    length: int  # tokens of the sequence after truncation (more than ``tokens`` holds when capped)
+    truncated_from: int = 0  # the length before the trainer's truncation (0: not truncated)
+    dropped: bool = False  # the trainer drops the row (no token left with a loss after truncation)
+    problem: str | None = None  # why the row has no tokens to show
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"row": self.row, "sequence": self.sequence, "length": self.length,
+                               "tokens": [t.to_dict() for t in self.tokens]}
+        if self.truncated_from:
+            out["truncated_from"] = self.truncated_from
+        if self.dropped:
+            out["dropped"] = True
+        if self.problem is not None:
+            out["problem"] = self.problem
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PreviewRow:
+        return cls(d["row"], d["sequence"], tuple(PreviewToken.from_dict(t) for t in d.get("tokens", ())),
+                   d["length"], d.get("truncated_from", 0), bool(d.get("dropped", False)), d.get("problem"))
+
+
+@dataclass(frozen=True)
+class MaskPreview:
+    """``--show-mask N``: the first rows of a chat/instruction split with the tokens the trainer computes a
+    loss on marked, under the settings the split was rendered with; or, when none can be shown, why."""
+
+    rows: tuple[PreviewRow, ...]
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"rows": [r.to_dict() for r in self.rows]}
+        if self.note is not None:
+            out["note"] = self.note
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> MaskPreview:
+        return cls(tuple(PreviewRow.from_dict(r) for r in d.get("rows", ())), d.get("note"))
+
+
+@dataclass(frozen=True)
 class SplitSection:
     """One split of one dataset source: its rows, its columns by name (in scan order), the columns left
     unchecked or without a role, and for a chat/instruction split the format read and the trainer settings."""
@@ -141,6 +210,7 @@ class SplitSection:
     skipped_columns: tuple[tuple[str, str], ...] = ()  # (column, reason): no role
     format: str | None = None
     chat_settings: str | None = None  # where the trainer settings came from and what they are
+    mask_preview: MaskPreview | None = None  # --show-mask
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -152,6 +222,8 @@ class SplitSection:
         if self.format is not None:
             out["format"] = self.format
             out["chat_settings"] = self.chat_settings
+        if self.mask_preview is not None:
+            out["mask_preview"] = self.mask_preview.to_dict()
         return out
 
     @classmethod
@@ -160,7 +232,8 @@ class SplitSection:
                    {name: ColumnSection.from_dict(c) for name, c in d.get("columns", {}).items()},
                    tuple(UncheckedColumn.from_dict(u) for u in d.get("unchecked", ())),
                    tuple((s["column"], s["reason"]) for s in d.get("skipped_columns", ())),
-                   d.get("format"), d.get("chat_settings"))
+                   d.get("format"), d.get("chat_settings"),
+                   MaskPreview.from_dict(d["mask_preview"]) if d.get("mask_preview") is not None else None)
 
 
 @dataclass(frozen=True)

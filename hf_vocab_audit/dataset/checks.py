@@ -33,6 +33,7 @@ TEXT_TOO_LONG = "text-too-long"  # a text row over MAX_TEXT_CHARS characters: no
 LENGTH_MISMATCH = "length-mismatch"  # per-token labels whose length differs from the row's input_ids
 UNREADABLE_LINE = "unreadable-line"  # a JSON Lines line that is not a JSON row; locations: (line, None, message)
 READ_STOPPED = "read-stopped"  # the reader gave up after too many such lines; location: (line, None, None)
+WATCHED = "watched-id"  # an input id among ScanContext.watch (untrained rows the adapter leaves frozen: HVA580)
 
 # Chat and instruction splits (chat.py; rules in rules/dataset_chat.py).
 CHAT_REFUSED = "chat-refused"  # the template (or TRL's preparation) raises on the row; value = its message

@@ -61,6 +61,7 @@ from .checks import (  # noqa: F401 - re-exported names the rules read
     TOO_LONG,
     TYPE_TOO_LARGE,
     UNREADABLE_LINE,
+    WATCHED,
 )
 from .summary import (
     ColumnRole,
@@ -109,6 +110,14 @@ def _sequence_checks(
     if plan.role in (INPUT_IDS, TEXT):
         _length_checks(acc, plan.name, lengths, row_offset)
     return lengths, lo, hi
+
+
+def _watched(acc: _Acc, column: str, values: np.ndarray, offsets: np.ndarray, row_offset: int) -> None:
+    """The uses of the ids the scan was told to watch: one lookup table per batch, however many ids."""
+    watch = acc.ctx.watch
+    if watch and values.size and values.dtype.kind in "iu":
+        mask = np.isin(values, np.asarray(watch, dtype=np.int64), kind="table")
+        acc.add(column, WATCHED, violation(mask, values, offsets, row_offset, acc.ctx.max_locations))
 
 
 def _position_limit(lim: InputLimits) -> int | None:
@@ -176,6 +185,8 @@ def _id_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int, batc
         _null_rows(acc, plan.name, arr, row_offset)
         lengths, lo, hi = _sequence_checks(acc, plan, values, offsets, row_offset)
         hists = _histograms(acc, plan, values, lengths, lo)
+        if plan.role == INPUT_IDS:
+            _watched(acc, plan.name, values, offsets, row_offset)
         acc.stat(plan.name, ColumnStats(len(arr), int(values.size), null_rows, lo, hi,
                                         int(lengths.max()) if lengths.size else None, **hists))
         if (plan.role == INPUT_IDS and acc.ctx.causal_lm and acc.ctx.limits.eos_id is not None
@@ -249,7 +260,7 @@ def _text_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) ->
     need_ids = (bound is not None and lim.tokenizer_max_id is not None
                 and lim.tokenizer_max_id >= bound.below) or (ctx.causal_lm and lim.eos_id is not None)
     lo = hi = None
-    if need_ids:  # only when an id can be out of range: extracting ids costs more than counting them
+    if need_ids or ctx.watch:  # only when a check reads them: extracting ids costs more than counting them
         values = np.fromiter(itertools.chain.from_iterable(e.ids for e in encodings), dtype=np.int64, count=total)
         if bound is not None:
             acc.add(plan.name, ID_TOO_LARGE,
@@ -257,6 +268,7 @@ def _text_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset: int) ->
         if ctx.causal_lm and lim.eos_id is not None:
             acc.add(plan.name, EOS_MASKED,
                     violation(values == lim.eos_id, values, offsets, row_offset, ctx.max_locations))
+        _watched(acc, plan.name, values, offsets, row_offset)
         lo, hi = minmax(values)
     _length_checks(acc, plan.name, lengths, row_offset)
     acc.stat(plan.name, ColumnStats(len(arr), len(arr) - arr.null_count, arr.null_count, lo, hi,

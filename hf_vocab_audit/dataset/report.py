@@ -69,6 +69,7 @@ def dataset_section(df: DatasetFacts, specs: Iterable[str]) -> DatasetSection:
             s.source, s.split, s.rows, s.truncated, columns,
             tuple(UncheckedColumn(u.column, u.role, u.reason) for u in s.unchecked), tuple(s.skipped),
             s.format, s.chat_settings if s.format is not None else None,  # a chat/instruction split
+            s.mask_preview,
         ))
     return DatasetSection(tuple(specs), sum(s.rows for s in df.splits), round(df.seconds, 3), asdict(df.limits),
                           df.num_labels_source, tuple(splits))

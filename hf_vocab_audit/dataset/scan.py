@@ -12,9 +12,11 @@ from typing import Any
 import pyarrow as pa
 
 from ..core.options import ScanOptions
+from ..core.sections import MaskPreview
 from ..errors import AuditError, first_line
 from ..facts import Facts
 from ..facts.limits import InputLimits, head_label_kind, input_limits
+from ..facts.trainable_rows import FrozenRows
 from ..io.jsonlines import BadLines
 from .chat import summarize
 from .checks import CHAT
@@ -40,6 +42,7 @@ class SplitScan:
     format: str | None = None  # the chat/instruction format read (chat_formats.ChatFormat.describe())
     chat_settings: str | None = None  # where the trainer settings came from, and what they are
     chat_problems: tuple[tuple[str, str], ...] = ()  # (check, message): split-wide chat findings
+    mask_preview: MaskPreview | None = None  # --show-mask
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,7 @@ class DatasetFacts:
     summary: Summary
     seconds: float = 0.0
     missing: dict[str, str] = field(default_factory=dict)  # limit -> why it is unknown
+    frozen: FrozenRows | None = None  # untrained rows an adapter leaves frozen, watched by the scan (HVA580)
 
 
 def limits_for(facts: Facts) -> tuple[InputLimits, str | None, str | None, dict[str, str]]:
@@ -249,10 +253,13 @@ class ResolvedScan:
     num_labels_source: str | None
     missing: dict[str, str]
     start: float
+    show_mask: int | None = None  # --show-mask N
+    frozen: FrozenRows | None = None
 
 
-def resolve(facts: Facts, opts: Options) -> ResolvedScan:
-    """Open every selected split of ``opts.specs`` and plan its columns against ``facts``' model."""
+def resolve(facts: Facts, opts: Options, frozen: FrozenRows | None = None) -> ResolvedScan:
+    """Open every selected split of ``opts.specs`` and plan its columns against ``facts``' model; the ids of
+    ``frozen`` rows are counted where the data uses them."""
     start = time.perf_counter()
     limits, head, num_labels_source, missing = limits_for(facts)
     opened = _open_all(opts, facts)
@@ -263,9 +270,10 @@ def resolve(facts: Facts, opts: Options) -> ResolvedScan:
     tokenizer_file = str(tok.folder / (tok.files[0] if tok.files else "")) if tok is not None else ""
     contexts = [ScanContext(o.split.source, o.split.name, tuple(p for p in _plan(o).columns if p.role != CHAT),
                             limits, tokenizer, causal_lm=_causal(facts), histograms=opts.histograms,
-                            tokenizer_file=tokenizer_file, chat=o.chat)
+                            tokenizer_file=tokenizer_file, chat=o.chat, watch=frozen.ids if frozen else ())
                 for o in opened]
-    return ResolvedScan(facts, tuple(opened), tuple(contexts), limits, head, num_labels_source, missing, start)
+    return ResolvedScan(facts, tuple(opened), tuple(contexts), limits, head, num_labels_source, missing, start,
+                        opts.show_mask, frozen)
 
 
 def scan_local(resolved: ResolvedScan, opts: Options) -> list[tuple[Summary, int, bool]]:
@@ -295,13 +303,29 @@ def collect(resolved: ResolvedScan, results: Sequence[tuple[Summary, int, bool]]
     """The engine's per-split results merged into what the dataset rules read."""
     summary = Summary()
     splits = []
-    for o, (s, rows, truncated) in zip(resolved.opened, results):
+    for o, ctx, (s, rows, truncated) in zip(resolved.opened, resolved.contexts, results):
         summary = merge(summary, s)
         plan = _plan(o)
+        preview = _preview(o, ctx, min(resolved.show_mask, rows or 1)) if resolved.show_mask else None
         splits.append(SplitScan(o.split.source, o.split.name, rows, plan.columns, plan.unchecked, plan.skipped,
-                                truncated, **_chat_fields(o)))
+                                truncated, **_chat_fields(o), mask_preview=preview))
     return DatasetFacts(resolved.facts, resolved.limits, resolved.head, resolved.num_labels_source, tuple(splits),
-                        summary, time.perf_counter() - resolved.start, resolved.missing)
+                        summary, time.perf_counter() - resolved.start, resolved.missing, resolved.frozen)
+
+
+def _preview(o: _Opened, ctx: ScanContext, n: int) -> MaskPreview:
+    """``--show-mask``: the split's first rows with the trained tokens marked, or why there are none."""
+    from .checks import CHAT_MASK_EMPTY, CHAT_NO_TEMPLATE
+    from .mask_preview import mask_preview
+
+    if o.chat_format is None:
+        return MaskPreview((), "not one of TRL's chat/instruction formats: nothing is rendered to preview")
+    for check, message in o.chat_problems:
+        if check in (CHAT_NO_TEMPLATE, CHAT_MASK_EMPTY):  # TRL refuses the split, or trains no token of it
+            return MaskPreview((), message)
+    if o.chat is None:
+        return MaskPreview((), "the split is not rendered")
+    return mask_preview(o.chat, o.first, ctx.tokenizer, n, ctx.tokenizer_file)
 
 
 def _chat_fields(o: _Opened) -> dict[str, Any]:

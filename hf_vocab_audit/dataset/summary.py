@@ -39,6 +39,7 @@ class ScanContext:
     max_locations: int = MAX_LOCATIONS
     histograms: bool = False  # only the HTML report plots them
     chat: Any = field(default=None, repr=False, compare=False)  # chat_render.Renderer of a chat split
+    watch: tuple[int, ...] = ()  # sorted ids whose uses are counted (WATCHED): untrained rows left frozen
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,8 @@ color:#222;overflow-wrap:anywhere}
 .hva figure{margin:12px 0;background:#fff;border:1px solid #e3e3e3;padding:8px}
 .hva figure img{max-width:100%;height:auto;display:block} .hva figcaption{font-size:12px;color:#555}
 .hva .note{background:#fff8e1;border:1px solid #f0d98c;padding:8px;font-size:13px}
+.hva pre.mask{background:#fff;border:1px solid #e3e3e3;padding:8px;white-space:pre-wrap;font-size:12px}
+.hva span.t{background:#d5f5e3;text-decoration:underline}
 .hva #special-tokens{margin-top:8px} .hva #special-tokens td:nth-child(2){white-space:nowrap}
 @media (max-width:600px){.hva{padding:12px}
 .hva #findings thead{display:none} .hva #findings tr{display:block;border:1px solid #e3e3e3;margin:0 0 8px}
@@ -98,6 +100,7 @@ def body(report: Report) -> str:
         _facts_table(report.facts),
         _plots(report),
         _findings_table(report),
+        _mask_preview(report),
         _skipped(report),
     ]
     return "\n".join(p for p in parts if p)
@@ -224,6 +227,46 @@ def _findings_table(report: Report) -> str:
         )
     return ('<h2>Findings</h2><table id="findings"><thead><tr><th>severity</th><th>rule</th><th>finding</th>'
             "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+
+
+TRAINED = ' class="t"'
+
+
+def _mask_preview(report: Report) -> str:
+    """``--show-mask``: each previewed row as the trainer gets it, the tokens with a loss highlighted
+    (class ``t``); every token's id in its title. Token text is the checkpoint's and the data's: escaped."""
+    splits = [s for s in report.dataset.splits if s.mask_preview is not None] if report.dataset is not None else []
+    if not splits:
+        return ""
+    out = ['<h2>Loss preview</h2><div id="mask-preview">']
+    for split in splits:
+        preview = split.mask_preview
+        assert preview is not None
+        out.append(f"<h3>{escape(split.source)} split {escape(repr(split.split))}</h3>")
+        legend = '<span class="t">highlighted</span>: tokens with a loss (label != -100)'
+        if split.chat_settings:
+            legend += f" under {escape(split.chat_settings)}"
+        out.append(f'<p class="muted">{legend}</p>')
+        if preview.note:
+            out.append(f'<p class="note">{escape(preview.note)}</p>')
+        for row in preview.rows:
+            trained = sum(t.trained for t in row.tokens)
+            facts = [f"{row.length} tokens"] + ([f"{trained} with a loss"] if row.tokens else [])
+            if len(row.tokens) < row.length:
+                facts.append(f"the first {len(row.tokens)} shown")
+            if row.truncated_from:
+                facts.append(f"truncated from {row.truncated_from}")
+            if row.dropped:
+                facts.append("dropped by the trainer: no token left with a loss")
+            out.append(f"<p>row {escape(str(row.row))} <code>{escape(row.sequence)}</code>: {escape(', '.join(facts))}</p>")
+            if row.problem is not None:
+                out.append(f'<p class="muted">{escape(row.problem)}</p>')
+                continue
+            tokens = "".join(f'<span{TRAINED if t.trained else ""} title="id {escape(str(t.id))}">{escape(t.text)}</span>'
+                             for t in row.tokens)
+            out.append(f'<pre class="mask">{tokens}</pre>')
+    out.append("</div>")
+    return "".join(out)
 
 
 def _skipped(report: Report) -> str:

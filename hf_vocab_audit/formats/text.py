@@ -78,6 +78,54 @@ def _fix_lines(console: Console, report: Report) -> None:
         console.print(f"  note: {escape(note)}", style="dim")
 
 
+TRAINED_STYLE = "bold green underline"
+OPEN, CLOSE = "[[", "]]"  # around the tokens with a loss: legible without colour (CI logs, files)
+
+
+def _preview_text(text: str, indent: str) -> str:
+    """One token's text for the console: escaped (:func:`escape`), a newline written as ``\\n`` and then
+    broken onto an indented line, so the rendered turns stay legible and no token starts a line of its own."""
+    return ("\\n\n" + indent).join(escape(part) for part in text.split("\n"))
+
+
+def _mask_preview_lines(console: Console, report: Report) -> None:
+    """``--show-mask``: each previewed row, the tokens the trainer computes a loss on between [[ and ]]."""
+    splits = [s for s in report.dataset.splits if s.mask_preview is not None] if report.dataset is not None else []
+    for split in splits:
+        preview = split.mask_preview
+        assert preview is not None
+        console.print()
+        console.print(f"[bold]MASK PREVIEW[/] {escape(split.source)} split {escape(repr(split.split))}")
+        console.print(f"  {_markup(OPEN)}...{_markup(CLOSE)}: tokens with a loss (label != -100)"
+                      + (f" under {escape(split.chat_settings)}" if split.chat_settings else ""), style="dim")
+        if preview.note:
+            console.print(f"  note: {escape(preview.note)}", style="dim")
+        indent = "    "
+        for row in preview.rows:
+            trained = sum(t.trained for t in row.tokens)
+            facts = [f"{row.length} tokens"] + ([f"{trained} with a loss"] if row.tokens else [])
+            if len(row.tokens) < row.length:
+                facts.append(f"the first {len(row.tokens)} shown")
+            if row.truncated_from:
+                facts.append(f"truncated from {row.truncated_from}")
+            if row.dropped:
+                facts.append("dropped by the trainer: no token left with a loss")
+            console.print(f"  row {row.row} {escape(row.sequence)}: {escape(', '.join(facts))}")
+            if row.problem is not None:
+                console.print(f"{indent}{escape(row.problem)}", style="dim")
+                continue
+            parts: list[str] = []
+            inside = False
+            for t in row.tokens:
+                if t.trained != inside:
+                    parts.append(f"[{TRAINED_STYLE}]{_markup(OPEN)}" if t.trained else f"{_markup(CLOSE)}[/]")
+                    inside = t.trained
+                parts.append(_preview_text(t.text, indent))
+            if inside:
+                parts.append(f"{_markup(CLOSE)}[/]")
+            console.print(indent + "".join(parts))
+
+
 def _coverage_lines(console: Console, report: Report) -> None:
     """What the verdict covers, in two or three lines, and each part not examined with how to cover it."""
     cov = report.coverage
@@ -136,6 +184,7 @@ def render(report: Report, *, color: bool | None = None) -> str:
         for fx in report.fixes:
             console.print(f"  {fx.code} {escape(fx.description)} ({fx.applicability.value})")
     _fix_lines(console, report)
+    _mask_preview_lines(console, report)
     if report.skipped:
         console.print()
         console.print(f"[dim]SKIPPED ({len(report.skipped)})[/]")

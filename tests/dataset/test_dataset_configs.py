@@ -96,12 +96,15 @@ def test_the_ray_engine_reads_each_config_as_the_local_one(llama_lm: Path, tmp_p
     ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'hf-vocab-audit[ray]'")
     folder = two_configs(tmp_path / "ds", [1, 2, 500])
     local = audit(llama_lm, datasets=[str(folder)])
-    ray.init(num_cpus=1, object_store_memory=100 * 1024**2, include_dashboard=False, log_to_driver=False,
-             logging_level="ERROR")
+    started = not ray.is_initialized()  # another module of this worker may have left its instance up
+    if started:
+        ray.init(num_cpus=1, object_store_memory=100 * 1024**2, include_dashboard=False, log_to_driver=False,
+                 logging_level="ERROR")
     try:
         on_ray = audit(llama_lm, datasets=[str(folder)], engine="ray")
     finally:
-        ray.shutdown()
+        if started:
+            ray.shutdown()
     assert on_ray.exit_code() == local.exit_code() == 1
     assert _located(on_ray) == _located(local)
 

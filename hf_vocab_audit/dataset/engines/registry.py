@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...core.options import ScanOptions
 from ...errors import AuditError
 from ...facts import Facts
+from ...facts.trainable_rows import FrozenRows
 from ..chat_formats import FORMATS, OFF
 from ..scan import DatasetFacts, collect, resolve
 from . import EngineError, ScanEngine
@@ -36,10 +37,11 @@ def check_scan(options: ScanOptions) -> None:
         raise AuditError(None, f"--chat-format {options.chat_format!r}: use one of {', '.join((*FORMATS, OFF))}")
 
 
-def scan(facts: Facts, options: ScanOptions) -> DatasetFacts:
-    """Scan every selected split of ``options.specs`` against ``facts``' model on ``options.engine``."""
+def scan(facts: Facts, options: ScanOptions, frozen: FrozenRows | None = None) -> DatasetFacts:
+    """Scan every selected split of ``options.specs`` against ``facts``' model on ``options.engine``; the ids of
+    ``frozen`` rows (``--weights`` with an adapter) are counted where the data uses them."""
     engine = engine_for(options)
-    resolved = resolve(facts, options)
+    resolved = resolve(facts, options, frozen)
     return collect(resolved, engine.scan(resolved, options))
 
 

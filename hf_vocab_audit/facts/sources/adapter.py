@@ -41,6 +41,11 @@ class AdapterFacts:
     saved_input: TensorInfo | None  # a whole input-embedding matrix saved in the adapter
     saved_output: TensorInfo | None  # a whole lm_head saved in the adapter
     tokenizer: TokenizerFacts | None
+    # What training changes besides the adapter's own factors (facts.trainable_rows reads them):
+    target_modules: tuple[str, ...] = ()  # LoRA's modules, as a list of names
+    target_pattern: str | None = None  # LoRA's modules, as one regular expression (never executed here)
+    # trainable_token_indices per module name; None names the input embeddings (the config's plain list)
+    token_indices_by_module: tuple[tuple[str | None, tuple[int, ...]], ...] = ()
 
     def summary(self, base_dir: Path) -> dict[str, object]:
         """The adapter's facts for the report (the other facts are the base's)."""
@@ -93,6 +98,16 @@ def _indices(path: Path, value: Any) -> tuple[int, ...]:
     return tuple(sorted(set(out)))
 
 
+def _indices_by_module(value: Any) -> tuple[tuple[str | None, tuple[int, ...]], ...]:
+    """``trainable_token_indices`` per module (already checked by :func:`_indices`): a plain list is peft's
+    input embeddings (``_get_input_embeddings_name``), a dict names its modules."""
+    if value is None:
+        return ()
+    if isinstance(value, dict):
+        return tuple((str(name), tuple(sorted(set(ids)))) for name, ids in sorted(value.items(), key=str))
+    return ((None, tuple(sorted(set(value)))),)
+
+
 def _bin_tensors(path: Path, name: str) -> tuple[dict[str, TensorInfo], tuple[RefusedFile, ...]]:
     import pickle
 
@@ -138,16 +153,21 @@ def load_adapter(folder: Path) -> AdapterFacts:
         else:
             tensors, refused = _bin_tensors(wpath, weights_file)
     peft_type = raw.get("peft_type")
+    targets = raw.get("target_modules")
+    indices = raw.get("trainable_token_indices")
     return AdapterFacts(
         folder=folder,
         base_ref=base or None,
         peft_type=peft_type if isinstance(peft_type, str) else None,
         modules_to_save=_strings(path, "modules_to_save", raw.get("modules_to_save")),
-        trainable_token_indices=_indices(path, raw.get("trainable_token_indices")),
+        trainable_token_indices=_indices(path, indices),
         weights_file=weights_file,
         tensors=tensors,
         refused=refused,
         saved_input=_whole(tensors, INPUT_SUFFIXES + ("token_adapter.base_layer.weight",)),
         saved_output=_whole(tensors, OUTPUT_SUFFIXES),
         tokenizer=load_tokenizer(folder) if has_tokenizer(folder) else None,
+        target_modules=tuple(t for t in targets if isinstance(t, str)) if isinstance(targets, list) else (),
+        target_pattern=targets if isinstance(targets, str) else None,
+        token_indices_by_module=_indices_by_module(indices),
     )
