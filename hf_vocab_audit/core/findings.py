@@ -60,8 +60,10 @@ class Location:
             value = getattr(self, name)
             if value is not None:
                 parts.append(f"{name}={value}")
-        if self.token is not None or self.token_id is not None:
+        if self.token is not None:
             parts.append(f"token={self.token!r}" + (f" (id {self.token_id})" if self.token_id is not None else ""))
+        elif self.token_id is not None:  # an id with no token (past the vocabulary): never "token=None"
+            parts.append(f"token_id={self.token_id}")
         return " ".join(parts)
 
 

@@ -155,6 +155,7 @@ def _draw_norms(weights: WeightsSection) -> Figure | None:
             bottom += counts
         ax.set_xscale("log")
         ax.set_yscale("symlog", linthresh=1)
+        _plain_ticks(ax)
         ax.set_ylim(0, max(1.0, bottom.max()) * 2)
         if hist.threshold_norm:
             ax.axvline(hist.threshold_norm, color=COLORS["suspect"], linestyle="--", linewidth=1,
@@ -176,6 +177,16 @@ def _draw_norms(weights: WeightsSection) -> Figure | None:
 
 # ---- dataset --------------------------------------------------------------------------------------
 
+def _plain_ticks(ax: Any) -> None:
+    """Tick labels as plain numbers (0.04, 10, 1000). Log scales label ticks in mathtext
+    (``$\\mathdefault{10^{3}}$``), which ``text.parse_math: False`` (set for untrusted labels) would print as is."""
+    from matplotlib.ticker import LogFormatter
+
+    for axis in (ax.xaxis, ax.yaxis):  # LogFormatter: the default's choice of ticks to label, in plain text
+        axis.set_major_formatter(LogFormatter())
+        axis.set_minor_formatter(LogFormatter(labelOnlyBase=False))
+
+
 def plot_entries(section: DatasetSection) -> dict[str, list[dict[str, Any]]]:
     """The entries below, from the dataset audit's report section (``audit(..., datasets=...)``)."""
     ids: list[dict[str, Any]] = []
@@ -189,7 +200,10 @@ def plot_entries(section: DatasetSection) -> dict[str, list[dict[str, Any]]]:
             if column.id_histogram is not None:
                 ids.append({**where, **column.id_histogram.to_dict()})
             if column.length_histogram is not None:
-                lengths.append({**where, **column.length_histogram.to_dict()})
+                # A rotary model's max_position_embeddings is drawn as a line, not a range: longer rows run
+                # (HVA505 is info); only an absolute-position limit makes lengths out of range.
+                soft = section.limits.get("positions") is None
+                lengths.append({**where, **column.length_histogram.to_dict(), "soft_limit": soft})
             if column.labels is not None and column.labels.values:
                 counts = {str(v.value): v.count for v in column.labels.values}
                 labels.append({**where, "num_labels": num_labels, "counts": counts})
@@ -226,8 +240,9 @@ def dataset_plots(dataset: DatasetSection | dict[str, Any] | None) -> list[tuple
     for entry in dataset.get("lengths") or []:
         svg = _render(_draw_ranged_hist, entry, "sequence length", "sequences")
         if svg:
-            caption = (f"{entry.get('split')}/{entry.get('column')}: lengths against {entry.get('limit')} "
-                       "usable positions")
+            against = (f"beside max_position_embeddings {entry.get('limit')} (rotary: not a limit)"
+                       if entry.get("soft_limit") else f"against {entry.get('limit')} usable positions")
+            caption = f"{entry.get('split')}/{entry.get('column')}: lengths {against}"
             out.append((caption, svg))
     return out
 
@@ -241,10 +256,15 @@ def _draw_ranged_hist(entry: dict[str, Any], xlabel: str, ylabel: str) -> Figure
     limit = entry.get("limit")
     fig, axes = _figure(9.5, 2.4)
     ax = axes[0][0]
-    colors = [COLORS["bad"] if limit is not None and lo >= limit else COLORS["ok"] for lo in edges[:-1]]
+    soft = bool(entry.get("soft_limit"))
+    colors = [COLORS["bad"] if limit is not None and not soft and lo >= limit else COLORS["ok"] for lo in edges[:-1]]
     ax.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color=colors, linewidth=0)
     hi = max(edges[-1], (limit or 0) * 1.05)
-    if limit is not None:
+    if limit is not None and soft:
+        ax.axvline(limit, color="black", linestyle=":", linewidth=1,
+                   label=f"max_position_embeddings {limit:,} (rotary: longer rows still run)")
+        ax.legend(fontsize=7, frameon=False)
+    elif limit is not None:
         ax.axvspan(limit, hi, color=COLORS["bad"], alpha=0.12, label=f"out of range (>= {limit:,})")
         ax.axvline(limit, color=COLORS["bad"], linewidth=1)
         ax.legend(fontsize=7, frameon=False)

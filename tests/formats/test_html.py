@@ -118,6 +118,32 @@ def test_dataset_plots_reach_the_page(broken_report):
     assert page.count("<img ") == 3 and "usable positions" in page
 
 
+@pytest.mark.parametrize("rotary", [False, True], ids=["absolute", "rotary"])
+def test_length_plot_shades_only_a_hard_limit(rotary):
+    """A rotary model runs rows past max_position_embeddings (HVA505 is info): its plot draws a line there,
+    not an out-of-range region; an absolute-position limit is shaded."""
+    from hf_vocab_audit.core.sections import ColumnSection, DatasetSection, Histogram, SplitSection
+
+    column = ColumnSection("input_ids", 7, 900, 0, 0, 99, max_length=180,
+                           length_histogram=Histogram(128, (0, 64, 128, 192), (3, 2, 2)))
+    limits = {"positions": None, "rotary_positions": 128} if rotary else {"positions": 128}
+    dataset = DatasetSection(("d.jsonl",), 7, 0.1, limits, None,
+                             (SplitSection("d.jsonl", "train", 7, False, {"input_ids": column}),))
+    ((caption, svg),) = plots.dataset_plots(dataset)
+    assert ("rotary: not a limit" in caption) is rotary and ("usable positions" in caption) is not rotary
+    assert ("out of range" in svg) is not rotary
+    assert (plots.COLORS["bad"] in svg) is not rotary
+
+
+def test_log_axes_label_their_ticks_in_plain_text(tmp_path):
+    """text.parse_math is off (labels are untrusted), so mathtext tick labels would print as
+    `$\\mathdefault{10^{3}}$`."""
+    report = audit(llama_with_rows(tmp_path, zero=["<|im_end|>"]), weights=True)
+    svg = plots.norm_histograms(report.weights)
+    labels = re.findall(r"<!-- (.*?) -->", svg)
+    assert "rows" in labels and not any("$" in label or "mathdefault" in label for label in labels)
+
+
 def test_example_regenerates(tmp_path):
     sys.path.insert(0, str(ROOT / "reports"))
     from make_example import regenerate
