@@ -238,7 +238,7 @@ def _explain(kind: str, key: str, values: Any, value: int, common: int, high: in
                 cause = (f"{limits.ignore_index} (the loss ignore index) was copied into {key}: labels padding "
                          "reached the ids")
             elif common == -1:
-                cause = "a -1 placeholder (an unset pad id, or a processor's marker for missing tokens) reached the ids"
+                cause = "-1 reached the ids: padded with an unset pad id (-1), or a -1 marker left in them"
             else:
                 cause = "negative ids: the ids were built or shifted by hand"
             return ("HVA502", "is negative", cause, f"pad {key} with tokenizer.pad_token_id; put {limits.ignore_index} "
@@ -249,7 +249,8 @@ def _explain(kind: str, key: str, values: Any, value: int, common: int, high: in
         what = (f"is negative but not the ignore index {limits.ignore_index}" if value < 0
                 else f">= the {high} output-projection rows (lm_head)")
         if lo < 0 and lo != limits.ignore_index:
-            cause = ("a -1 placeholder reached labels (a processor's marker for image or missing tokens)"
+            cause = (f"labels were padded or masked with -1 instead of the ignore index {limits.ignore_index} (a "
+                     "collator's label_pad_token_id=-1, or a -1 marker left in the labels)"
                      if lo == -1 else "negative labels other than the ignore index")
             fix = f"mask positions without a loss with {limits.ignore_index}"
         elif limits.pad_token_id is not None and common == limits.pad_token_id and common >= high:

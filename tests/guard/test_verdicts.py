@@ -130,3 +130,11 @@ def test_repro_twin_matches_full_weights(name, kind, make, load_model, guard_ckp
         assert f"reproduced: {full.exc_type}: {full.message}" in out
     else:
         assert "GPU-only" in out
+
+
+def test_labels_padded_with_minus_one_blame_the_padding_not_a_processor(load_model):
+    """A text collator padding labels with -1 (label_pad_token_id=-1) on a text-only model: the cause line
+    names the padding and the ignore index; no image processor is involved."""
+    (v,) = check_batch(lm(labels=put(ids(2, 6), -1)), limits_of(load_model("llama")))
+    assert v.code == "HVA520" and "padded or masked with -1 instead of the ignore index -100" in v.cause
+    assert "image" not in v.cause and "processor" not in v.cause
