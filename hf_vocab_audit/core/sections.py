@@ -160,6 +160,19 @@ class PreviewRow:
     dropped: bool = False  # the trainer drops the row (no token left with a loss after truncation)
     problem: str | None = None  # why the row has no tokens to show
 
+    def facts(self) -> list[str]:
+        """What a renderer says of the row before its tokens ("64 tokens", "12 with a loss", ...)."""
+        out = [f"{self.length} tokens"]
+        if self.tokens:
+            out.append(f"{sum(t.trained for t in self.tokens)} with a loss")
+        if len(self.tokens) < self.length:
+            out.append(f"the first {len(self.tokens)} shown")
+        if self.truncated_from:
+            out.append(f"truncated from {self.truncated_from}")
+        if self.dropped:
+            out.append("dropped by the trainer: no token left with a loss")
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"row": self.row, "sequence": self.sequence, "length": self.length,
                                "tokens": [t.to_dict() for t in self.tokens]}

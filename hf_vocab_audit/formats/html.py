@@ -250,14 +250,7 @@ def _mask_preview(report: Report) -> str:
         if preview.note:
             out.append(f'<p class="note">{escape(preview.note)}</p>')
         for row in preview.rows:
-            trained = sum(t.trained for t in row.tokens)
-            facts = [f"{row.length} tokens"] + ([f"{trained} with a loss"] if row.tokens else [])
-            if len(row.tokens) < row.length:
-                facts.append(f"the first {len(row.tokens)} shown")
-            if row.truncated_from:
-                facts.append(f"truncated from {row.truncated_from}")
-            if row.dropped:
-                facts.append("dropped by the trainer: no token left with a loss")
+            facts = row.facts()
             out.append(f"<p>row {escape(str(row.row))} <code>{escape(row.sequence)}</code>: {escape(', '.join(facts))}</p>")
             if row.problem is not None:
                 out.append(f'<p class="muted">{escape(row.problem)}</p>')

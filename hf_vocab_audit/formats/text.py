@@ -102,14 +102,7 @@ def _mask_preview_lines(console: Console, report: Report) -> None:
             console.print(f"  note: {escape(preview.note)}", style="dim")
         indent = "    "
         for row in preview.rows:
-            trained = sum(t.trained for t in row.tokens)
-            facts = [f"{row.length} tokens"] + ([f"{trained} with a loss"] if row.tokens else [])
-            if len(row.tokens) < row.length:
-                facts.append(f"the first {len(row.tokens)} shown")
-            if row.truncated_from:
-                facts.append(f"truncated from {row.truncated_from}")
-            if row.dropped:
-                facts.append("dropped by the trainer: no token left with a loss")
+            facts = row.facts()
             console.print(f"  row {row.row} {escape(row.sequence)}: {escape(', '.join(facts))}")
             if row.problem is not None:
                 console.print(f"{indent}{escape(row.problem)}", style="dim")

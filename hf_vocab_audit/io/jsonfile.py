@@ -145,3 +145,20 @@ class JsonLines:
             self._starts = [m.start() for m in re.finditer("\n", self.text)]
         return bisect.bisect_left(self._starts, at) + 1
 
+
+def values_of_key(raw: bytes, key: str) -> Iterator[int]:
+    """The byte offset of the value after every ``"key":`` in a JSON document's bytes, found without parsing it.
+
+    The key cannot occur inside a JSON string (its quotes would be escaped there), so each hit is a real key;
+    the caller checks the value's first byte (a key of that name elsewhere may hold another type)."""
+    needle = json.dumps(key).encode()
+    start = 0
+    while (at := raw.find(needle, start)) != -1:
+        start = at + len(needle)
+        colon = raw.find(b":", start)
+        if colon == -1 or raw[start:colon].strip():
+            continue
+        begin = colon + 1
+        while begin < len(raw) and raw[begin] in b" \t\r\n":
+            begin += 1
+        yield begin

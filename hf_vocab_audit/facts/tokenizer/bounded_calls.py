@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import AuditError
+from ...io.jsonfile import values_of_key
 from .normalizer_growth import check_growth
 
 MAX_TEXT_CHARS = 1_000_000  # characters of one dataset row handed to the library at once
@@ -95,18 +96,11 @@ def check_precompiled_charsmaps(raw: bytes, path: Path) -> None:
     The library reads the first 4 bytes as the trie size and allocates that much before checking it
     (a claim of 2^32 aborts the process). Found by a byte search, so the vocabulary is never parsed twice.
     """
-    needle = b'"precompiled_charsmap"'
-    start = 0
-    while (at := raw.find(needle, start)) != -1:
-        start = at + len(needle)
-        colon = raw.find(b":", start)
-        if colon == -1 or raw[start:colon].strip():
-            continue
-        rest = raw[colon + 1 :].lstrip()
-        if not rest.startswith(b'"'):
+    for begin in values_of_key(raw, "precompiled_charsmap"):
+        if raw[begin : begin + 1] != b'"':
             continue  # null or another type: the library refuses it with an ordinary error
         try:
-            value, _ = json.JSONDecoder().raw_decode(rest[: rest.find(b'"', 1) + 1].decode("utf-8"))
+            value, _ = json.JSONDecoder().raw_decode(raw[begin : raw.find(b'"', begin + 1) + 1].decode("utf-8"))
             blob = base64.b64decode(value, validate=True)
         except (ValueError, binascii.Error):
             raise AuditError(path, "precompiled_charsmap is not valid base64") from None

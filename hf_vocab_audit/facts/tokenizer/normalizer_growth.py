@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import AuditError
+from ...io.jsonfile import values_of_key
 
 MAX_GROWTH = 64.0  # characters out per character in: a 1,000,000-character row stays under ~64 M characters
 MAX_ADDED_CHARS = 1 << 20  # characters a chain adds whatever the text (Prepend, Append)
@@ -125,16 +126,7 @@ def check_normalizer_growth(raw: bytes, path: Path) -> None:
     loads it (loading normalizes the added tokens). Found by a byte search, as the charsmaps are: the key
     cannot occur inside a JSON string (its quotes would be escaped); a vocabulary entry named "normalizer"
     has a number for its value and is skipped."""
-    needle = b'"normalizer"'
-    start = 0
-    while (at := raw.find(needle, start)) != -1:
-        start = at + len(needle)
-        colon = raw.find(b":", start)
-        if colon == -1 or raw[start:colon].strip():
-            continue
-        begin = colon + 1
-        while begin < len(raw) and raw[begin] in b" \t\r\n":
-            begin += 1
+    for begin in values_of_key(raw, "normalizer"):
         if raw[begin : begin + 1] != b"{":
             continue  # null, a number (a token named "normalizer"), or junk the library refuses itself
         spec = _object_at(raw, begin)
