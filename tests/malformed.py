@@ -1967,7 +1967,11 @@ def gguf_200k_metadata_keys(folder: Path) -> list[str]:
 # --- running the CLI on a case -------------------------------------------------------------------
 
 MEMORY_LIMIT = 3 * 2**30  # address space (RLIMIT_AS); importing torch alone maps ~1 GiB
-TIME_LIMIT = 60.0  # seconds, wall clock, on a loaded 2-core machine
+TIME_LIMIT = 60.0  # seconds, wall clock, on a loaded 2-core machine: what benchmarks/robustness.py holds each case to
+# The tests' cap is generous: hostile work is bounded by counts and bytes inside the tool, and a case that
+# takes 25 s alone (50 rows of nested template loops spending their render budget) must not turn the suite
+# red on a machine that is busy with other jobs. Speed is the benchmark's to measure, against TIME_LIMIT.
+TEST_TIME_CAP = 4 * TIME_LIMIT
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from fixsafety import tree_state
 from malformed import (
     CASES,
     MEMORY_LIMIT,
-    TIME_LIMIT,
+    TEST_TIME_CAP,
     Case,
     Outcome,
     hub_env,
@@ -38,9 +38,9 @@ def outcomes(tmp_path_factory) -> dict[str, tuple[Outcome, dict[str, str], dict[
         args = c.build(root / "ckpt")
         before[c.name] = tree_state(root)
         (hub_items if c.hub else items).append((c.name, _with_json(args)))
-    results = run_batch(items)
+    results = run_batch(items, timeout=TEST_TIME_CAP)
     with serve_hub_cases() as server:  # the Hub cases: one more child, against a loopback Hub
-        results.update(run_batch(hub_items, env=hub_env(server.url, base / "hf-home")))
+        results.update(run_batch(hub_items, env=hub_env(server.url, base / "hf-home"), timeout=TEST_TIME_CAP))
         requests = list(server.requests)
     forbidden = [path for _, path in requests if "x.safetensors" in path]
     assert not forbidden, f"requests for shards a hostile index named: {forbidden}"
@@ -58,7 +58,7 @@ def test_hostile_input_in_its_own_process(name: str, tmp_path):
     case = next(c for c in CASES if c.name == name)
     args = case.build(tmp_path / "ckpt")
     before = tree_state(tmp_path)
-    outcome = run_cli(_with_json(args), cwd=tmp_path)
+    outcome = run_cli(_with_json(args), cwd=tmp_path, timeout=TEST_TIME_CAP)
     _check(case, outcome, before, tree_state(tmp_path))
 
 
@@ -68,7 +68,7 @@ def test_hostile_input_is_refused_or_audited(case: Case, outcomes):
 
 
 def _check(case: Case, outcome: Outcome, before: dict[str, str], after: dict[str, str]) -> None:
-    assert outcome.exit_code != 124, f"over the {TIME_LIMIT:.0f}s limit"
+    assert outcome.exit_code != 124, f"over the tests' {TEST_TIME_CAP:.0f}s cap"
     assert "Traceback" not in outcome.stderr
     if outcome.exit_code == 2 and outcome.stdout and set(case.exit_codes) & {0, 1}:
         # Audited, and failed closed: the report names what it could not examine (an empty header, a refused
