@@ -16,6 +16,7 @@ climbed for four blocks, so a 5 MB file (two blocks) peaked at 91 MB and any fil
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,12 +124,26 @@ def _fails(text: bytes) -> str | None:
     return None
 
 
+def _not_a_row(text: bytes) -> str | None:
+    """Why one line is not a JSON row (an object), else None. Decided by the JSON grammar, not by pyarrow:
+    pyarrow also refuses valid rows whose types vary inside the row (a list ``content`` beside a string one,
+    as vision and OpenAI-style chat rows have), which ``datasets`` reads (as ``Json``): such a block is not
+    plain (NotPlain), never a bad line."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        return "nested too deeply"
+    except ValueError as exc:  # JSONDecodeError, and UnicodeDecodeError for bytes that are not UTF-8
+        return first_line(exc, 200)
+    return None if isinstance(value, dict) else f"a JSON {type(value).__name__}, not an object"
+
+
 def _find_bad(lines: list[bytes], lo: int, hi: int, room: int, out: list[tuple[int, str]]) -> None:
     """Append (index, message) of the lines in [lo, hi) that fail alone, halving the range (which failed as a
     whole): about two parses of the range per bad line, not one parse per line. A range whose halves both
     parse (a type that changes between rows, not a bad line) holds none."""
     if hi - lo == 1:
-        message = _fails(lines[lo]) if lines[lo].strip() else None  # a blank line is no row, and no error
+        message = _not_a_row(lines[lo]) if lines[lo].strip() else None  # a blank line is no row, and no error
         if message is not None:
             out.append((lo, message))
         return

@@ -105,3 +105,19 @@ def test_the_reader_skips_exactly_the_lines_json_refuses_in_any_block(tmp_path, 
     bad = [n for b in items if isinstance(b, BadLines) for n, _ in b.lines]
     assert rows == [json.loads(x)["a"] for x in lines if x and is_row(x)]
     assert bad == [k + 1 for k, x in enumerate(lines) if x and not is_row(x)]
+
+
+@pytest.mark.parametrize("order", ["mixed", "list-content-only"])
+def test_valid_rows_whose_types_vary_are_not_bad_lines(llama_lm, tmp_path, order):
+    """A user turn with list content beside an assistant turn with string content is valid JSON that
+    ``datasets`` reads (``Json`` content) and pyarrow refuses alone: never HVA533, never exit 2."""
+    import datasets
+
+    text = {"messages": [{"role": "user", "content": "w1"}, {"role": "assistant", "content": "w2"}]}
+    parts = {"messages": [{"role": "user", "content": [{"type": "text", "text": "w1"}]},
+                          {"role": "assistant", "content": "w2"}]}
+    rows = [text, parts, text] if order == "mixed" else [parts]
+    data = write_jsonl(tmp_path / "chat.jsonl", rows)
+    assert len(datasets.load_dataset("json", data_files={"train": str(data)})["train"]) == len(rows)
+    report = audit(llama_lm, datasets=[data], chat_format="off")
+    assert _found(report, "HVA533") == []
