@@ -38,7 +38,7 @@ def test_input_ids_histograms_reach_the_report_and_the_html(llama_lm, tmp_path):
     assert [e["column"] for e in entries["id_columns"]] == ["input_ids"]
     html = render(report, "html")
     assert "train/input_ids: ids against 104 rows" in html
-    assert "train/input_ids: lengths against 128 usable positions" in html
+    assert "train/input_ids: lengths beside max_position_embeddings 128 (rotary: not a limit)" in html  # Llama
 
 
 def test_html_format_asks_the_scan_for_histograms(llama_lm, tmp_path, run_cli):
