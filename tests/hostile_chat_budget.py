@@ -95,3 +95,17 @@ def chat_template_nested_loops_on_every_row(folder: Path) -> list[str]:
     minutes per row."""
     return _chat(folder, "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}" + PLAIN,
                  SHORT * 50)
+
+
+@case(GROUP, exit_codes=(1,))
+def chat_template_nested_loops_under_assistant_only_loss(folder: Path) -> list[str]:
+    """TRL renders the template to decide whether to swap it (HVA551's path): that render is budgeted too,
+    where it once ran in transformers' unbudgeted sandbox and the audit never ended."""
+    return _chat(folder, "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}" + PLAIN,
+                 SHORT, "--assistant-only-loss")
+
+
+@case(GROUP, exit_codes=(1,))
+def chat_template_constant_folding_in_a_dead_branch_under_assistant_only_loss(folder: Path) -> list[str]:
+    """A constant that transformers' compiler would fold, in a branch no render takes, on TRL's path."""
+    return _chat(folder, "{% if false %}{{ 'a' * 10 ** 10 }}{% endif %}" + PLAIN, SHORT, "--assistant-only-loss")

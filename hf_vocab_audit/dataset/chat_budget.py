@@ -254,14 +254,19 @@ def bounded_output(pieces: Any) -> str:
     return "".join(out)
 
 
+@functools.lru_cache(maxsize=1)
+def transformers_environment() -> Any:
+    """transformers' environment (its jinja2 version check, extensions, filters, globals), taken from an empty
+    template: compiling the untrusted one there would fold its constants ("a" * 10**10) unbudgeted."""
+    from transformers.utils.chat_template_utils import _compile_jinja_template
+
+    return _compile_jinja_template("").environment
+
+
 @functools.lru_cache(maxsize=16)
 def compiled(template: str) -> Any:
     """``template`` compiled as transformers compiles it, in a :class:`BudgetSandbox`."""
-    from transformers.utils.chat_template_utils import _compile_jinja_template
-
-    # transformers' environment (its jinja2 version check, extensions, filters, globals), taken from an empty
-    # template: compiling the untrusted one there would fold its constants ("a" * 10**10) unbudgeted
-    base = _compile_jinja_template("").environment
+    base = transformers_environment()
     env = BudgetSandbox(trim_blocks=base.trim_blocks, lstrip_blocks=base.lstrip_blocks,
                         keep_trailing_newline=base.keep_trailing_newline,
                         extensions=[type(e) for e in base.extensions.values()])

@@ -16,12 +16,15 @@ markers pays it, once per process.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import first_line
+from .chat_budget import RowMeter, SplitSpend, compiled, over_budget_message, transformers_environment
 
 ENTRY_POINT = "trl.chat_template_utils.get_training_chat_template"
 NOT_INSTALLED = (
@@ -65,6 +68,25 @@ def training_template(template: str, special: dict[str, str], backend: Any) -> T
                     _serialized(backend), found)
 
 
+@contextlib.contextmanager
+def _budgeted_renders() -> Iterator[None]:
+    """TRL decides the swap by rendering the checkpoint's template (``supports_tool_calling``,
+    ``is_chat_template_prefix_preserving``) through transformers, whose sandbox has no budget: a template that
+    loops without end would stall the gate there. For the call, transformers compiles templates in the scan's
+    budgeted sandbox (``chat_budget.compiled``: every render goes through ``_compile_jinja_template``) and they
+    render under one row's budget. The plan runs before the scan's threads and processes start."""
+    from transformers.utils import chat_template_utils as ctu
+
+    transformers_environment()  # compiled() builds on it: taken before the swap
+    original = ctu._compile_jinja_template
+    ctu._compile_jinja_template = compiled
+    try:
+        with RowMeter(SplitSpend(), lambda: 0):
+            yield
+    finally:
+        ctu._compile_jinja_template = original
+
+
 def _serialized(backend: Any) -> str | None:
     to_str = getattr(backend, "to_str", None)
     return to_str() if callable(to_str) else None
@@ -86,8 +108,14 @@ def _ask_trl(template: str, special: tuple[tuple[str, str], ...], tokenizer_json
     processing_class = PreTrainedTokenizerFast(tokenizer_object=backend, **dict(special))
     processing_class.chat_template = template
     try:
-        patched = get_training_chat_template(processing_class)
+        with _budgeted_renders():
+            patched = get_training_chat_template(processing_class)
     except Exception as exc:  # noqa: BLE001 - what TRL raises is the verdict: its trainer raises the same at start
+        budget = over_budget_message(exc)
+        if budget is not None:  # the checkpoint's template, not TRL: bounded like every render of the scan
+            return TrainingTemplate(None, f"assistant-only loss is on and the chat template has no {{% generation %}} "
+                                          f"block; TRL {version} renders it to decide whether to swap it, and that "
+                                          f"render went past the scan's budget ({budget})")
         return TrainingTemplate(None, f"assistant-only loss is on and the chat template has no {{% generation %}} "
                                       f"block; TRL {version} refuses it before preparing a row "
                                       f"({exc.__class__.__name__}: {first_line(exc)})")
