@@ -188,13 +188,17 @@ def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> Embeddin
     names = embedding_names(config.model_type)
     heads = [names.outputs[a] for a in config.architectures if a in names.outputs] if names else []
     inp = ((_named(table, names.inputs) if names else None) or _find(table, INPUT_SUFFIXES, vocabulary=True)
-           or _pieced_input(table) or _fallback_input(table) or _vocab_rows_input(table, config))
+           or _pieced_input(table))
     out = _named(table, heads) or _find(table, OUTPUT_SUFFIXES, vocabulary=True)
+    # A ForCTC class embeds audio frames, never token ids: no input matrix is expected and the CTC head is
+    # the vocabulary (nothing to tie it to, whatever tie_word_embeddings says). Only a checkpoint with no
+    # token embedding of a known name counts: the guesses below would take WavLM's relative-position
+    # ``rel_attn_embed`` for one.
+    ctc = inp is None and out is not None and any(a.endswith("ForCTC") for a in config.architectures)
+    if inp is None and not ctc:
+        inp = _fallback_input(table) or _vocab_rows_input(table, config)
     if out is not None and inp is not None and out.name == inp.name:
         out = None
-    # A ForCTC class embeds audio frames, never token ids: no input matrix is expected and the CTC head is
-    # the vocabulary (nothing to tie it to, whatever tie_word_embeddings says).
-    ctc = inp is None and out is not None and any(a.endswith("ForCTC") for a in config.architectures)
     tie = config.tie_word_embeddings
     if tie is None:
         tie = default_tie_word_embeddings(config.model_type)
