@@ -73,18 +73,22 @@ def token_id_beyond_embedding(facts: Facts) -> Iterator[Hit]:
 
 
 @rule("HVA102", "token-id-beyond-lm-head", Severity.ERROR, requires=(Requirement.TOKENIZER, Requirement.UNTIED_OUTPUT),
-      fix=FixAvailability.ALWAYS)
+      fix=FixAvailability.SOMETIMES)  # not on a CTC head: --fix grows token embeddings, and a CTC model has none
 def token_id_beyond_lm_head(facts: Facts) -> Iterator[Hit]:
     """The tokenizer can emit an id that has no row in the untied output projection (lm_head).
 
     Why:
     Language-model labels are token ids; cross entropy over logits of lm_head's rows raises
     `IndexError: Target N is out of bounds` on CPU and `t >= 0 && t < n_classes` on a GPU for any
-    label id >= lm_head rows. Generation can also never produce those tokens.
+    label id >= lm_head rows. Generation can also never produce those tokens. A CTC speech model
+    (`...ForCTC`) has no token embedding: its tokenizer's ids are the CTC head's classes, and a transcript
+    holding an id past them fails training (`ValueError: Label values must be <= vocab_size`), as does a
+    blank (`pad_token_id`) outside the head (`blank must be in label range`).
 
     Fix:
     Resize the embeddings (transformers resizes an untied lm_head together with the input side) or run
-    `hf-vocab-audit check DIR --fix`.
+    `hf-vocab-audit check DIR --fix`. A CTC head is grown by reloading with `vocab_size=len(tokenizer)`
+    and `ignore_mismatched_sizes=True` (not by `--fix`).
     """
     tok = facts.required_tokenizer()
     out = facts.required_output()
