@@ -71,6 +71,9 @@ class EmbeddingFacts:
     classifier: TensorInfo | None
     vocab_sized: tuple[TensorInfo, ...]  # every other tensor that grows with the vocabulary (biases <= rows)
     vocab_biases: tuple[TensorInfo, ...] = ()  # every vocabulary bias (final_logits_bias, MLM bias), any length
+    # A CTC speech head (Wav2Vec2/HuBERT/WavLM ``ForCTC``): the model reads audio, not token ids, so there is
+    # no input embedding by design; its vocabulary is ``output`` (lm_head rows = the CTC classes).
+    ctc_head: bool = False
 
     @property
     def input_rows(self) -> int | None:
@@ -185,13 +188,22 @@ def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> Embeddin
     names = embedding_names(config.model_type)
     heads = [names.outputs[a] for a in config.architectures if a in names.outputs] if names else []
     inp = ((_named(table, names.inputs) if names else None) or _find(table, INPUT_SUFFIXES, vocabulary=True)
-           or _pieced_input(table) or _fallback_input(table) or _vocab_rows_input(table, config))
+           or _pieced_input(table))
     out = _named(table, heads) or _find(table, OUTPUT_SUFFIXES, vocabulary=True)
+    # A ForCTC class embeds audio frames, never token ids: no input matrix is expected and the CTC head is
+    # the vocabulary (nothing to tie it to, whatever tie_word_embeddings says). Only a checkpoint with no
+    # token embedding of a known name counts: the guesses below would take WavLM's relative-position
+    # ``rel_attn_embed`` for one.
+    ctc = inp is None and out is not None and any(a.endswith("ForCTC") for a in config.architectures)
+    if inp is None and not ctc:
+        inp = _fallback_input(table) or _vocab_rows_input(table, config)
     if out is not None and inp is not None and out.name == inp.name:
         out = None
     tie = config.tie_word_embeddings
     if tie is None:
         tie = default_tie_word_embeddings(config.model_type)
+    if ctc:
+        tie = False
     if tie:
         out = None  # transformers points the output projection at the input matrix
     return EmbeddingFacts(
@@ -203,6 +215,7 @@ def find_embeddings(tensors: CheckpointTensors, config: ConfigFacts) -> Embeddin
         classifier=_find(table, CLASSIFIER_SUFFIXES),
         vocab_sized=vocab_biases(table, inp.rows if inp else None),
         vocab_biases=all_vocab_biases(table),
+        ctc_head=ctc,
     )
 
 

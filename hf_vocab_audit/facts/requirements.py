@@ -34,6 +34,9 @@ class GapKind(str, enum.Enum):
     CLASS_ROWS = "input rows the class builds"
 
 
+CTC_NO_INPUT = "a CTC speech model has no token embedding: its vocabulary is the CTC head (HVA102 covers it)"
+
+
 def missing_fact(facts: Facts, requires: Iterable[Requirement]) -> str | None:
     """Why a rule needing ``requires`` cannot run on these facts, or None."""
     absent = _first_absent(facts, requires)
@@ -66,9 +69,13 @@ def _absent(facts: Facts, need: Requirement) -> tuple[str, GapKind | None] | Non
     if need is Requirement.INPUT_EMBEDDING:
         if no_weights:
             return facts.missing.get("tensors", "no weights"), GapKind.WEIGHTS
+        if emb and emb.ctc_head:
+            return CTC_NO_INPUT, None
         return None if emb and emb.input else (facts.missing.get("input_embedding", "no input embeddings"),
                                                GapKind.VOCABULARY)
     if need is Requirement.UNTIED_OUTPUT:
+        if emb and emb.ctc_head:
+            return None  # the CTC head is the vocabulary the tokenizer's ids index
         if not emb or emb.input is None:
             return (facts.missing.get("input_embedding", facts.missing.get("tensors", "no weights")),
                     GapKind.WEIGHTS if no_weights else GapKind.VOCABULARY)

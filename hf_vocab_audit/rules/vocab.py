@@ -73,21 +73,28 @@ def token_id_beyond_embedding(facts: Facts) -> Iterator[Hit]:
 
 
 @rule("HVA102", "token-id-beyond-lm-head", Severity.ERROR, requires=(Requirement.TOKENIZER, Requirement.UNTIED_OUTPUT),
-      fix=FixAvailability.ALWAYS)
+      fix=FixAvailability.SOMETIMES)  # not on a CTC head: --fix grows token embeddings, and a CTC model has none
 def token_id_beyond_lm_head(facts: Facts) -> Iterator[Hit]:
     """The tokenizer can emit an id that has no row in the untied output projection (lm_head).
 
     Why:
     Language-model labels are token ids; cross entropy over logits of lm_head's rows raises
     `IndexError: Target N is out of bounds` on CPU and `t >= 0 && t < n_classes` on a GPU for any
-    label id >= lm_head rows. Generation can also never produce those tokens.
+    label id >= lm_head rows. Generation can also never produce those tokens. A CTC speech model
+    (`...ForCTC`) has no token embedding: its tokenizer's ids are the CTC head's classes, and a transcript
+    holding an id past them fails training (`ValueError: Label values must be <= vocab_size`), as does a
+    blank (`pad_token_id`) outside the head (`blank must be in label range`).
 
     Fix:
     Resize the embeddings (transformers resizes an untied lm_head together with the input side) or run
-    `hf-vocab-audit check DIR --fix`.
+    `hf-vocab-audit check DIR --fix`. A CTC head is grown by reloading with `vocab_size=len(tokenizer)`
+    and `ignore_mismatched_sizes=True` (not by `--fix`).
     """
     tok = facts.required_tokenizer()
     out = facts.required_output()
+    if facts.embeddings is not None and facts.embeddings.ctc_head:
+        yield from _beyond_ctc_head(facts)
+        return
     bound = input_limits(facts)[0].label_bound(LabelKind.LM)  # language-model labels: the output rows
     assert bound is not None  # Requirement.UNTIED_OUTPUT
     ids = tok.ids_at_or_above(bound.below)
@@ -100,6 +107,42 @@ def token_id_beyond_lm_head(facts: Facts) -> Iterator[Hit]:
         fix=_grow_fix(tok.max_id + 1, out.name),
         details={"rows": out.rows, "count": len(ids), "tokens": listed},
     )
+
+
+CTC_FIX = ("grow the CTC head to the tokenizer before fine-tuning: `AutoModelForCTC.from_pretrained(DIR, "
+           "vocab_size=len(tokenizer), ignore_mismatched_sizes=True)` (the head is re-initialised), or drop the tokens")
+
+
+def _beyond_ctc_head(facts: Facts) -> Iterator[Hit]:
+    """A CTC model (Wav2Vec2/HuBERT/WavLM ``ForCTC``): the tokenizer's ids are the CTC classes. Measured on
+    CPU: a transcript holding an id >= ``config.vocab_size`` makes ``forward(labels=...)`` raise
+    ``ValueError: Label values must be <= vocab_size``, and a blank (``config.pad_token_id``) outside the head
+    makes the loss raise ``blank must be in label range``; the head can never predict such a token."""
+    tok = facts.required_tokenizer()
+    out = facts.required_output()
+    bound = input_limits(facts)[0].label_bound(LabelKind.CTC)  # config.vocab_size, else the head's rows
+    below = min(out.rows, bound.below) if bound is not None else out.rows
+    ids = tok.ids_at_or_above(below)
+    if ids:
+        named, listed = _tokens(facts, ids)
+        yield Hit(
+            f"the CTC tokenizer can emit {len(ids)} id(s) >= the {below} classes of the CTC head {out.name}: "
+            f"{named}; a transcript holding one fails training (`ValueError: Label values must be <= vocab_size: "
+            f"{below}`) and the head can never predict it",
+            Location(file=out.file, tensor=out.name, token=listed[0]["token"], token_id=ids[0]),
+            hint=CTC_FIX,
+            details={"rows": below, "count": len(ids), "tokens": listed, "head": "ctc"},
+        )
+    blank = facts.config.special.ids.get("pad_token_id") or ()
+    bad = [i for i in blank if isinstance(i, int) and not 0 <= i < below]
+    if bad:
+        yield Hit(
+            f"config.json pad_token_id {bad[0]} (the CTC blank) is outside the {below} classes of the CTC head "
+            f"{out.name}: the CTC loss raises `blank must be in label range`",
+            Location(file="config.json", key="pad_token_id"),
+            hint="set pad_token_id to the tokenizer's pad id (the blank), which must be below vocab_size",
+            details={"rows": below, "ids": bad, "head": "ctc"},
+        )
 
 
 def _extra_rows(facts: Facts) -> int:

@@ -97,7 +97,7 @@ def _checkpoint(
         missing["tensors"] = "the weight files could not be read safely"
     else:
         embeddings = find_embeddings(tensors, config)
-        if embeddings.input is None:
+        if embeddings.input is None and not embeddings.ctc_head:  # a CTC head is the vocabulary, no gap
             missing["input_embedding"] = "no tensor recognised as the input embeddings"
     return Facts(folder, config, generation, tokenizer, tensors, embeddings, missing, sentence_transformers=sentence)
 

@@ -35,7 +35,7 @@ HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[^\s
 SMALL_FILES = (
     "config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
     "special_tokens_map.json", "added_tokens.json", "chat_template.jinja", "chat_template.json",
-    "vocab.txt", "vocab.json", "merges.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model",
+    "vocab.txt", "vocab.json", "merges.txt", "tokenizer.model", "spiece.model", "spm.model", "sentencepiece.bpe.model",
     "hf-vocab-audit.toml",
 )  # fmt: skip
 MANIFEST_VERSION = 1

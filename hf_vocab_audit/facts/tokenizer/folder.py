@@ -23,7 +23,7 @@ from .normalizer_growth import check_normalizer_growth
 from .slow_files import check_slow_folder
 from .vocab_ids import contiguous_vocab_ids
 
-SLOW_FILES = ("vocab.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "vocab.json", "source.spm")
+SLOW_FILES = ("vocab.txt", "tokenizer.model", "spiece.model", "spm.model", "sentencepiece.bpe.model", "vocab.json", "source.spm")
 
 
 def has_tokenizer(folder: Path) -> bool:
