@@ -105,8 +105,7 @@ def _paligemma(folder: Path, rows: int, tokens_in_files: bool) -> bool:
     """A tiny PaliGemmaForConditionalGeneration with ``rows`` text rows and a PaliGemmaProcessor; the
     tokenizer's files hold the processor's tokens only when ``tokens_in_files``. Returns whether a forward
     of ``AutoProcessor.from_pretrained(folder)``'s ids over ``<loc0000>``, ``<loc1023>``, ``<seg127>`` runs."""
-    from transformers import (AutoProcessor, PaliGemmaConfig, PaliGemmaForConditionalGeneration, PaliGemmaProcessor,
-                              SiglipImageProcessor)
+    from transformers import AutoProcessor, PaliGemmaConfig, PaliGemmaForConditionalGeneration, PaliGemmaProcessor, SiglipImageProcessor
 
     tok = _tokenizer(["<unk>", "<pad>", "<eos>", "<bos>"])
     tok.add_special_tokens({"bos_token": "<bos>", "eos_token": "<eos>", "pad_token": "<pad>"})
