@@ -96,6 +96,8 @@ def test_mllama_id_past_the_extra_rows_still_fires(mllama_dirs):
     assert {"HVA101", "HVA102"} <= set(hits)
     assert "'<|image|>'" not in hits["HVA102"].message  # embedded by design, never predicted
     assert hits["HVA101"].details["count"] == 3
+    (cause,) = report.causes  # names the ids past the matrix it names, not the image token inside it
+    assert "(ids 72..74) but language_model.model.embed_tokens.weight still has 72 rows" in cause.story
 
 
 # --- PaliGemma ---------------------------------------------------------------------------------------------
