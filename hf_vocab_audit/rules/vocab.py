@@ -47,7 +47,9 @@ def token_id_beyond_embedding(facts: Facts) -> Iterator[Hit]:
     `IndexError: index out of range in self` on CPU and `device-side assert triggered`
     (`srcIndex < srcSelectDimSize`) on a GPU. Usual cause: tokens were added to the tokenizer
     (`add_tokens`, `add_special_tokens`) and the model was never resized, or the checkpoint is
-    paired with another model's tokenizer.
+    paired with another model's tokenizer. Tokens a processor adds to the tokenizer at load time count
+    too: `PaliGemmaProcessor` adds `<image>`, 1024 `<locXXXX>` and 128 `<segXXX>` when the tokenizer's
+    files lack them, at ids from `len(tokenizer)` on.
 
     Fix:
     Grow the embeddings to cover every id: `model.resize_token_embeddings(len(tokenizer))` only when
