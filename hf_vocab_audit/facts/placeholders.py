@@ -8,6 +8,7 @@ such an id is healthy there but crashes a text-only ``...ForCausalLM``; Llava lo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,14 @@ PROCESSOR_FILES = ("processor_config.json", "preprocessor_config.json", "tokeniz
 REPLACES_OOV_IMAGE_ID = {
     "gemma3": ("Gemma3ForConditionalGeneration", "Gemma3ForCausalLM"),
     "paligemma": ("PaliGemmaForConditionalGeneration", "GemmaForCausalLM"),
+}
+# processor class -> the tokens its ``__init__`` adds to the tokenizer when the tokenizer lacks them, in the
+# order it adds them (transformers' processing_paligemma.py: the image token via add_special_tokens unless
+# the tokenizer already has an ``image_token``, then 1024 ``<locXXXX>`` and 128 ``<segXXX>`` via add_tokens).
+# They are not in the tokenizer's files, yet every user of ``AutoProcessor`` gets them, at ids
+# len(tokenizer), len(tokenizer) + 1, ...: ids past the embedding's rows crash the forward like any other.
+LOAD_TIME_TOKENS = {
+    "PaliGemmaProcessor": ("<image>", *(f"<loc{i:0>4}>" for i in range(1024)), *(f"<seg{i:0>3}>" for i in range(128))),
 }
 COUNTED = ("image", "video", "audio")  # placeholders the forward counts against the encoder's features
 
@@ -124,3 +133,25 @@ def replaced_image_ids(config: ConfigFacts, rows: int) -> set[int]:
         return set()
     ids, _ = _section(config.path, config.raw, "config.json")
     return {p.value for p in ids if p.kind == "image" and p.value >= rows}
+
+
+@dataclass(frozen=True)
+class LoadTimeToken:
+    """A token the processor adds to the tokenizer at load time, and the id it gets there."""
+
+    token_id: int
+    content: str
+
+
+def load_time_tokens(processor: str | None, has_token: Callable[[str], bool], length: int,
+                     named_image_token: bool) -> tuple[LoadTimeToken, ...]:
+    """The tokens ``processor``'s ``__init__`` adds to a tokenizer of ``length`` ids that lacks them, with the
+    ids they get (transformers' add_tokens numbers new tokens from ``len(tokenizer)`` in order).
+    ``named_image_token``: the tokenizer's files name an ``image_token``, so the processor adds no ``<image>``."""
+    added: list[LoadTimeToken] = []
+    for index, content in enumerate(LOAD_TIME_TOKENS.get(processor or "", ())):
+        if index == 0 and named_image_token:
+            continue
+        if not has_token(content):
+            added.append(LoadTimeToken(length + len(added), content))
+    return tuple(added)

@@ -45,9 +45,13 @@ def _vocabulary_cause(facts: Facts, findings: Sequence[Finding], target: str, in
     tok, emb = facts.tokenizer, facts.embeddings
     if tok is None or emb is None or emb.input is None or emb.input.rows is None:
         return None
-    rows = emb.input.rows
-    if emb.output is not None and emb.output.rows is not None:
-        rows = min(rows, emb.output.rows)
+    # The matrix the story names is the one the findings name: the input embedding when HVA101 fired, else
+    # the lm_head (HVA102). Not the smaller of the two: Mllama's lm_head has 8 rows fewer than its inputs by
+    # design, and "gained ids 64..74 but embed_tokens still has 72 rows" would contradict itself.
+    matrix = emb.input
+    if not any(f.code == "HVA101" for f in findings) and emb.output is not None and emb.output.rows is not None:
+        matrix = emb.output
+    rows = matrix.rows if matrix.rows is not None else emb.input.rows
     beyond = tok.ids_at_or_above(rows)
     if not beyond or not any(f.code in ("HVA101", "HVA102") for f in findings):
         return None
@@ -61,7 +65,7 @@ def _vocabulary_cause(facts: Facts, findings: Sequence[Finding], target: str, in
         kind = "tokens-added-without-resize"
         what = f"the token {names[0]}" if len(beyond) == 1 else f"{len(beyond)} tokens"
         title = f"{what} added to the tokenizer without growing the embeddings"
-        story = f"the tokenizer gained {shown} ({ids}) but {emb.input.name} still has {emb.input.rows} rows, so {crash}."
+        story = f"the tokenizer gained {shown} ({ids}) but {matrix.name} still has {rows} rows, so {crash}."
     else:
         kind = "tokenizer-larger-than-model"
         base = [i for i in beyond if i not in added]

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..core.findings import Location, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, GrowRows, SetConfigVocabSize
+from ..dataset.chat_processor import processor_class
 from ..facts import Facts
 from ..facts.class_shapes import extra_input_rows
 from ..facts.embeddings import EXTRA_INPUT_ROWS
 from ..facts.limits import INPUT_IDS, LabelKind, input_limits
-from ..facts.placeholders import replaced_image_ids
+from ..facts.placeholders import LoadTimeToken, load_time_tokens, read_placeholders, replaced_image_ids
 from ..facts.requirements import Requirement
 from .registry import Hit, rule
 
@@ -46,7 +47,9 @@ def token_id_beyond_embedding(facts: Facts) -> Iterator[Hit]:
     `IndexError: index out of range in self` on CPU and `device-side assert triggered`
     (`srcIndex < srcSelectDimSize`) on a GPU. Usual cause: tokens were added to the tokenizer
     (`add_tokens`, `add_special_tokens`) and the model was never resized, or the checkpoint is
-    paired with another model's tokenizer.
+    paired with another model's tokenizer. Tokens a processor adds to the tokenizer at load time count
+    too: `PaliGemmaProcessor` adds `<image>`, 1024 `<locXXXX>` and 128 `<segXXX>` when the tokenizer's
+    files lack them, at ids from `len(tokenizer)` on.
 
     Fix:
     Grow the embeddings to cover every id: `model.resize_token_embeddings(len(tokenizer))` only when
@@ -57,19 +60,45 @@ def token_id_beyond_embedding(facts: Facts) -> Iterator[Hit]:
     assert bound is not None  # Requirement.INPUT_EMBEDDING
     rows = bound.below
     ids = tok.ids_at_or_above(rows)
-    if ids:  # an image placeholder the architecture replaces before the lookup is HVA703's (a warning)
-        replaced = replaced_image_ids(facts.config, rows)
-        ids = [i for i in ids if i not in replaced]
-    if not ids:
+    later = [t for t in _processor_tokens(facts) if t.token_id >= rows]
+    replaced = replaced_image_ids(facts.config, rows)
+    # an image placeholder the architecture replaces before the lookup is HVA703's (a warning)
+    ids = [i for i in ids if i not in replaced]
+    later = [t for t in later if t.token_id not in replaced]
+    if not ids and not later:
         return
-    named, listed = _tokens(facts, ids)
+    name = facts.required_input().name
+    named, listed = _tokens(facts, ids) if ids else ("", [])
+    parts = [f"the tokenizer can emit {len(ids)} id(s) >= the {rows} rows of {name}: {named}"] if ids else []
+    if later:
+        listed = listed or [{"id": t.token_id, "token": t.content} for t in later[:SHOW]]
+        shown = ", ".join(repr(t.content) for t in later[:SHOW]) + (f" and {len(later) - SHOW} more" if len(later) > SHOW else "")
+        parts.append(f"the processor adds {len(later)} token(s) to the tokenizer at load time with ids >= the {rows} "
+                     f"rows of {name} (ids {later[0].token_id}..{later[-1].token_id}, not in the tokenizer's files): {shown}")
+    count = len(ids) + len(later)
+    top = max([tok.max_id, *(t.token_id for t in later)])
     yield Hit(
-        f"the tokenizer can emit {len(ids)} id(s) >= the {rows} rows of {facts.required_input().name}: {named}",
-        Location(file=facts.required_input().file, tensor=facts.required_input().name, token=listed[0]["token"], token_id=ids[0]),
-        fix=_grow_fix(tok.max_id + 1, facts.required_input().name),
+        "; ".join(parts),
+        Location(file=facts.required_input().file, tensor=facts.required_input().name, token=listed[0]["token"],
+                 token_id=listed[0]["id"]),
+        fix=_grow_fix(top + 1, facts.required_input().name),
         details={"rows": rows, "tokenizer_length": tok.length, "max_id": tok.max_id,
-                 "count": len(ids), "tokens": listed},
+                 "count": count, "tokens": listed, **({"processor_added": len(later)} if later else {})},
     )
+
+
+def _processor_tokens(facts: Facts) -> tuple[LoadTimeToken, ...]:
+    """Tokens the processor ``AutoProcessor`` loads from the folder adds to the tokenizer at load time (PaliGemma's
+    ``<image>``, ``<locXXXX>`` and ``<segXXX>``) when the tokenizer's files lack them, with the ids they get."""
+    tok = facts.required_tokenizer()
+    assert tok is not None
+    processor = processor_class(tok.folder, facts.config.model_type)
+    if processor is None:
+        return ()
+    backend = tok.backend
+    has_token: Callable[[str], bool] = lambda content: backend.token_to_id(content) is not None  # noqa: E731
+    named = read_placeholders(facts.model_dir, facts.config, tok.folder).token_for("image")
+    return load_time_tokens(processor, has_token, tok.length, named is not None and named.file == "tokenizer_config.json")
 
 
 @rule("HVA102", "token-id-beyond-lm-head", Severity.ERROR, requires=(Requirement.TOKENIZER, Requirement.UNTIED_OUTPUT),
@@ -98,6 +127,9 @@ def token_id_beyond_lm_head(facts: Facts) -> Iterator[Hit]:
     bound = input_limits(facts)[0].label_bound(LabelKind.LM)  # language-model labels: the output rows
     assert bound is not None  # Requirement.UNTIED_OUTPUT
     ids = tok.ids_at_or_above(bound.below)
+    if ids:
+        input_only = _input_only_ids(facts, out.rows)
+        ids = [i for i in ids if i not in input_only]
     if not ids:
         return
     named, listed = _tokens(facts, ids)
@@ -143,6 +175,20 @@ def _beyond_ctc_head(facts: Facts) -> Iterator[Hit]:
             hint="set pad_token_id to the tokenizer's pad id (the blank), which must be below vocab_size",
             details={"rows": below, "ids": bad, "head": "ctc"},
         )
+
+
+def _input_only_ids(facts: Facts, output_rows: int) -> range:
+    """Ids the config's class embeds but never predicts: the input rows it builds beyond ``vocab_size`` by
+    design (Mllama's ``embed_tokens`` has vocab_size + 8 rows, the ``<|image|>`` token at vocab_size among
+    them; its lm_head has vocab_size rows) when the output projection has exactly ``vocab_size`` rows. Such
+    an id is an input-only special: the model's logits never cover it, so it is no lm_head bug (a label of
+    it is the dataset's to mask). Empty when the class builds no extra rows or the output side differs."""
+    vocab = facts.config.vocab_size
+    rows = facts.embeddings.input_rows if facts.embeddings else None
+    extra = _extra_rows(facts)
+    if vocab is None or rows is None or not extra or output_rows != vocab:
+        return range(0)
+    return range(vocab, min(vocab + extra, rows))
 
 
 def _extra_rows(facts: Facts) -> int:
