@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from ..core.findings import Location, Severity
 from ..facts import Facts
 from ..facts.sources.adapter import AdapterFacts
-from ..facts.trainable_rows import trained_tokens
 from ..facts.tokenizer import TokenizerFacts
+from ..facts.trainable_rows import trained_tokens
 from .registry import Hit, rule
 
 SHOW = 5
