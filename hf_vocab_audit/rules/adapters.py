@@ -193,7 +193,8 @@ def adapter_trainable_token_out_of_range(facts: Facts) -> Iterator[Hit]:
 def _new_input_ids(a: AdapterFacts, rows: int) -> list[int]:
     """Ids past the base's ``rows`` whose input-embedding rows the adapter carries: a whole saved embedding
     with more rows, or input-side ``trainable_token_indices``."""
-    ids = set(range(rows, a.saved_input.rows)) if a.saved_input is not None else set()
+    saved = a.saved_input.rows if a.saved_input is not None else None
+    ids = set(range(rows, saved)) if saved is not None else set()
     ids.update(i for i in trained_tokens(a, "model.embed_tokens.weight", True) if i >= rows)
     return sorted(ids)
 
