@@ -257,7 +257,7 @@ CASES: tuple[Case, ...] = (
 FILE_ONLY.update({
     "HVA212": "a config.json key shadowed by generation_config.json is two files; a live model has one generation_config",
     **{code: "a PEFT adapter is audited as an adapter folder against its base; audit(model=...) takes the model itself"
-       for code in ("HVA801", "HVA802", "HVA803", "HVA804", "HVA805")},
+       for code in ("HVA801", "HVA802", "HVA803", "HVA804", "HVA805", "HVA806")},
 })
 
 

@@ -27,10 +27,17 @@ class GGUFFacts:
     context_length: int | None
     token_embd: TensorInfo | None
     output: TensorInfo | None
+    n_tensors: int = 0  # tensor infos of every part: none in a vocabulary-only file
 
     @property
     def n_tokens(self) -> int:
         return len(self.tokens)
+
+    @property
+    def vocab_only(self) -> bool:
+        """A tokenizer and no tensors, as llama.cpp's ``vocab_only`` files (``models/ggml-vocab-*.gguf``): no
+        weights by design, so the rules about rows do not apply rather than miss something."""
+        return self.n_tensors == 0 and bool(self.tokens)
 
     def token_type(self, token_id: int) -> int | None:
         types = self.token_types
@@ -45,6 +52,6 @@ class GGUFFacts:
             "context_length": self.context_length,
             "special_ids": dict(sorted(self.special_ids.items())),
             "token_embd": list(self.token_embd.shape) if self.token_embd else None,
-            "output": list(self.output.shape) if self.output else None,
+            "output": list(self.output.shape) if self.output else None, "vocab_only": self.vocab_only,
             "chat_template": self.chat_template is not None,
         }  # fmt: skip

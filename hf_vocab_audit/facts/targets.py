@@ -132,3 +132,54 @@ def undecodable_ids(facts: Facts) -> list[int]:
         return []
     have = set(tok.ids)
     return [i for i in range(rows) if i not in have]
+
+
+# Token texts llama.cpp's vocabulary loader treats as control / end-of-generation whatever their type in the
+# GGUF (``llama_vocab::impl::load`` in ``src/llama-vocab.cpp`` of llama-cpp-python 0.3.36: the EOT, EOM and
+# EOG lists); one not typed CONTROL is retyped at every load with "control-looking token: ... was not
+# control-type; this is probably a bug in the model. its type will be overridden".
+CONTROL_LOOKING = (
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>", "<EOT>", "_<EOT>",
+    "[EOT]", "<\uff5cend\u2581of\u2581sentence\uff5c>", "<end_of_utterance>", "<|eom_id|>", "<|return|>",
+    "<|call|>", "<|flush|>", "<|calls|>", "</s>", "[EOS]", "<eos>", "<turn|>", "<|tool_response>", "[e~[",
+)
+# What the converter types CONTROL although the tokenizer does not mark it special
+# (``does_token_look_special`` in ``conversion/base.py``), for the added tokens it reads.
+LOOKS_SPECIAL = ("<pad>", "<mask>", "<2mass>", "[@BOS@]")
+
+
+def converter_looks_special(text: str) -> bool:
+    return (text in LOOKS_SPECIAL or (text.startswith("<|") and text.endswith("|>"))
+            or (text.startswith("<\uff5c") and text.endswith("\uff5c>"))
+            or (text.startswith("<unused") and text.endswith(">")))
+
+
+@dataclass(frozen=True)
+class ControlLooking:
+    """A token whose text llama.cpp treats as control but which the converter will not type CONTROL."""
+
+    id: int
+    token: str
+    added: bool  # an added token (typed USER_DEFINED by the converter) or one of the model's own (NORMAL)
+
+
+def control_looking_not_control(t: TargetFacts) -> list[ControlLooking]:
+    """The tokens of :data:`CONTROL_LOOKING` that the converter will write with another type than CONTROL: an
+    added token marked ``special: false`` (unless ``does_token_look_special``), or a token of a BPE model's own
+    vocabulary (NORMAL; a SentencePiece piece keeps the model's type, not known here)."""
+    tok = t.facts.tokenizer
+    if t.target != "gguf" or tok is None:
+        return []
+    added = {a.id: a for a in tok.added_tokens}
+    out = []
+    for text in CONTROL_LOOKING:
+        found = tok.backend.token_to_id(text)
+        if found is None:
+            continue
+        info = added.get(found)
+        if info is not None and (info.special or converter_looks_special(text)):
+            continue
+        if t.path == "sentencepiece" and (info is None or found not in t.declared_added):
+            continue  # a piece of the model keeps its SentencePiece type; an undeclared added token is dropped (HVA921)
+        out.append(ControlLooking(found, text, info is not None))
+    return sorted(out, key=lambda c: c.id)

@@ -15,6 +15,7 @@ from ..core.findings import Location, Severity
 from ..facts import Facts
 from ..facts.sources.adapter import AdapterFacts
 from ..facts.tokenizer import TokenizerFacts
+from ..facts.trainable_rows import trained_tokens
 from .registry import Hit, rule
 
 SHOW = 5
@@ -186,4 +187,55 @@ def adapter_trainable_token_out_of_range(facts: Facts) -> Iterator[Hit]:
         f"adapter_config.json trainable_token_indices has {len(bad)} id(s) outside the {limit} rows: {bad[:SHOW]}",
         Location(file="adapter_config.json", key="trainable_token_indices", token_id=bad[0]),
         details={"ids": bad[:100], "rows": limit},
+    )
+
+
+def _new_input_ids(a: AdapterFacts, rows: int) -> list[int]:
+    """Ids past the base's ``rows`` whose input-embedding rows the adapter carries: a whole saved embedding
+    with more rows, or input-side ``trainable_token_indices``."""
+    saved = a.saved_input.rows if a.saved_input is not None else None
+    ids = set(range(rows, saved)) if saved is not None else set()
+    ids.update(i for i in trained_tokens(a, "model.embed_tokens.weight", True) if i >= rows)
+    return sorted(ids)
+
+
+@rule("HVA806", "adapter-new-token-lm-head-unsaved", Severity.ERROR)
+def adapter_new_token_lm_head_unsaved(facts: Facts) -> Iterator[Hit]:
+    """The adapter carries embedding rows for new tokens but no lm_head rows for them, on a base whose lm_head
+    is not tied to its embeddings.
+
+    Why:
+    The base must be resized to load the adapter, and `resize_token_embeddings` creates the lm_head rows of
+    the new ids at load time: they are not the rows the model was trained with, and they change from one load
+    to the next. Measured with peft 0.21: an adapter saved with `modules_to_save=["embed_tokens"]` or
+    `trainable_token_indices` and `save_embedding_layers=False`, loaded twice onto the resized untied base,
+    gets different lm_head rows for the new ids each time, none equal to the rows it was trained with. The
+    model's logits for those tokens are noise: it emits them at random, or never ends a turn it should end.
+
+    Fix:
+    Save the lm_head with the embedding: `modules_to_save=["embed_tokens", "lm_head"]` (or
+    `trainable_token_indices={"embed_tokens": [...], "lm_head": [...]}`), and keep peft's default
+    `save_embedding_layers="auto"`, which saves both matrices after a resize.
+    """
+    got = _adapter(facts)
+    emb = facts.embeddings
+    if got is None or emb is None or emb.tied:
+        return
+    a, rows = got
+    if a.saved_output is not None:
+        return
+    output = emb.output.name if emb.output is not None else "lm_head.weight"
+    covered = trained_tokens(a, output, False)
+    ids = [i for i in _new_input_ids(a, rows) if i not in covered]
+    if not ids:
+        return
+    tok = a.tokenizer
+    names = _named(a, ids) if tok is not None else ", ".join(map(str, ids[:SHOW])) + (
+        f" and {len(ids) - SHOW} more" if len(ids) > SHOW else "")
+    yield Hit(
+        f"the adapter saves embedding rows for {len(ids)} new id(s) past the base's {rows} rows but no lm_head "
+        f"rows for them, and the base's {output} is not tied: resizing the base makes those lm_head rows up at "
+        f"load (untrained, different on every load): {names}",
+        Location(file=a.weights_file, token_id=ids[0]),
+        details={"ids": ids[:100], "base_rows": rows, "lm_head": output},
     )

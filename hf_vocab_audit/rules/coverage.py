@@ -68,6 +68,8 @@ def static_gaps(facts: Facts, skipped: Iterable[Skipped]) -> list[Gap]:
         if rule is None or rule.scope is not Scope.STATIC:
             continue
         kind = missing_gap(facts, rule.requires)
+        if kind in (GapKind.WEIGHTS, GapKind.VOCABULARY) and facts.gguf is not None and facts.gguf.vocab_only:
+            continue  # a vocabulary-only GGUF has no weights by design: the row rules do not apply
         if kind is not None:
             by_kind.setdefault(kind, []).append(rule.code)
     return [_gap(facts, kind, rules) for kind, rules in sorted(by_kind.items())]

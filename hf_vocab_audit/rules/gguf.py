@@ -181,6 +181,60 @@ def gguf_unknown_tokenizer_model(facts: Facts) -> Iterator[Hit]:
     )
 
 
+@rule("HVA906", "gguf-token-array-length-mismatch", Severity.ERROR, scope=Scope.GGUF)
+def gguf_token_array_length_mismatch(facts: Facts) -> Iterator[Hit]:
+    """`tokenizer.ggml.scores` or `tokenizer.ggml.token_type` has another length than `tokenizer.ggml.tokens`.
+
+    Why:
+    llama.cpp indexes both arrays by token id (`llama_vocab::impl::load` in `src/llama-vocab.cpp`, as vendored
+    by llama-cpp-python 0.3.36): a shorter array stops the load, even `vocab_only` ("Index out of array bounds
+    for scores (63 < 64)", the same for toktypes). A longer one loads, its tail ignored, but the converter
+    writes the three arrays from one loop: another length means the file was edited (tokens removed or
+    inserted) without its scores and types, so they may no longer belong to the tokens at their ids.
+
+    Fix:
+    Convert again from the HF checkpoint; never edit the token list of a GGUF without its scores and types.
+    """
+    gf = _gguf(facts)
+    if gf is None or not gf.tokens:
+        return
+    n = gf.n_tokens
+    for key, what, count in (("tokenizer.ggml.scores", "scores", gf.n_scores),
+                             ("tokenizer.ggml.token_type", "toktypes",
+                              len(gf.token_types) if gf.token_types is not None else None)):
+        if count is None or count == n:
+            continue
+        effect = (f"llama.cpp refuses the vocabulary (\"Index out of array bounds for {what} ({count} < {n})\")"
+                  if count < n else "llama.cpp ignores the tail, but the array is out of step with the token list")
+        yield Hit(f"{key} has {count} entries for {n} tokens: {effect}", Location(file=gf.file, key=key),
+                  details={"key": key, "entries": count, "tokens": n})
+
+
+@rule("HVA907", "gguf-special-id-past-tokens", Severity.ERROR, scope=Scope.GGUF)
+def gguf_special_id_past_tokens(facts: Facts) -> Iterator[Hit]:
+    """A vocabulary-only GGUF declares a special id (bos, eos, pad, unk, ...) past its token list.
+
+    Why:
+    llama.cpp ignores the id and keeps its default for the model type ("bad special token:
+    'tokenizer.ggml.eos_token_id' = 99, using default id 2", `src/llama-vocab.cpp`): generation stops at,
+    or prompts start with, another token than the file says. A GGUF with weights reports this as HVA201
+    against its rows; a vocabulary-only file (no tensors) is checked against its token list here.
+
+    Fix:
+    Set the id to the token's position in `tokenizer.ggml.tokens` (convert again from the HF checkpoint).
+    """
+    gf = _gguf(facts)
+    if gf is None or not gf.vocab_only:
+        return
+    for role, i in sorted(gf.special_ids.items()):
+        if 0 <= i < gf.n_tokens:
+            continue
+        key = SPECIAL_ID_KEYS[role]
+        yield Hit(f"{key} is {i} but the vocabulary-only GGUF has {gf.n_tokens} tokens: llama.cpp ignores it "
+                  f"(\"bad special token: '{key}' = {i}, using default id ...\")",
+                  Location(file=gf.file, key=key, token_id=i), details={"role": role, "id": i, "tokens": gf.n_tokens})
+
+
 # Checkpoint rules whose meaning does not carry over to a GGUF: they are skipped with these reasons.
 NOT_FOR_GGUF = {
     "HVA103": "a GGUF's vocabulary size is its token count (HVA901 compares it with the rows)",

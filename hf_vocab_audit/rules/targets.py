@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from ..core.findings import Location, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, SuppressTokens
-from ..facts.targets import TargetFacts, base_vocab_size, undecodable_ids
+from ..facts.targets import TargetFacts, base_vocab_size, control_looking_not_control, undecodable_ids
 from .registry import Hit, Scope, rule
 
 SHOW = 5
@@ -144,6 +144,35 @@ def gguf_convert_unknown_pre_tokenizer(t: TargetFacts) -> Iterator[Hit]:
         Location(file="tokenizer.json"),
         details={"chkhsh": t.pre_hash},
     )
+
+
+@rule("HVA924", "gguf-convert-control-looking-token", Severity.WARNING, scope=Scope.TARGET)
+def gguf_convert_control_looking_token(t: TargetFacts) -> Iterator[Hit]:
+    """A token llama.cpp treats as an end-of-turn / end-of-generation marker (`<end_of_turn>`, `<|eot_id|>`,
+    `</s>`, ...) is not special in the HF tokenizer: the GGUF will not type it CONTROL.
+
+    Why:
+    `convert_hf_to_gguf.py` types an added token CONTROL only when `added_tokens_decoder` marks it
+    `"special": true` or its text looks special (`<|...|>`, `does_token_look_special` in
+    `conversion/base.py`); otherwise it writes USER_DEFINED (a token of the model's own vocabulary: NORMAL).
+    llama.cpp's vocabulary loader (`src/llama-vocab.cpp`) then prints at every load "control-looking token:
+    ... was not control-type; this is probably a bug in the model. its type will be overridden", and stops
+    generating at it: the GGUF treats the token unlike the HF tokenizer, which decodes it as text and keeps
+    it with `skip_special_tokens=True`.
+
+    Fix:
+    Mark the token special in the HF tokenizer (`tokenizer_config.json` `added_tokens_decoder`,
+    `"special": true`; `tokenizer.json` `added_tokens`), then convert.
+    """
+    for c in control_looking_not_control(t):
+        kind = "USER_DEFINED (an added token with special: false)" if c.added else "NORMAL (not an added token)"
+        yield Hit(
+            f"{c.token!r} (id {c.id}) will be typed {kind} in the GGUF; llama.cpp warns at every load "
+            f"\"control-looking token: {c.id:6d} '{c.token}' was not control-type; this is probably a bug in the "
+            "model. its type will be overridden\"",
+            Location(file="tokenizer_config.json", key="added_tokens_decoder", token=c.token, token_id=c.id),
+            details={"id": c.id, "token": c.token, "added": c.added},
+        )
 
 
 @rule("HVA950", "vllm-undecodable-ids", Severity.WARNING, scope=Scope.TARGET, fix=FixAvailability.ALWAYS)
