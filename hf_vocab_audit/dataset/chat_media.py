@@ -126,9 +126,15 @@ class MediaSpec:
         return f"media: {columns}, placeholders {marks}, {tokens}{source}"
 
 
+MAX_CONFIG_INT = 2**31  # a size, count or pixel bound past this is no processor's: its float arithmetic overflows
+
+
 def _int(raw: dict[str, Any], key: str, default: int | None) -> int | None:
+    """A positive integer setting of the processor's config, else ``default`` (also for one past MAX_CONFIG_INT:
+    the file is untrusted, and ``min_pixels`` of 10**400 made the size arithmetic raise OverflowError)."""
     value = raw.get(key, default)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else default
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_CONFIG_INT
+    return value if ok else default
 
 
 def _config(folder: Path, name: str) -> dict[str, Any]:

@@ -368,3 +368,13 @@ def test_without_pillow_the_bound_is_used(models, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "PIL", None)  # `from PIL import Image` raises ImportError
     hits = _hits(_scan(model, [_row("w1 w2")], tmp_path, max_length=12), "HVA571")
     assert len(hits) == 1 and "max_pixels bound" in hits[0].message
+
+
+def test_a_huge_processor_setting_falls_back_to_the_default():
+    """preprocessor_config.json is untrusted: min_pixels of 10**400 made the size arithmetic raise
+    OverflowError ("unexpected" exit 2); past 2**31 a setting is no processor's and the default is used."""
+    from hf_vocab_audit.dataset.chat_media import _int
+
+    assert _int({"min_pixels": 10**400}, "min_pixels", 3136) == 3136
+    assert _int({"min_pixels": 2**31 + 1}, "min_pixels", None) is None
+    assert _int({"min_pixels": 56 * 56}, "min_pixels", None) == 3136
