@@ -66,3 +66,14 @@ def table_rows(markdown: str) -> list[int]:
         elif body and t.type == "tr_close":
             rows.append(cells)
     return rows
+
+
+def strings_of(value: object) -> list[str]:
+    """Every string in a JSON value (keys included): what a report carries, to look for in a rendering."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*strings_of(k), *strings_of(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in strings_of(v)]
+    return []

@@ -23,7 +23,7 @@ from hf_vocab_audit.core.report import Report
 from hf_vocab_audit.errors import one_line, printable
 from hf_vocab_audit.formats import github, html, json_format, junit, markdown, plots, sarif, text
 
-from .markdown_ast import live, table_rows
+from .markdown_ast import live, strings_of, table_rows
 
 NASTY = ["\n::error title=x::owned", "::stop-commands::pwn", "\r\n::warning::x", "\x1b[2J\x1b]0;t\x07", "\x00",
          "\ufffe", "\ud800", "\u202e", "\u2028", "$\\frac{a}{$", "%0A::error::", "<![CDATA[", "]]>", "&lt;", "`|`",
@@ -65,7 +65,7 @@ def test_every_format_escapes_for_its_medium(strings, nums):
         assert not line.startswith("::") or COMMAND.match(line) or line.startswith("::error title=hf-vocab-audit::")
         assert "\r" not in line
     shown = [text.render(report, color=False), markdown.render(report), github.render(report), html.render(report)]
-    shown += _strings(json.loads(sarif.render(report)))  # what a code-scanning page displays
+    shown += strings_of(json.loads(sarif.render(report)))  # what a code-scanning page displays
     shown += [t for el in ET.fromstring(junit.render(report).encode("utf-8")).iter()
               for t in (el.text or "", *el.attrib.values())]  # what a test-results page displays
     for out in shown:  # no control, format (bidi, zero-width), separator or surrogate character reaches a reader
@@ -75,15 +75,6 @@ def test_every_format_escapes_for_its_medium(strings, nums):
     assert live(md) == []  # no link, image, raw HTML, code block or mention made of report text
     assert table_rows(md)[: len(report.findings)] == [5] * len(report.findings)
 
-
-def _strings(value: object) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
 
 
 @pytest.mark.parametrize("ch", ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068",

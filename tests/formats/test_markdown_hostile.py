@@ -22,7 +22,7 @@ from hf_vocab_audit.core.report import Report
 from hf_vocab_audit.errors import hidden, printable
 from hf_vocab_audit.formats import markdown
 
-from .markdown_ast import code_spans, live, table_rows, tokens
+from .markdown_ast import code_spans, live, strings_of, table_rows, tokens
 
 from hostile_readers import READER_HOSTILE, _added_token  # isort: skip (tests/ is on the path)
 from malformed import tiny_checkpoint  # isort: skip
@@ -115,15 +115,6 @@ FORMATS = {"markdown": "report.md", "sarif": "report.sarif", "junit": "report.xm
            "text": "report.txt", "html": "report.html"}
 
 
-def _strings(value: object) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
 
 @pytest.mark.parametrize("content", [READER_HOSTILE, "`\n```\n``x``\n\n# heading\n> quote\n```"],
                          ids=["markdown-html-bidi", "fences-newlines"])
@@ -142,7 +133,7 @@ def test_cli_reports_of_a_hostile_checkpoint(tmp_path, run_cli, content):
     assert sum(repr(content) in span for span in code_spans(md)) >= 4  # message and location of each finding
     sarif = json.loads(read["sarif"])
     junit = ET.fromstring(read["junit"].encode("utf-8"))
-    texts = [*_strings(sarif), *(t for el in junit.iter() for t in (el.text or "", *el.attrib.values())),
+    texts = [*strings_of(sarif), *(t for el in junit.iter() for t in (el.text or "", *el.attrib.values())),
              read["github"], read["text"], read["html"]]
     assert not {ch for text in texts for ch in text if ch not in "\n\t" and hidden(ch)}
     assert repr(content) in read["text"] and html.escape(repr(content)) in read["html"]
