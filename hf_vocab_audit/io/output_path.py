@@ -10,7 +10,7 @@ place it lands (its parent resolved) must not be an input folder or inside one.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..errors import AuditError
@@ -28,16 +28,20 @@ def refuse_link(path: Path, what: str) -> None:
                                "remove it or choose another path")
 
 
+def _local_inputs(inputs: Iterable[str | Path | None]) -> Iterator[Path]:
+    """The inputs that are on this disk, resolved (a Hub id, or an option not given, is none)."""
+    for given in inputs:
+        if given is not None and Path(given).exists():
+            yield Path(given).resolve()
+
+
 def check_output_file(path: Path, inputs: Iterable[str | Path | None], what: str = "report") -> None:
     """Refuse an output file that is a link, not a regular file, or lands in (or on) one of ``inputs``."""
     refuse_link(path, what)
     real = landing(path)
     if real.exists() and not real.is_file():
         raise AuditError(path, f"exists and is not a regular file; the {what} cannot be written there")
-    for given in inputs:
-        if given is None or not Path(given).exists():
-            continue  # a Hub id, or nothing given
-        src = Path(given).resolve()
+    for src in _local_inputs(inputs):
         if real == src or src in real.parents:
             raise AuditError(path, f"lands inside the input {src}; write the {what} outside the checkpoint "
                                    "and its data")
@@ -48,10 +52,7 @@ def check_output_folder(path: Path, inputs: Iterable[str | Path | None], what: s
     a settings file, the --base checkpoint, a dataset): ``--force`` replaces the folder and would delete them.
     Run before anything is written or deleted."""
     real = landing(path)
-    for given in inputs:
-        if given is None or not Path(given).exists():
-            continue  # a Hub id, or nothing given
-        src = Path(given).resolve()
+    for src in _local_inputs(inputs):
         if real == src or real in src.parents:
             raise AuditError(path, f"holds {src}, which this run reads; --force would delete it: write the "
                                    f"{what} to another folder")
