@@ -143,10 +143,10 @@ def fix_checkpoint(
         from .adapter_refusal import refuse_adapter_fix
 
         return refuse_adapter_fix(src, tokenizer=tokenizer, select=select, ignore=ignore)
-    options_ = AuditOptions(tokenizer=tokenizer, select=_tuple(select), ignore=_tuple(ignore), weights=weights,
-                            target_kind=target_kind)
+    audit_options = AuditOptions(tokenizer=tokenizer, select=_tuple(select), ignore=_tuple(ignore), weights=weights,
+                                  target_kind=target_kind)
     marks = (lambda report: replace(report, findings=tuple(accept(list(report.findings))))) if accept else None
-    return repair(src, output, audit=folder_auditor(options_, marks), tokenizer=tokenizer, **options)
+    return repair(src, output, audit=folder_auditor(audit_options, marks), tokenizer=tokenizer, **options)
 
 
 def _tuple(values: Iterable[str] | None) -> tuple[str, ...] | None:
