@@ -71,7 +71,9 @@ def run_gate(
     with ExitStack() as stack:
         source.refuse(first.audit, fixing=first.fix is not None)
         settings_dir = source.open(stack)
-        settings = load_settings(settings_dir, cwd=cwd, config=given.get("config"), overrides=given)
+        config = given.get("config")
+        settings = load_settings(settings_dir, cwd=cwd, config=Path(config) if config is not None else None,
+                                 overrides=given)
         chosen = build_gate_options(settings.values, target, progress=progress)
         source.refuse(chosen.audit, fixing=chosen.fix is not None)
         if chosen.audit.scan is not None:

@@ -435,9 +435,6 @@ class OptionValues:
         top = later.given if isinstance(later, OptionValues) else later
         return OptionValues({**self.given, **{k: v for k, v in top.items() if v is not None}})
 
-    def without(self, *attrs: str) -> OptionValues:
-        return OptionValues({k: v for k, v in self.given.items() if k not in attrs})
-
 
 def _tuple(value: Any) -> tuple[Any, ...] | None:
     return None if value is None else tuple(value)
