@@ -128,7 +128,7 @@ def settings_table(text: str) -> str:
     end = text.index("<!-- settings:end -->")
     rows = ["| key | value | group | target's own file | what |", "| --- | --- | --- | --- | --- |"]
     for o in OPTIONS:
-        if not (o.flag and o.settable):
+        if not o.settable:  # every key a settings file may hold, the settings-only ones too
             continue
         value = " / ".join(f"`{c}`" for c in o.choice_values) if o.choices else o.kind.words
         value = f"{Kind.CHOICES.words} {value}" if o.kind is Kind.CHOICES else value
