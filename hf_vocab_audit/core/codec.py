@@ -219,7 +219,7 @@ def encode_object(obj: Any) -> dict[str, Any]:
 
 
 def _encode_dataclass(obj: Any) -> Any:
-    cls = type(obj)
+    cls: type = type(obj)
     plan = _plan(cls)
     if plan.shape.positional:
         return [encode(getattr(obj, e.name)) for e in plan.fields]
@@ -495,7 +495,8 @@ def _schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
         return {"type": "array", "prefixItems": [_schema(a, defs) for a in args], "minItems": len(args),
                 "maxItems": len(args)}
     if origin is dict:
-        return {"type": "object", "additionalProperties": _schema(typing.get_args(tp)[1], defs)}
+        values = _schema(typing.get_args(tp)[1], defs)
+        return {"type": "object", "additionalProperties": values} if values else {"type": "object"}
     if tp is dict:
         return {"type": "object"}
     raise TypeError(f"the codec has no schema for {tp!r}")
@@ -523,6 +524,7 @@ def _object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
         w = e.wire
         if w.read_only or w.rest:
             continue
+        hint = _strip_none(e.hint) if w.omit is if_none else e.hint  # left out, never written as null
         if w.flatten:
             inner = _object_schema(_strip_none(e.hint), defs)
             props.update(inner["properties"])
@@ -537,9 +539,9 @@ def _object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
                 "type": "object", "properties": {k: _schema(a, defs) for k, a in zip(w.record, typing.get_args(pair))},
                 "required": list(w.record), "additionalProperties": False}}
         elif w.none_as is not None:
-            schema = {"anyOf": [_schema(_strip_none(e.hint), defs), {"type": "object", "maxProperties": 0}]}
+            schema = {"anyOf": [_schema(_strip_none(hint), defs), {"type": "object", "maxProperties": 0}]}
         else:
-            schema = _schema(e.hint, defs)
+            schema = _schema(hint, defs)
         props[e.key] = schema
         if w.omit is None:
             required.append(e.key)
