@@ -241,7 +241,7 @@ def _encode_dataclass(obj: Any) -> Any:
             if value is not None:
                 out.update(encode_object(value))
         elif w.rest:
-            out.update(encode(value))
+            out.update(value)  # a newer version's sections, as they were read
         elif w.encode is not None:
             out[e.key] = w.encode(value)
         elif w.record is not None:
