@@ -86,6 +86,10 @@ TINY: dict[str, Any] = {
     "q_lora_rank": 16,
     "attention_types": [[["global", "local"], 1]],  # GPT-Neo: one entry per layer of the 2
 }  # fmt: skip
+# Text towers that pool at the eos (transformers' CLIPTextTransformer and its copies): the run also checks that
+# pooler_output is the hidden state of the eos ending the text, and the tokenizer puts its eos last, as CLIP's
+# does (an eos of 2 selects transformers' legacy argmax pooling, which the sweep's ids 0..3 would defeat).
+EOS_POOLED = {"clip_text_model", "groupvit_text_model", "xclip_text_model", "clipseg_text_model"}
 VISION_KEYS = ("vision_config", "audio_config", "image_size", "num_mel_bins", "num_channels", "patch_size")
 
 
@@ -95,7 +99,7 @@ class Case:
     head: str
     class_name: str
     case: str
-    execution: str  # "clean" | "fails: <error>"
+    execution: str  # "clean" | "fails: <error>" | "wrong: <what>" (runs, silently wrong)
     tool: str  # "clean" | "finding: <codes>" | "cannot audit: <reason>"
     seconds: float  # the static check's wall time
     folder: str = ""  # where the pair was kept (--keep), for --rejudge
@@ -168,6 +172,8 @@ def tiny_config(model_type: str, rows: int, **extra: Any) -> Any:
     params = {k: v for k, v in TINY.items() if k in keys}
     params.update({k: v for k, v in IDS.items() if k in keys or k in ("bos_token_id", "eos_token_id", "pad_token_id")})
     params["vocab_size"] = rows
+    if model_type in EOS_POOLED:
+        params["eos_token_id"] = VOCAB - 1  # the tokenizer's eos (build_tokenizer(eos_last=True))
     params.update(extra)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -185,18 +191,22 @@ def build_model(folder: Path, class_name: str, model_type: str, rows: int) -> No
 
 
 def build_tokenizer(folder: Path, *, added: list[str] | None = None, special: list[str] | None = None,
-                    model_max_length: int | None = None) -> None:
+                    model_max_length: int | None = None, eos_last: bool = False) -> None:
     """A word-level tokenizer of ``VOCAB`` ids (``SPECIALS`` first, then w0, w1, ...) wrapping text in
-    <s> ... </s>, saved as transformers' PreTrainedTokenizerFast."""
+    <s> ... </s>, saved as transformers' PreTrainedTokenizerFast; ``eos_last`` swaps </s> with the last word
+    (CLIP's layout: its eos is its largest id)."""
     from tokenizers import Tokenizer, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
     vocab = {t: i for i, t in enumerate(SPECIALS)}
     vocab.update({f"w{i}": len(SPECIALS) + i for i in range(VOCAB - len(SPECIALS))})
+    if eos_last:
+        last = f"w{VOCAB - len(SPECIALS) - 1}"
+        vocab["</s>"], vocab[last] = vocab[last], vocab["</s>"]
     tk = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     tk.pre_tokenizer = pre_tokenizers.Whitespace()
     tk.post_processor = processors.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B </s>",
-                                                      special_tokens=[("<s>", 1), ("</s>", 2)])
+                                                      special_tokens=[("<s>", 1), ("</s>", vocab["</s>"])])
     tok = PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="<unk>", bos_token="<s>", eos_token="</s>",
                                   pad_token="<pad>")
     if model_max_length is not None:
@@ -218,28 +228,44 @@ def execute(folder: Path, class_name: str) -> str:
     try:
         model = getattr(transformers, class_name).from_pretrained(folder).eval()
         tok = transformers.AutoTokenizer.from_pretrained(folder)
-        seqs = [tok("w1 w2 w3")["input_ids"]]
+        own = [tok("w1 w2 w3")["input_ids"]]  # the tokenizer's own encodings: bos ... eos
         every = list(range(len(tok))) + sorted(set(tok.all_special_ids))
         chunk = 16
         # each chunk ends in eos, as the tokenizer's own sequences do (T5's classifier pools at the eos)
-        seqs += [every[i:i + chunk] + [IDS["eos_token_id"]] for i in range(0, len(every), chunk)]
+        seqs = [every[i:i + chunk] + [tok.eos_token_id] for i in range(0, len(every), chunk)]
         limit = tok.model_max_length
         if limit is not None and limit < 100_000:
-            seqs.append(tok(" ".join(["w5"] * (limit + 8)), truncation=True, max_length=limit)["input_ids"])
+            own.append(tok(" ".join(["w5"] * (limit + 8)), truncation=True, max_length=limit)["input_ids"])
         encdec = bool(getattr(model.config, "is_encoder_decoder", False))
         with torch.no_grad():
-            for ids in seqs:
+            for ids in own + seqs:
                 x = torch.tensor([ids])
                 kwargs: dict[str, Any] = {"input_ids": x, "attention_mask": torch.ones_like(x)}
                 if encdec:
                     kwargs["decoder_input_ids"] = x
-                model(**kwargs)
+                out = model(**kwargs)
+                if ids in own and model.config.model_type in EOS_POOLED:
+                    wrong = _pooled_elsewhere(out, ids, tok.eos_token_id)
+                    if wrong:
+                        return f"wrong: {wrong}"
     except Timeout:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure of the run is the verdict
         first = (str(exc).strip().splitlines() or [""])[0][:90]
         return f"fails: {type(exc).__name__}: {first}"
     return "clean"
+
+
+def _pooled_elsewhere(out: Any, ids: list[int], eos: int) -> str | None:
+    """Where an eos-pooling text tower took ``pooler_output``, when it is not the eos ending ``ids``."""
+    import torch
+
+    hidden, pooled = out.last_hidden_state[0], out.pooler_output[0]
+    at = [i for i in range(hidden.shape[0]) if torch.equal(hidden[i], pooled)]
+    end = len(ids) - 1 - ids[::-1].index(eos) if eos in ids else None
+    if end is not None and at and at[0] == end:
+        return None
+    return f"pooled at position {at[0] if at else '?'}, the eos is at {end} (no error)"
 
 
 def tool_verdict(folder: Path) -> tuple[str, float]:
@@ -289,14 +315,15 @@ def run_case(work: Path, model_type: str, head: str, class_name: str, case: str,
     folder = work / f"{model_type}-{head}-{case}"
     rows = VOCAB + PAD_ROWS if case == "padded" else VOCAB
     build_model(folder, class_name, model_type, rows)
+    eos_last = model_type in EOS_POOLED
     if case == "added-no-resize":
-        build_tokenizer(folder, added=ADDED, model_max_length=max_len)
+        build_tokenizer(folder, added=ADDED, model_max_length=max_len, eos_last=eos_last)
     elif case == "special-past-rows":
-        build_tokenizer(folder, special=["<|extra|>"], model_max_length=max_len)
+        build_tokenizer(folder, special=["<|extra|>"], model_max_length=max_len, eos_last=eos_last)
     elif case == "max-length-past-positions":
-        build_tokenizer(folder, model_max_length=2 * POSITIONS)
+        build_tokenizer(folder, model_max_length=2 * POSITIONS, eos_last=eos_last)
     else:
-        build_tokenizer(folder, model_max_length=max_len)
+        build_tokenizer(folder, model_max_length=max_len, eos_last=eos_last)
     expected = execute(folder, class_name)
     tool, seconds = tool_verdict(folder)
     return Case(model_type, head, class_name, case, expected, tool, seconds, str(folder))
