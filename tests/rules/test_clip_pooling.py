@@ -16,53 +16,10 @@ import pytest
 import torch
 import transformers
 
+from family_builders import CLIP_WORDS as WORDS
+from family_builders import clip_text, clip_tokenizer
+
 from hf_vocab_audit import audit
-
-WORDS = 60  # w0..w59 at ids 0..59
-
-
-def clip_tokenizer(folder: Path, *, layout: str = "clip", added: list[str] | None = None) -> None:
-    """A word-level tokenizer wrapping text in bos ... eos and padding with pad.
-
-    layout "clip": words first, then <pad> 60, <|startoftext|> 61, <|endoftext|> 62 (eos the largest id, as in
-    openai/clip-vit-*); "front": <unk> 0, <s> 1, </s> 2, <pad> 3 before the words (the family sweep's);
-    "bos-is-eos": the clip layout whose template uses <|endoftext|> for both ends (bos = eos = 62)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
-
-    if layout == "front":
-        specials = {"<unk>": 0, "<s>": 1, "</s>": 2, "<pad>": 3}
-        vocab = {**specials, **{f"w{i}": 4 + i for i in range(WORDS)}}
-        bos, eos, pad, unk = "<s>", "</s>", "<pad>", "<unk>"
-    else:
-        vocab = {f"w{i}": i for i in range(WORDS)}
-        vocab.update({"<pad>": WORDS, "<|startoftext|>": WORDS + 1, "<|endoftext|>": WORDS + 2})
-        bos = "<|endoftext|>" if layout == "bos-is-eos" else "<|startoftext|>"
-        eos, pad, unk = "<|endoftext|>", "<pad>", "<|endoftext|>"
-    tk = Tokenizer(models.WordLevel(vocab, unk_token=unk))
-    tk.pre_tokenizer = pre_tokenizers.Whitespace()
-    tk.post_processor = processors.TemplateProcessing(single=f"{bos} $A {eos}",
-                                                      special_tokens=[(bos, vocab[bos]), (eos, vocab[eos])])
-    tok = PreTrainedTokenizerFast(tokenizer_object=tk, bos_token=bos, eos_token=eos, pad_token=pad, unk_token=unk,
-                                  model_max_length=16)
-    if added:
-        tok.add_tokens(added)
-    tok.save_pretrained(folder)
-
-
-def clip_text(folder: Path, *, eos_token_id: int, layout: str = "clip", added: list[str] | None = None,
-              bos_token_id: int | None = None) -> Path:
-    torch.manual_seed(0)
-    clip_tokenizer(folder, layout=layout, added=added)
-    rows = len(transformers.AutoTokenizer.from_pretrained(folder))  # resized for any added token
-    special = {"front": (1, 3)}.get(layout, (WORDS + 1, WORDS))
-    cfg = transformers.CLIPTextConfig(vocab_size=rows, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                                      num_attention_heads=2, max_position_embeddings=16, eos_token_id=eos_token_id,
-                                      bos_token_id=special[0] if bos_token_id is None else bos_token_id,
-                                      pad_token_id=special[1])
-    transformers.CLIPTextModel(cfg).save_pretrained(folder)
-    return folder
-
 
 def pooled_and_eos(folder: Path, text: str) -> tuple[int, int]:
     """(the position pooler_output is taken at, the position of the eos ending the text), running the model."""
@@ -142,7 +99,7 @@ def test_the_fix_it_names_makes_the_tower_pool_at_the_eos(tmp_path: Path) -> Non
 def test_a_clip_model_reads_the_text_config(tmp_path: Path) -> None:
     """A CLIPModel keeps the text tower's eos in text_config: the finding names that key."""
     torch.manual_seed(0)
-    clip_tokenizer(tmp_path, added=["<cat-toy>"])
+    clip_tokenizer(added=["<cat-toy>"]).save_pretrained(tmp_path)
     text = transformers.CLIPTextConfig(vocab_size=WORDS + 4, hidden_size=16, intermediate_size=32,
                                        num_hidden_layers=1, num_attention_heads=2, max_position_embeddings=16,
                                        eos_token_id=2, bos_token_id=WORDS + 1, pad_token_id=WORDS)
