@@ -14,11 +14,14 @@ instantiates it with transformers' own class on CPU, saves it with a word-level 
 The expected verdict of every case is decided by executing it: ``from_pretrained`` of the folder, a forward
 over every id the tokenizer emits (its whole vocabulary, added and special tokens, the post-processor's bos/eos)
 and over the longest sequence it allows. The tool's verdict is ``hf_vocab_audit.audit(folder)``: exit 0 clean,
-1 a finding, 2 "cannot audit" (recorded with its reason, never counted as agreement).
+1 a finding, 2 "cannot audit" (recorded with its reason, never counted as agreement). Text towers that pool at
+the eos (CLIP's) are also run for the position ``pooler_output`` is taken at: another than the eos is "wrong",
+a run that raises nothing and is still not clean.
 
     python scripts/family_sweep.py --limit 20          # print the table for the first 20 architectures
     python scripts/family_sweep.py --only llama,bert   # named model types only
     python scripts/family_sweep.py --write             # the whole sweep, into docs/families.md
+    python scripts/family_sweep.py --families --write  # the families beyond one text config (tests/family_rows.py)
 
 Nothing is downloaded and no remote code runs; every architecture gets ``--timeout`` seconds.
 """
@@ -453,7 +456,7 @@ def render(sweep: Sweep) -> str:
         "tiny configurations of every model type in the auto mappings (causal LM, seq2seq LM, masked LM, "
         "sequence and token classification, text encoders), each saved with a word-level tokenizer; the expected verdict of "
         "every case is the run (`from_pretrained`, a forward over every id the tokenizer emits and the longest "
-        "sequence it allows), the tool's is `audit(folder)` (exit 0 clean, 1 finding, 2 cannot audit: never "
+        "sequence it allows; for text towers that pool at the eos, the pooled position too), the tool's is `audit(folder)` (exit 0 clean, 1 finding, 2 cannot audit: never "
         "counted as agreement).",
         "",
         f"**{agree} of {len(cases)} cases agree ({100 * agree / max(len(cases), 1):.1f}%)** over "

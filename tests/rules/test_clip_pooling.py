@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 import torch
 import transformers
-
 from family_builders import CLIP_WORDS as WORDS
 from family_builders import clip_text, clip_tokenizer
 
 from hf_vocab_audit import audit
+
 
 def pooled_and_eos(folder: Path, text: str) -> tuple[int, int]:
     """(the position pooler_output is taken at, the position of the eos ending the text), running the model."""
