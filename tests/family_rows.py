@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
-for sub in (TESTS, TESTS / "rules", TESTS / "facts", TESTS / "dataset"):
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
+for sub in (TESTS / "rules", TESTS / "facts", TESTS / "dataset"):  # the tests whose builders the cases reuse
     if str(sub) not in sys.path:
-        sys.path.insert(0, str(sub))
+        sys.path.append(str(sub))  # after everything else: nothing there may shadow another module
 
 
 @dataclass(frozen=True)
