@@ -14,11 +14,14 @@ instantiates it with transformers' own class on CPU, saves it with a word-level 
 The expected verdict of every case is decided by executing it: ``from_pretrained`` of the folder, a forward
 over every id the tokenizer emits (its whole vocabulary, added and special tokens, the post-processor's bos/eos)
 and over the longest sequence it allows. The tool's verdict is ``hf_vocab_audit.audit(folder)``: exit 0 clean,
-1 a finding, 2 "cannot audit" (recorded with its reason, never counted as agreement).
+1 a finding, 2 "cannot audit" (recorded with its reason, never counted as agreement). Text towers that pool at
+the eos (CLIP's) are also run for the position ``pooler_output`` is taken at: another than the eos is "wrong",
+a run that raises nothing and is still not clean.
 
     python scripts/family_sweep.py --limit 20          # print the table for the first 20 architectures
     python scripts/family_sweep.py --only llama,bert   # named model types only
     python scripts/family_sweep.py --write             # the whole sweep, into docs/families.md
+    python scripts/family_sweep.py --families --write  # the families beyond one text config (tests/family_rows.py)
 
 Nothing is downloaded and no remote code runs; every architecture gets ``--timeout`` seconds.
 """
@@ -86,6 +89,10 @@ TINY: dict[str, Any] = {
     "q_lora_rank": 16,
     "attention_types": [[["global", "local"], 1]],  # GPT-Neo: one entry per layer of the 2
 }  # fmt: skip
+# Text towers that pool at the eos (transformers' CLIPTextTransformer and its copies): the run also checks that
+# pooler_output is the hidden state of the eos ending the text, and the tokenizer puts its eos last, as CLIP's
+# does (an eos of 2 selects transformers' legacy argmax pooling, which the sweep's ids 0..3 would defeat).
+EOS_POOLED = {"clip_text_model", "groupvit_text_model", "xclip_text_model", "clipseg_text_model"}
 VISION_KEYS = ("vision_config", "audio_config", "image_size", "num_mel_bins", "num_channels", "patch_size")
 
 
@@ -95,7 +102,7 @@ class Case:
     head: str
     class_name: str
     case: str
-    execution: str  # "clean" | "fails: <error>"
+    execution: str  # "clean" | "fails: <error>" | "wrong: <what>" (runs, silently wrong)
     tool: str  # "clean" | "finding: <codes>" | "cannot audit: <reason>"
     seconds: float  # the static check's wall time
     folder: str = ""  # where the pair was kept (--keep), for --rejudge
@@ -168,6 +175,8 @@ def tiny_config(model_type: str, rows: int, **extra: Any) -> Any:
     params = {k: v for k, v in TINY.items() if k in keys}
     params.update({k: v for k, v in IDS.items() if k in keys or k in ("bos_token_id", "eos_token_id", "pad_token_id")})
     params["vocab_size"] = rows
+    if model_type in EOS_POOLED:
+        params["eos_token_id"] = VOCAB - 1  # the tokenizer's eos (build_tokenizer(eos_last=True))
     params.update(extra)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -185,18 +194,22 @@ def build_model(folder: Path, class_name: str, model_type: str, rows: int) -> No
 
 
 def build_tokenizer(folder: Path, *, added: list[str] | None = None, special: list[str] | None = None,
-                    model_max_length: int | None = None) -> None:
+                    model_max_length: int | None = None, eos_last: bool = False) -> None:
     """A word-level tokenizer of ``VOCAB`` ids (``SPECIALS`` first, then w0, w1, ...) wrapping text in
-    <s> ... </s>, saved as transformers' PreTrainedTokenizerFast."""
+    <s> ... </s>, saved as transformers' PreTrainedTokenizerFast; ``eos_last`` swaps </s> with the last word
+    (CLIP's layout: its eos is its largest id)."""
     from tokenizers import Tokenizer, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
     vocab = {t: i for i, t in enumerate(SPECIALS)}
     vocab.update({f"w{i}": len(SPECIALS) + i for i in range(VOCAB - len(SPECIALS))})
+    if eos_last:
+        last = f"w{VOCAB - len(SPECIALS) - 1}"
+        vocab["</s>"], vocab[last] = vocab[last], vocab["</s>"]
     tk = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     tk.pre_tokenizer = pre_tokenizers.Whitespace()
     tk.post_processor = processors.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B </s>",
-                                                      special_tokens=[("<s>", 1), ("</s>", 2)])
+                                                      special_tokens=[("<s>", 1), ("</s>", vocab["</s>"])])
     tok = PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="<unk>", bos_token="<s>", eos_token="</s>",
                                   pad_token="<pad>")
     if model_max_length is not None:
@@ -218,28 +231,44 @@ def execute(folder: Path, class_name: str) -> str:
     try:
         model = getattr(transformers, class_name).from_pretrained(folder).eval()
         tok = transformers.AutoTokenizer.from_pretrained(folder)
-        seqs = [tok("w1 w2 w3")["input_ids"]]
+        own = [tok("w1 w2 w3")["input_ids"]]  # the tokenizer's own encodings: bos ... eos
         every = list(range(len(tok))) + sorted(set(tok.all_special_ids))
         chunk = 16
         # each chunk ends in eos, as the tokenizer's own sequences do (T5's classifier pools at the eos)
-        seqs += [every[i:i + chunk] + [IDS["eos_token_id"]] for i in range(0, len(every), chunk)]
+        seqs = [every[i:i + chunk] + [tok.eos_token_id] for i in range(0, len(every), chunk)]
         limit = tok.model_max_length
         if limit is not None and limit < 100_000:
-            seqs.append(tok(" ".join(["w5"] * (limit + 8)), truncation=True, max_length=limit)["input_ids"])
+            own.append(tok(" ".join(["w5"] * (limit + 8)), truncation=True, max_length=limit)["input_ids"])
         encdec = bool(getattr(model.config, "is_encoder_decoder", False))
         with torch.no_grad():
-            for ids in seqs:
+            for ids in own + seqs:
                 x = torch.tensor([ids])
                 kwargs: dict[str, Any] = {"input_ids": x, "attention_mask": torch.ones_like(x)}
                 if encdec:
                     kwargs["decoder_input_ids"] = x
-                model(**kwargs)
+                out = model(**kwargs)
+                if ids in own and model.config.model_type in EOS_POOLED:
+                    wrong = _pooled_elsewhere(out, ids, tok.eos_token_id)
+                    if wrong:
+                        return f"wrong: {wrong}"
     except Timeout:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure of the run is the verdict
         first = (str(exc).strip().splitlines() or [""])[0][:90]
         return f"fails: {type(exc).__name__}: {first}"
     return "clean"
+
+
+def _pooled_elsewhere(out: Any, ids: list[int], eos: int) -> str | None:
+    """Where an eos-pooling text tower took ``pooler_output``, when it is not the eos ending ``ids``."""
+    import torch
+
+    hidden, pooled = out.last_hidden_state[0], out.pooler_output[0]
+    at = [i for i in range(hidden.shape[0]) if torch.equal(hidden[i], pooled)]
+    end = len(ids) - 1 - ids[::-1].index(eos) if eos in ids else None
+    if end is not None and at and at[0] == end:
+        return None
+    return f"pooled at position {at[0] if at else '?'}, the eos is at {end} (no error)"
 
 
 def tool_verdict(folder: Path) -> tuple[str, float]:
@@ -289,14 +318,15 @@ def run_case(work: Path, model_type: str, head: str, class_name: str, case: str,
     folder = work / f"{model_type}-{head}-{case}"
     rows = VOCAB + PAD_ROWS if case == "padded" else VOCAB
     build_model(folder, class_name, model_type, rows)
+    eos_last = model_type in EOS_POOLED
     if case == "added-no-resize":
-        build_tokenizer(folder, added=ADDED, model_max_length=max_len)
+        build_tokenizer(folder, added=ADDED, model_max_length=max_len, eos_last=eos_last)
     elif case == "special-past-rows":
-        build_tokenizer(folder, special=["<|extra|>"], model_max_length=max_len)
+        build_tokenizer(folder, special=["<|extra|>"], model_max_length=max_len, eos_last=eos_last)
     elif case == "max-length-past-positions":
-        build_tokenizer(folder, model_max_length=2 * POSITIONS)
+        build_tokenizer(folder, model_max_length=2 * POSITIONS, eos_last=eos_last)
     else:
-        build_tokenizer(folder, model_max_length=max_len)
+        build_tokenizer(folder, model_max_length=max_len, eos_last=eos_last)
     expected = execute(folder, class_name)
     tool, seconds = tool_verdict(folder)
     return Case(model_type, head, class_name, case, expected, tool, seconds, str(folder))
@@ -426,7 +456,7 @@ def render(sweep: Sweep) -> str:
         "tiny configurations of every model type in the auto mappings (causal LM, seq2seq LM, masked LM, "
         "sequence and token classification, text encoders), each saved with a word-level tokenizer; the expected verdict of "
         "every case is the run (`from_pretrained`, a forward over every id the tokenizer emits and the longest "
-        "sequence it allows), the tool's is `audit(folder)` (exit 0 clean, 1 finding, 2 cannot audit: never "
+        "sequence it allows; for text towers that pool at the eos, the pooled position too), the tool's is `audit(folder)` (exit 0 clean, 1 finding, 2 cannot audit: never "
         "counted as agreement).",
         "",
         f"**{agree} of {len(cases)} cases agree ({100 * agree / max(len(cases), 1):.1f}%)** over "
@@ -460,16 +490,105 @@ def render(sweep: Sweep) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(text: str, doc: Path = DOC) -> None:
+def write(text: str, doc: Path = DOC, begin: str = BEGIN, end: str = END) -> None:
     """Replace the generated section of ``doc`` (between the markers), or append it."""
     old = doc.read_text(encoding="utf-8")
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1]
+    if begin in old and end in old:
+        head, rest = old.split(begin, 1)
+        tail = rest.split(end, 1)[1]
         new = head + text.rstrip("\n") + tail
     else:
         new = old.rstrip("\n") + "\n\n" + text
     doc.write_text(new, encoding="utf-8")
+
+
+# --- Families beyond one text config (tests/family_rows.py) ----------------------------------------------------
+
+FAMILY_BEGIN, FAMILY_END = "<!-- family-rows:begin -->", "<!-- family-rows:end -->"
+
+
+@dataclass
+class FamilyRow:
+    family: str
+    case: str
+    execution: str  # "clean" | "fails: ..." | "wrong: ..." (runs, silently wrong)
+    tool: str  # "clean" | "finding: <codes>" | "warning: <codes>" | "cannot audit: <reason>"
+
+    @property
+    def agree(self) -> bool:
+        return self.execution.startswith("clean") == self.tool.startswith("clean") and not self.tool.startswith(
+            "cannot")
+
+
+def family_tool_verdict(target: Path, datasets: tuple[str, ...], codes: tuple[str, ...]) -> str:
+    """``audit(target)`` as the gate reads it; a finding of the family's own codes that is only a warning (a
+    value silently wrong: the run does not raise) is named too, since the gate passes it."""
+    from hf_vocab_audit import AuditError, audit
+
+    try:
+        report = audit(target, datasets=list(datasets) or None)
+    except AuditError as exc:
+        return f"cannot audit: {str(exc).splitlines()[0][:120]}"
+    code = report.exit_code()
+    if code == 1:
+        return "finding: " + ", ".join(sorted({f.code for f in report.failing()}))
+    if code != 0:
+        return "cannot audit: " + "; ".join(f"{g.what}: {g.reason}" for g in report.coverage.not_examined)[:120]
+    warned = sorted({f.code for f in report.findings if f.code in codes})
+    return "warning: " + ", ".join(warned) if warned else "clean"
+
+
+def run_families(only: set[str] | None = None) -> list[FamilyRow]:
+    """Every case of ``tests/family_rows.py`` (families named in ``only``, by their first word, when given):
+    built, run, and audited, each in a temporary folder."""
+    import transformers
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    import family_rows
+
+    transformers.logging.set_verbosity_error()
+    rows = []
+    for case in family_rows.CASES:
+        if only is not None and case.family.split()[0].lower().rstrip(",") not in only:
+            continue
+        with tempfile.TemporaryDirectory(prefix="family-") as tmp, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                ran = case.build_and_run(Path(tmp))
+            except Exception as exc:  # noqa: BLE001 - a case that cannot be built is shown, never dropped
+                rows.append(FamilyRow(case.family, case.case, f"not built: {type(exc).__name__}: {exc}"[:120],
+                                      "cannot audit: not built"))
+                continue
+            rows.append(FamilyRow(case.family, case.case, ran.execution,
+                                  family_tool_verdict(ran.target, ran.datasets, case.codes)))
+    return rows
+
+
+def render_families(rows: list[FamilyRow]) -> str:
+    import transformers
+
+    agree = sum(r.agree for r in rows)
+    lines = [
+        FAMILY_BEGIN,
+        "## Families beyond one text config: verdicts by execution",
+        "",
+        f"Generated by `python scripts/family_sweep.py --families --write` with transformers "
+        f"{transformers.__version__}: each case of `tests/family_rows.py` is built with transformers' (or peft's) "
+        "own classes and run on CPU as its test runs it (a forward, a training step, `encode()`, the loss of a "
+        "collated batch, the pooled position, two adapter loads); \"wrong\" is a run that raises nothing but "
+        "computes the wrong thing. The GGUF rows are llama.cpp's code read, not run (it is not installed here). "
+        "The tool's verdict is `audit()` (a warning of the family's own codes is named: the gate passes it).",
+        "",
+        f"**{agree} of {len(rows)} cases agree ({100 * agree / max(len(rows), 1):.1f}%).**",
+        "",
+        "| family | case | execution | tool | agree |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        cells = [c.replace("|", "\\|") for c in (r.family, r.case, r.execution, r.tool)]
+        lines.append("| " + " | ".join(cells) + f" | {'yes' if r.agree else '**no**'} |")
+    lines.append(FAMILY_END)
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -482,10 +601,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path,
                     help="keep the built pairs and the results (sweep.json) in this folder (whole sweep: about 40 GB)")
     ap.add_argument("--rejudge", type=Path, help="judge a kept sweep's pairs again (no rebuild, no execution)")
+    ap.add_argument("--families", action="store_true",
+                    help="the families beyond one text config (tests/family_rows.py) instead of the sweep")
     ap.add_argument("--merge", action="store_true",
                     help="merge this run into the table already in docs/families.md (its pairs replace theirs)")
     args = ap.parse_args(argv)
     only = set(args.only.split(",")) if args.only else None
+    if args.families:
+        text = render_families(run_families(only))
+        if args.write:
+            write(text, DOC, FAMILY_BEGIN, FAMILY_END)
+        else:
+            print(text)
+        return 0
     if args.rejudge:
         sweep = rejudge(args.rejudge / "sweep.json")
     else:

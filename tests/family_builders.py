@@ -200,3 +200,59 @@ def peft_load_error(base: Path, folder: Path, *, resize_to: int | None = None, a
     except (RuntimeError, IndexError, ValueError) as exc:
         return type(exc).__name__
     return None
+
+
+CLIP_WORDS = 60  # w0..w59 at ids 0..59 in the CLIP layout
+
+
+def clip_tokenizer(*, layout: str = "clip", added: list[str] | None = None) -> Any:
+    """A word-level tokenizer wrapping text in bos ... eos and padding with pad.
+
+    layout "clip": words first, then <pad> 60, <|startoftext|> 61, <|endoftext|> 62 (eos the largest id, as in
+    openai/clip-vit-*); "front": <unk> 0, <s> 1, </s> 2, <pad> 3 before the words (the family sweep's);
+    "bos-is-eos": the clip layout whose template uses <|endoftext|> for both ends (bos = eos = 62)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    if layout == "front":
+        specials = {"<unk>": 0, "<s>": 1, "</s>": 2, "<pad>": 3}
+        vocab = {**specials, **{f"w{i}": 4 + i for i in range(CLIP_WORDS)}}
+        bos, eos, pad, unk = "<s>", "</s>", "<pad>", "<unk>"
+    else:
+        vocab = {f"w{i}": i for i in range(CLIP_WORDS)}
+        vocab.update({"<pad>": CLIP_WORDS, "<|startoftext|>": CLIP_WORDS + 1, "<|endoftext|>": CLIP_WORDS + 2})
+        bos = "<|endoftext|>" if layout == "bos-is-eos" else "<|startoftext|>"
+        eos, pad, unk = "<|endoftext|>", "<pad>", "<|endoftext|>"
+    tk = Tokenizer(models.WordLevel(vocab, unk_token=unk))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    tk.post_processor = processors.TemplateProcessing(single=f"{bos} $A {eos}",
+                                                      special_tokens=[(bos, vocab[bos]), (eos, vocab[eos])])
+    tok = PreTrainedTokenizerFast(tokenizer_object=tk, bos_token=bos, eos_token=eos, pad_token=pad, unk_token=unk,
+                                  model_max_length=16)
+    if added:
+        tok.add_tokens(added)
+    return tok
+
+
+def new_clip_text(*, eos_token_id: int, layout: str = "clip", added: list[str] | None = None,
+                  bos_token_id: int | None = None) -> tuple[Any, Any]:
+    """A live tiny CLIPTextModel (rows for every token, added ones included) and its ``clip_tokenizer``."""
+    import transformers
+
+    torch.manual_seed(0)
+    tok = clip_tokenizer(layout=layout, added=added)
+    rows = len(tok)
+    special = {"front": (1, 3)}.get(layout, (CLIP_WORDS + 1, CLIP_WORDS))
+    cfg = transformers.CLIPTextConfig(vocab_size=rows, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                      num_attention_heads=2, max_position_embeddings=16, eos_token_id=eos_token_id,
+                                      bos_token_id=special[0] if bos_token_id is None else bos_token_id,
+                                      pad_token_id=special[1])
+    return transformers.CLIPTextModel(cfg), tok
+
+
+def clip_text(folder: Path, **kwargs: Any) -> Path:
+    """``new_clip_text`` saved to ``folder``."""
+    model, tok = new_clip_text(**kwargs)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder

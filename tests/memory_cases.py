@@ -162,6 +162,12 @@ def _add_chat_tokens(_model: Any, tok: Any) -> None:
     tok.chat_template = CHATML
 
 
+def _clip(**kwargs: Any) -> tuple[Any, Any]:
+    from family_builders import new_clip_text
+
+    return new_clip_text(**kwargs)
+
+
 CASES: tuple[Case, ...] = (
     # HVA1xx
     Case("healthy-llama", lambda: _pair("llama", 104),
@@ -246,6 +252,9 @@ CASES: tuple[Case, ...] = (
     Case("t5-added-token", lambda: _pair("t5", 104, added=["extra"]), fires=("HVA101",), quiet=("HVA102",)),
     Case("bart-healthy", lambda: _pair("bart", 104, **_roberta(model_max_length=64)),
          quiet=("HVA101", "HVA201", "HVA202", "HVA301")),
+    # HVA209: CLIP text towers pooling by eos_token_id (tests/rules/test_clip_pooling.py runs them)
+    Case("clip-legacy-eos-token-added-after", lambda: _clip(eos_token_id=2, added=["<cat-toy>"]), fires=("HVA209",)),
+    Case("clip-eos-largest-id", lambda: _clip(eos_token_id=2), quiet=("HVA209", "HVA101")),
     # HVA0xx
     Case("remote-code-reference", lambda: _with(
         _pair("llama", 104), _set_config(auto_map={"AutoModelForCausalLM": "modeling_evil.EvilModel"})),

@@ -172,3 +172,40 @@ def test_merge_reads_the_written_table_back(tmp_path: Path, swept) -> None:
     merged = sweep.merge(back, rerun)
     assert len(merged.cases) == len(swept.cases) and sum(c.seconds == c.seconds for c in merged.cases) == 5
     del swept.excluded["fake_arch seq-cls"]
+
+
+# The families beyond one text config (tests/family_rows.py, `--families`): each case built and run as its own
+# test runs it; the table in docs/families.md is what the script wrote, and every row agrees.
+FAMILIES = ("CTC", "DeBERTa-v2", "Mllama", "PaliGemma", "multi-label", "sentence-transformers", "CLIP", "LoRA",
+            "GGUF")
+
+
+def _doc_family_rows() -> list[list[str]]:
+    import re
+
+    text = (ROOT / "docs" / "families.md").read_text(encoding="utf-8")
+    block = text.split(sweep.FAMILY_BEGIN, 1)[1].split(sweep.FAMILY_END, 1)[0]
+    rows = [line for line in block.splitlines() if line.startswith("| ") and not line.startswith(("| family", "| ---"))]
+    return [[c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", row)[1:-1]] for row in rows]
+
+
+def test_every_family_has_rows_and_the_doc_is_the_scripts_output() -> None:
+    sys.path.insert(0, str(ROOT / "tests"))
+    import family_rows
+
+    cases = [(c.family, c.case) for c in family_rows.CASES]
+    assert {f.split()[0].rstrip(",") for f, _ in cases} == set(FAMILIES)
+    doc = _doc_family_rows()
+    assert [(r[0], r[1]) for r in doc] == cases  # the doc lists exactly the cases, in order
+    assert all(r[4] == "yes" for r in doc), [r for r in doc if r[4] != "yes"]
+    for family in FAMILIES:  # each family shows both verdicts: a healthy case, and one that fails or is wrong
+        verdicts = {r[2].split(" ")[0].rstrip(":") for r in doc if r[0].startswith(family)}
+        assert "clean" in verdicts and verdicts - {"clean"}, (family, verdicts)
+
+
+def test_family_rows_agree_when_run_again() -> None:
+    """The cheap families run again here (CLIP text towers, GGUF vocabularies): the same rows as the doc's."""
+    rows = sweep.run_families({"clip", "gguf"})
+    assert rows and all(r.agree for r in rows), [(r.case, r.execution, r.tool) for r in rows if not r.agree]
+    doc = {(r[0], r[1]): (r[2], r[3]) for r in _doc_family_rows()}
+    assert {(r.family, r.case): (r.execution, r.tool) for r in rows}.items() <= doc.items()

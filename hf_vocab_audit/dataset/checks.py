@@ -27,6 +27,8 @@ ALL_MASKED = "all-masked"  # a row whose labels are all -100
 EOS_MASKED = "eos-masked"  # eos in input_ids whose label is -100 (or masked by the collator) when pad == eos
 NULL = "null"  # a missing value in a checked column
 LABEL_VECTOR_LENGTH = "label-vector-length"  # a multi-label row whose vector is not num_labels long
+LABEL_VECTOR_INTEGER = "label-vector-integer"  # a multi-label row of integers (or booleans): BCE needs floats
+LABEL_VECTOR_OUTSIDE = "label-vector-outside"  # a multi-label target outside 0..1: BCE runs, no probability
 CHOICE_OUT_OF_RANGE = "choice-out-of-range"  # a multiple-choice label >= the row's choices (or negative, not -100)
 CTC_LABEL_TOO_LARGE = "ctc-label-too-large"  # a CTC target >= the CTC head's rows (config vocab_size)
 TEXT_TOO_LONG = "text-too-long"  # a text row over MAX_TEXT_CHARS characters: not tokenized, not checked

@@ -21,6 +21,7 @@ from ..io.jsonlines import BadLines
 from .arrays import (
     as_array,
     flat_sequences,
+    is_integer_like,
     is_list,
     minmax,
     row_lengths,
@@ -46,7 +47,9 @@ from .checks import (  # noqa: F401 - re-exported names the rules read
     LABEL_MINUS_ONE,
     LABEL_OUT_OF_RANGE,
     LABEL_VECTOR,
+    LABEL_VECTOR_INTEGER,
     LABEL_VECTOR_LENGTH,
+    LABEL_VECTOR_OUTSIDE,
     LENGTH_MISMATCH,
     LM_LABEL_TOO_LARGE,
     LM_LABELS,
@@ -436,9 +439,22 @@ def _label_vector_column(acc: _Acc, plan: ColumnRole, arr: pa.Array, row_offset:
     else:
         lengths = np.ones(len(arr), dtype=np.int64)
         values = int(valid.sum())
-    if lim.num_labels is not None:
+    multi_label = lim.label_kind == LabelKind.MULTI_LABEL  # else a sequence classifier given integer lists
+    if lim.num_labels is not None and multi_label:
         acc.add(plan.name, LABEL_VECTOR_LENGTH,
                 row_violation((lengths != lim.num_labels) & valid, lengths, row_offset, acc.ctx.max_locations))
+    if is_list(arr.type) and (is_integer_like(arr.type.value_type) or pa.types.is_floating(arr.type.value_type)):
+        flat, offsets, _, _ = flat_sequences(arr)
+        if is_integer_like(arr.type.value_type):
+            # every collator but one (default_data_collator's singular `label`) makes an int64 tensor of it,
+            # and BCEWithLogitsLoss raises on that: each non-empty row is a row that fails
+            # (cross entropy over a list of one class id per row runs: only wider rows fail that way)
+            failing = (lengths > 0) if multi_label else (lengths > 1)
+            acc.add(plan.name, LABEL_VECTOR_INTEGER,
+                    row_violation(failing & valid, lengths, row_offset, acc.ctx.max_locations))
+        if multi_label:  # a target outside 0..1 is no probability: the loss runs and has no minimum (NaN left alone)
+            acc.add(plan.name, LABEL_VECTOR_OUTSIDE,
+                    violation((flat < 0) | (flat > 1), flat, offsets, row_offset, acc.ctx.max_locations))
     lo, hi = minmax(lengths[valid])
     acc.stat(plan.name, ColumnStats(len(arr), values, arr.null_count, None, None, hi if lo is not None else None))
 

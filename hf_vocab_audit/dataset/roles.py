@@ -121,6 +121,10 @@ def _head_label_plan(name: str, t: pa.DataType, kind: LabelKind | None,
         return (name, REGRESSION_TARGETS)  # MSE on any number: integer targets included
     if kind == LabelKind.MULTI_LABEL and (_numeric(t) or (is_list(t) and _numeric(t.value_type))):
         return ColumnRole(name, LABEL_VECTOR)  # BCE needs num_labels values per row: the length is checked
+    if kind == LabelKind.CLASSES and _int_list(t):
+        # a sequence classifier reads integer labels as one class id per row (cross entropy): a list per row
+        # (multi-hot, or class ids) raises "Expected input batch_size (B) to match target batch_size (B*K)"
+        return ColumnRole(name, LABEL_VECTOR)
     if kind == LabelKind.CHOICES and is_integer_like(t):
         return ColumnRole(name, CHOICE_LABEL, input_ids_column=input_ids)
     if kind == LabelKind.CTC and _int_list(t):

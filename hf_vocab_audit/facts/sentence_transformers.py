@@ -3,8 +3,9 @@
 ``modules.json`` lists the pipeline's modules; the ``Transformer`` module's ``path`` (``""`` for the folder
 itself, ``0_Transformer`` in older layouts) holds the transformers checkpoint and tokenizer, and its
 ``sentence_bert_config.json`` holds ``max_seq_length``: the length sentence-transformers truncates every input
-to, whatever the tokenizer's ``model_max_length`` says. So the audit reads the checkpoint in that folder, and
-compares ``max_seq_length`` (when set) with the positions the model can use.
+to, whatever the tokenizer's ``model_max_length`` says; without it, the tokenizer's ``model_max_length`` capped
+at ``max_position_embeddings`` (:meth:`SentenceTransformerFacts.effective_length`). So the audit reads the
+checkpoint in that folder, and compares that effective length with the positions the model can use.
 """
 
 from __future__ import annotations
@@ -26,6 +27,29 @@ class SentenceTransformerFacts:
     module_path: str  # the Transformer module's path in it ("" for the folder itself)
     max_seq_length: int | None  # from the module's sentence_bert_config.json
     config_file: Path | None  # that sentence_bert_config.json, when present
+
+    def effective_length(self, model_max_length: int | None,
+                         max_position_embeddings: int | None) -> tuple[int, str] | None:
+        """(the length sentence-transformers truncates every input to, how it gets there), None when unbounded.
+
+        ``max_seq_length`` from sentence_bert_config.json when set. Without it, sentence-transformers' Transformer
+        module caps the tokenizer's ``model_max_length`` at the config's ``max_position_embeddings`` (read in
+        sentence-transformers 6.3, ``base/modules/transformer.py``: ``min(tokenizer.model_max_length,
+        config.max_position_embeddings)`` unless that is -1; 2.x-5.x did the same in ``models/Transformer.py``).
+        ``max_position_embeddings`` is not always the usable length: RoBERTa-style tables reserve their first
+        ``padding_idx + 1`` rows, so an unset ``model_max_length`` lets 2 positions too many through.
+        """
+        if self.max_seq_length is not None:
+            return self.max_seq_length, f"max_seq_length {self.max_seq_length}"
+        mpe = max_position_embeddings if max_position_embeddings is not None and max_position_embeddings > 0 else None
+        tokenizer = "unset" if model_max_length is None else str(model_max_length)
+        if mpe is not None and (model_max_length is None or model_max_length > mpe):
+            return mpe, (f"truncates to min(model_max_length {tokenizer}, max_position_embeddings {mpe}) = {mpe} "
+                         "(no max_seq_length in sentence_bert_config.json)")
+        if model_max_length is None:
+            return None
+        return model_max_length, (f"truncates to model_max_length {tokenizer} (no max_seq_length in "
+                                  "sentence_bert_config.json)")
 
 
 def _transformer_entry(path: Path) -> str | None:

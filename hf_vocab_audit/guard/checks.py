@@ -104,6 +104,9 @@ def _labels(key: str, t: Any, batch: Mapping[str, Any], limits: LiveLimits) -> l
         if limits.is_encoder_decoder and "decoder_input_ids" not in batch:
             found += _length(key, t, batch, limits)  # the decoder reads the shifted labels
         return found
+    if kind == LabelKind.CLASSES and t.dim() == 2 and int(t.shape[-1]) > 1 and not t.dtype.is_floating_point:
+        return [_integer_vectors(key, t, "a sequence classifier reads integer labels as one class id per example "
+                                 "(cross entropy): a vector per example raises \"Expected input batch_size\"")]
     if kind in (LabelKind.CLASSES, LabelKind.TOKEN_CLASSES) and bound is not None:
         return _range(key, t, 0, bound.below, limits, kind="class-labels", allow=bound.ignore)
     if kind == LabelKind.CTC and bound is not None:
@@ -140,13 +143,27 @@ def _label_vectors(key: str, t: Any, num_labels: int) -> list[BatchViolation]:
     """Multi-label targets: one vector of ``num_labels`` numbers per example (BCEWithLogitsLoss compares shapes)."""
     width = int(t.shape[-1]) if t.dim() >= 1 else None
     if t.dim() == 2 and width == num_labels:
-        return []
+        if t.dtype.is_floating_point:
+            return []
+        # the loss checks the shape first, then raises on an integer (or bool) target tensor
+        return [_integer_vectors(key, t, "a multi-label head's BCEWithLogitsLoss needs float targets (it raises "
+                                 "\"result type Float can't be cast to the desired output type\")")]
     shape = tuple(int(d) for d in t.shape)
     return [BatchViolation(
         "HVA560", key, f"{key} has shape {shape}: a multi-label head needs one vector of {num_labels} values per "
         "example", num_labels, 1, int(t.shape[0]) if t.dim() >= 1 else 1, None, None, width,
         "label vectors built for another label set, or class ids given to a multi_label_classification head",
         f"build each label as a multi-hot vector of num_labels={num_labels} floats")]
+
+
+def _integer_vectors(key: str, t: Any, why: str) -> BatchViolation:
+    """HVA563: integer (or bool) label vectors given to a sequence classifier, multi-label or not."""
+    return BatchViolation(
+        "HVA563", key, f"{key} has shape {tuple(int(d) for d in t.shape)} and dtype {t.dtype}: {why}", None,
+        t.numel(), int(t.shape[0]), 0, None, None,
+        "multi-hot vectors stored as integers (a dataset column of int lists, collated to an int64 tensor)",
+        "store the vectors as floats and set problem_type=\"multi_label_classification\", or convert in the "
+        f"collator: batch[{key!r}] = batch[{key!r}].float()")
 
 
 def _range(key: str, t: Any, low: int, high: int | None, limits: LiveLimits, *, kind: str,

@@ -71,3 +71,43 @@ def dataset_ctc_label_out_of_range(df: DatasetFacts) -> Iterator[Hit]:
     for source, split, column, v in each_violation(df, k.CTC_LABEL_TOO_LARGE):
         yield dataset_hit(source, split, column, v, f">= the {rows} rows of the CTC head (vocab_size)",
                           output_rows=rows)
+
+
+@rule("HVA563", "dataset-multi-label-integer-targets", Severity.ERROR, scope=Scope.DATASET)
+def dataset_multi_label_integer_targets(df: DatasetFacts) -> Iterator[Hit]:
+    """A sequence classifier's `labels` are integer (or boolean) vectors: multi-hot, or lists of class ids.
+
+    Why:
+    The Trainer's collators (`DataCollatorWithPadding`, and `default_data_collator` for a `labels` column)
+    make an int64 tensor of integer lists. With `problem_type="multi_label_classification"`,
+    `BCEWithLogitsLoss` raises `RuntimeError: result type Float can't be cast to the desired output type Long`
+    (booleans: `Subtraction, the - operator, with two bool tensors is not supported`) at the first batch.
+    Without it, transformers reads integer labels as one class id per example and cross entropy raises
+    `Expected input batch_size (B) to match target batch_size (B*K)`. Only `default_data_collator` reading
+    a column named `label` converts the lists to float.
+
+    Fix:
+    Store the vectors as floats (`dataset.cast_column("labels", Sequence(Value("float32")))`) and load the
+    model with `problem_type="multi_label_classification"`; lists of class ids become multi-hot vectors of
+    `num_labels` floats first.
+    """
+    for source, split, column, v in each_violation(df, k.LABEL_VECTOR_INTEGER):
+        yield dataset_hit(source, split, column, v, "are integer vectors (value = the row's length); a "
+                          "sequence classifier's loss needs one class id per row, or float multi-hot vectors")
+
+
+@rule("HVA564", "dataset-multi-label-target-outside-0-1", Severity.WARNING, scope=Scope.DATASET)
+def dataset_multi_label_target_outside_0_1(df: DatasetFacts) -> Iterator[Hit]:
+    """A multi-label target is outside 0..1 (a class count, an id, or -100 used as "ignore").
+
+    Why:
+    `BCEWithLogitsLoss` takes each target as a probability and checks nothing: a target of 2 or -100 runs,
+    but the loss has no minimum there (it goes below 0 and keeps falling as the logit grows), so training
+    pushes that logit without bound. Nothing is ignored: -100 is not an ignore index for this loss.
+
+    Fix:
+    Build multi-hot vectors of 0.0 and 1.0 (or soft targets within 0..1); drop "ignore" markers, or mask
+    them with a custom loss.
+    """
+    for source, split, column, v in each_violation(df, k.LABEL_VECTOR_OUTSIDE):
+        yield dataset_hit(source, split, column, v, "outside 0..1 (BCEWithLogitsLoss reads them as probabilities)")

@@ -30,7 +30,8 @@ def model_max_length_exceeds_positions(facts: Facts) -> Iterator[Hit]:
     `The expanded size of the tensor (N) must match the existing size (512)`, RoBERTa with
     `index out of range` (its first `padding_idx + 1` rows are reserved: 514 rows give 512 positions).
     Rotary and relative-position models have no such table and are not checked. A sentence-transformers
-    folder truncates to `max_seq_length` (sentence_bert_config.json): that is compared too.
+    folder truncates to `max_seq_length` (sentence_bert_config.json), or without it to `model_max_length`
+    capped at `max_position_embeddings`, 2 past a RoBERTa-style table's usable positions: that is compared too.
 
     Fix:
     Set `model_max_length` in tokenizer_config.json to the usable positions (`--fix` does).
@@ -38,15 +39,22 @@ def model_max_length_exceeds_positions(facts: Facts) -> Iterator[Hit]:
     tok = facts.required_tokenizer()
     usable = _usable(facts)
     st = facts.sentence_transformers
-    if usable is not None and st is not None and st.max_seq_length is not None:
-        # sentence-transformers truncates to max_seq_length; transformers, reading the same files, to model_max_length
-        if st.max_seq_length > usable[0]:
+    tokenizer_hit = usable is not None and tok.model_max_length is not None and tok.model_max_length > usable[0]
+    if usable is not None and st is not None:
+        # sentence-transformers truncates to max_seq_length, else to model_max_length capped at
+        # max_position_embeddings; transformers, reading the same files, to model_max_length (below)
+        effective = st.effective_length(tok.model_max_length, facts.config.max_position_embeddings)
+        if effective is not None and effective[0] > usable[0] and (st.max_seq_length is not None or not tokenizer_hit):
+            length, how = effective
+            limit = usable[0]
             yield Hit(
-                f"sentence-transformers max_seq_length {st.max_seq_length} > the {usable[0]} positions the model "
-                f"can use ({usable[1]})",
+                f"sentence-transformers {how} > the {limit} positions the model can use ({usable[1]})",
                 Location(file="sentence_bert_config.json", key="max_seq_length"),
-                hint=f"set max_seq_length to {usable[0]} in sentence_bert_config.json",
-                details={"max_seq_length": st.max_seq_length, "usable_positions": usable[0]},
+                hint=f"set max_seq_length to {limit} in sentence_bert_config.json",
+                fix=None if st.max_seq_length is not None else Fix(
+                    f"set model_max_length to {limit} (sentence-transformers caps it no further)", Applicability.SAFE,
+                    (SetJsonKey("tokenizer_config.json", "model_max_length", limit),)),
+                details={"max_seq_length": st.max_seq_length, "effective_length": length, "usable_positions": limit},
             )
     if usable is None or tok.model_max_length is None:
         return

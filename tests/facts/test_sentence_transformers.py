@@ -140,3 +140,97 @@ def test_a_top_level_checkpoint_with_no_recognised_matrix_is_a_gap(tmp_path: Pat
     gaps = [g.what for g in report.coverage.not_examined]
     assert any(g.startswith("the top-level checkpoint") for g in gaps), gaps
     assert report.exit_code() == 2
+
+
+def _sweep():
+    import importlib.util
+    import sys
+
+    if "family_sweep" not in sys.modules:
+        root = Path(__file__).resolve().parents[2]
+        spec = importlib.util.spec_from_file_location("family_sweep", root / "scripts" / "family_sweep.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["family_sweep"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["family_sweep"]
+
+
+def st_without_max_seq_length(root: Path, model_type: str, model_max_length: int | None) -> Path:
+    """A sentence-transformers folder (the model at the top level) with no sentence_bert_config.json: a tiny
+    ``model_type`` base model of 64 position rows and the family sweep's word-level tokenizer."""
+    import transformers
+
+    sweep = _sweep()
+    cfg = sweep.tiny_config(model_type, sweep.VOCAB)
+    transformers.AutoModel.from_config(cfg).save_pretrained(root)
+    sweep.build_tokenizer(root, model_max_length=model_max_length)
+    (root / "1_Pooling").mkdir()
+    (root / "1_Pooling" / "config.json").write_text(json.dumps({"word_embedding_dimension": 32,
+                                                                "pooling_mode_mean_tokens": True}))
+    (root / "modules.json").write_text(json.dumps([
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+    ]))
+    return root
+
+
+def effective_run(folder: Path) -> tuple[int, str | None]:
+    """sentence-transformers' own effective max_seq_length, and the exception (its type) of encoding a text
+    longer than every limit, or None."""
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+    try:
+        model.encode([" ".join(["w5"] * 300)])
+    except (IndexError, RuntimeError, ValueError) as exc:
+        return model.max_seq_length, type(exc).__name__
+    return model.max_seq_length, None
+
+
+# (model type, tokenizer model_max_length, the length sentence-transformers uses, whether HVA301 fires at
+# sentence_bert_config.json): decided by encoding with sentence-transformers itself.
+NO_MAX_SEQ_LENGTH = [
+    ("roberta", None, 64, True),  # min(unset, 64) = 64 > the 60 positions past padding_idx 3: IndexError
+    ("roberta", 60, 60, False),  # the tokenizer's own cap fits: healthy
+    ("bert", None, 64, False),  # min(unset, 64) = 64 = BERT's 64 positions: healthy (HVA303 still warns)
+    ("bert", 48, 48, False),
+]
+
+
+@pytest.mark.parametrize(("model_type", "model_max_length", "effective", "fires"), NO_MAX_SEQ_LENGTH)
+def test_without_max_seq_length_the_effective_length_is_the_capped_model_max_length(
+        tmp_path: Path, model_type: str, model_max_length: int | None, effective: int, fires: bool) -> None:
+    folder = st_without_max_seq_length(tmp_path / "st", model_type, model_max_length)
+    length, error = effective_run(folder)
+    assert length == effective and (error is not None) is fires
+    report = audit(folder)
+    st_hits = [f for f in report.findings if f.code == "HVA301" and f.location.file == "sentence_bert_config.json"]
+    assert bool(st_hits) is fires, [(f.code, f.message) for f in report.findings]
+    assert (report.exit_code() == 1) is fires
+    if fires:
+        (hit,) = st_hits
+        assert "no max_seq_length" in hit.message and f"= {effective} (no max_seq_length in sentence_bert_config" \
+            ".json) > the 60 positions" in hit.message
+        assert hit.details["effective_length"] == effective and hit.fix is not None
+
+
+def test_the_fix_sets_a_model_max_length_sentence_transformers_then_keeps(tmp_path: Path) -> None:
+    """Setting model_max_length to the usable positions (the finding's fix) makes sentence-transformers
+    truncate there, and the folder encodes and audits clean of HVA301."""
+    folder = st_without_max_seq_length(tmp_path / "st", "roberta", None)
+    (hit,) = [f for f in audit(folder).findings if f.code == "HVA301"]
+    (edit,) = hit.fix.edits
+    config = folder / edit.file
+    config.write_text(json.dumps({**json.loads(config.read_text()), edit.key: edit.value}))
+    assert effective_run(folder) == (60, None)
+    assert "HVA301" not in {f.code for f in audit(folder).findings}
+
+
+def test_a_tokenizer_past_the_positions_is_one_finding_at_the_tokenizer(tmp_path: Path) -> None:
+    """model_max_length 128 and no max_seq_length: sentence-transformers caps it at 64 (runs for BERT); the
+    tokenizer's own finding (transformers truncates to 128) is the one reported, not a second one."""
+    folder = st_without_max_seq_length(tmp_path / "st", "bert", 128)
+    assert effective_run(folder) == (64, None)
+    hits = [f for f in audit(folder).findings if f.code == "HVA301"]
+    assert [h.location.file for h in hits] == ["tokenizer_config.json"]

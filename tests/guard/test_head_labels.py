@@ -41,6 +41,7 @@ HEADS = {
     "regression": lambda: _bert("BertForSequenceClassification", num_labels=1),
     "multi-label": lambda: _bert("BertForSequenceClassification", num_labels=3,
                                  problem_type="multi_label_classification"),
+    "classes": lambda: _bert("BertForSequenceClassification", num_labels=3),
     "choices": lambda: _bert("BertForMultipleChoice"),
     "qa": lambda: _bert("BertForQuestionAnswering", num_labels=2),
     "ctc": _ctc,
@@ -52,6 +53,14 @@ CASES = [
     ("multi-label", {"input_ids": _ids(2, 6), "labels": torch.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 0.0]])}, None),
     ("multi-label", {"input_ids": _ids(2, 6), "labels": torch.tensor([[1.0, 0, 1, 0], [0.0, 0, 0, 1]])}, "HVA560"),
     ("multi-label", {"input_ids": _ids(2, 6), "labels": torch.tensor([0.0, 2.0])}, "HVA560"),
+    # integer multi-hot vectors (a dataset column of int lists, collated): BCE raises on the dtype
+    ("multi-label", {"input_ids": _ids(2, 6), "labels": torch.tensor([[1, 0, 1], [0, 0, 0]])}, "HVA563"),
+    ("multi-label", {"input_ids": _ids(2, 6), "labels": torch.tensor([[True, False, True], [False] * 3])}, "HVA563"),
+    ("multi-label", {"input_ids": _ids(2, 6), "labels": torch.tensor([[1, 0, 1, 0], [0, 0, 0, 1]])}, "HVA560"),
+    # problem_type unset: integer labels are class ids, a vector per example raises in cross entropy
+    ("classes", {"input_ids": _ids(2, 6), "labels": torch.tensor([[1, 0, 1], [0, 1, 0]])}, "HVA563"),
+    ("classes", {"input_ids": _ids(2, 6), "labels": torch.tensor([2, 0])}, None),
+    ("classes", {"input_ids": _ids(2, 6), "labels": torch.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])}, None),
     ("choices", {"input_ids": _ids(2, 4, 6), "labels": torch.tensor([0, 3])}, None),
     ("choices", {"input_ids": _ids(2, 4, 6), "labels": torch.tensor([-100, 2])}, None),
     ("choices", {"input_ids": _ids(2, 4, 6), "labels": torch.tensor([0, 4])}, "HVA561"),
@@ -80,5 +89,5 @@ def test_guard_verdict_equals_the_heads_forward(head, batch, code):
 
 def test_label_kinds_come_from_the_one_limits_model():
     kinds = {head: limits_of(make()).inputs.label_kind.value for head, make in HEADS.items()}
-    assert kinds == {"regression": "regression", "multi-label": "multi-label", "choices": "choices",
+    assert kinds == {"regression": "regression", "multi-label": "multi-label", "classes": "classes", "choices": "choices",
                      "qa": "spans", "ctc": "ctc"}
