@@ -16,7 +16,7 @@ from ..core.fixes import Compared, Verification
 from ..core.report import Report
 from ..errors import AuditError
 from ..facts import Facts, gather
-from ..facts.tensors import load_tensors
+from ..facts.weight_formats.registry import format_of, load_tensors
 from .early import EarlyCopies
 from .early import start as start_early
 from .edits import apply_edits
@@ -207,7 +207,7 @@ def _write(facts: Facts, src: Path, out_path: Path, plan: CheckpointRepair, used
         if used == "surgical" or not plan.changes_weights:
             if facts.tensors is None:
                 compared = None
-            elif facts.tensors.format == "safetensors":
+            elif format_of(facts.tensors).byte_ranges:
                 compared = compare_safetensors(facts, out_facts, plan, tmp)
             else:
                 compared = compare_files(facts, tmp)

@@ -29,6 +29,7 @@ from ..tensors import CheckpointTensors
 from ..tokenizer import TokenizerFacts
 from ..tokenizer.added_tokens import AddedTokenConflict, AddedTokenInfo
 from ..tree import regular_file_inside
+from ..weight_formats.gguf import GGUFTensors
 from . import FactsSource, SourceError
 
 if TYPE_CHECKING:  # annotations only: reading a folder does not import the findings model
@@ -40,7 +41,7 @@ CHAT_TEMPLATE = "tokenizer.chat_template"
 KEEP = frozenset({TOKENS, TOKEN_TYPE})
 SHARD_RE = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
 MAX_SHARDS = 1024
-GGUF_FORMAT = "gguf"
+GGUF_FORMAT = GGUFTensors.name
 VOCAB_ONLY = "{file} is a vocabulary-only GGUF (a tokenizer, no tensors by design)"
 
 

@@ -28,9 +28,10 @@ from ..embeddings import EmbeddingFacts, find_embeddings, vocab_biases
 from ..tensors import _TORCH_TO_ST, CheckpointTensors
 from ..tokenizer import ROLES, VERY_LARGE, TokenizerFacts, facts_of_backend, parse_max_length
 from ..tree import existing_folder
+from ..weight_formats.live import LiveTensors
 from . import FactsSource, SourceError
 
-MEMORY_FORMAT = "memory"  # CheckpointTensors.format of a live model
+MEMORY_FORMAT = LiveTensors.name  # CheckpointTensors.format of a live model
 MODEL_FILE = "<model>"  # Location.file of a live model's tensors
 TOKENIZER_FILE = "<tokenizer>"  # ... and of a live tokenizer's attributes
 # Wrappers whose ``.module`` is the model (their parameter names carry a "module." prefix).
