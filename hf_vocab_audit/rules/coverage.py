@@ -19,7 +19,6 @@ from ..facts.requirements import GapKind, missing_gap, undecided_rows
 from .registry import Scope, get_rule
 
 if TYPE_CHECKING:
-    from ..dataset.scan import DatasetFacts
     from .runner import RuleRun
 
 def ensure_auditable(facts: Facts) -> None:
@@ -118,15 +117,11 @@ def _config_keys(facts: Facts) -> tuple[str, ...]:
     return tuple(dict.fromkeys(keys))
 
 
-def coverage_of(facts: Facts, run: RuleRun, rules_selected: int, df: DatasetFacts | None = None) -> Coverage:
-    """What this audit examined and the gaps, from the facts, the rule run and the dataset scan."""
-    gaps = static_gaps(facts, run.skipped) + weights_gaps(run.skipped) + list(run.gaps)
-    splits: tuple[SplitCoverage, ...] = ()
-    if df is not None:
-        from ..dataset.coverage import dataset_coverage
-
-        splits, more = dataset_coverage(df)
-        gaps += more
+def coverage_of(facts: Facts, run: RuleRun, rules_selected: int, splits: tuple[SplitCoverage, ...] = (),
+                more: Sequence[Gap] = ()) -> Coverage:
+    """What this audit examined and the gaps, from the facts and the rule run; ``splits`` and ``more``: the dataset
+    splits the analyses covered and the gaps they left (``rules.analyses.AnalysisResult``)."""
+    gaps = static_gaps(facts, run.skipped) + weights_gaps(run.skipped) + list(run.gaps) + list(more)
     return Coverage(
         tokenizer=_tokenizer(facts),
         tensors=_tensors(facts),

@@ -30,7 +30,7 @@ from ...io.safetensors_header import MAX_HEADER_BYTES, TensorInfo, _tensor
 from ..checkpoint import Facts
 from ..tensors import SAFETENSORS, SAFETENSORS_INDEX, CheckpointTensors, check_shard_names
 from ..weight_formats.safetensors import Safetensors
-from . import FactsSource, SourceError
+from . import FactsSource, Repair, SourceError
 
 HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[^\s@]+))?$")
 SMALL_FILES = (
@@ -338,6 +338,7 @@ class HubSource(FactsSource):
     origin = Source.HUB
     lines = False  # the checkout is removed after the audit
     remote = True
+    repair = Repair.REFUSED
 
     def __init__(self, target: object) -> None:
         super().__init__(target)
