@@ -175,7 +175,7 @@ def audit_source(source: FactsSource, options: AuditOptions) -> Report:
         else:
             elsewhere += result.run
     run = replace(run, findings=tuple(locator_of(source)(facts, run.findings))) + elsewhere
-    scopes = {Scope.STATIC, *source.scopes, *(analysis.scope for analysis, _ in done)}
+    scopes = {Scope.STATIC, *source.scopes, *(analysis.scope for analysis, _ in done if analysis.scope is not None)}
     return make_report(source.label, facts, run, start, [result for _, result in done], source=source.origin,
                        rules_selected=auditable(rules, scopes))
 

@@ -83,7 +83,7 @@ class Analysis(ABC):
     """One extension of the audit (``--weights``, ``--dataset``, ``--target``, a GGUF's ``--source``)."""
 
     name: ClassVar[str]
-    scope: ClassVar[Scope]  # the rules it runs
+    scope: ClassVar[Scope | None]  # the rules it runs (None: none of its own, only sections and gaps)
     located: ClassVar[bool] = True  # its findings lie in the target's files: the source's locator places them
 
     @abstractmethod

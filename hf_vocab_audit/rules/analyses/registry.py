@@ -37,8 +37,8 @@ def run_analyses(ctx: AuditContext, cannot: Mapping[Scope, str]) -> list[tuple[A
     skipped with the source's reason. Each result is also left in ``ctx.results`` for the ones after it."""
     out = []
     for analysis in wanted(ctx):
-        why = cannot.get(analysis.scope)
-        if why:
+        why = cannot.get(analysis.scope) if analysis.scope is not None else None
+        if why and analysis.scope is not None:
             result = AnalysisResult(run_scope(ctx.rules, analysis.scope, None, _because(why)))
         else:
             result = analysis.run(ctx)
