@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +21,7 @@ from .version import __version__
 # `check` parses the tokenizer first, and these imports overlap the proof of its ids (on other threads).
 if TYPE_CHECKING:
     from .core.report import Report
+    from .facts.requirements import GapKind
     from .rules import Rule, Scope
     from .rules.analyses import AnalysisResult
     from .rules.runner import RuleRun
@@ -177,7 +178,7 @@ def audit_source(source: FactsSource, options: AuditOptions) -> Report:
     run = replace(run, findings=tuple(locator_of(source)(facts, run.findings))) + elsewhere
     scopes = {Scope.STATIC, *source.scopes, *(analysis.scope for analysis, _ in done if analysis.scope is not None)}
     return make_report(source.label, facts, run, start, [result for _, result in done], source=source.origin,
-                       rules_selected=auditable(rules, scopes))
+                       rules_selected=auditable(rules, scopes), by_design=source.by_design(facts))
 
 
 def auditable(rules: list[Rule], scopes: Iterable[Scope]) -> int:
@@ -188,12 +189,14 @@ def auditable(rules: list[Rule], scopes: Iterable[Scope]) -> int:
 
 
 def make_report(target: str, facts: Facts, run: RuleRun, start: float, analyses: Sequence[AnalysisResult] = (), *,
-                source: Source = Source.FOLDER, rules_selected: int | None = None) -> Report:
+                source: Source = Source.FOLDER, rules_selected: int | None = None,
+                by_design: Collection[GapKind] = ()) -> Report:
     """The report of one audit: findings sorted, facts summarised, coverage recorded, timed from ``start``.
 
     ``run`` holds every rule run (the analyses' included, placed by the source's locator); ``analyses`` give
     the report sections, the dataset splits covered and the gaps they left; ``rules_selected`` is how many
-    rules were selected (default: those that ran or were skipped).
+    rules were selected (default: those that ran or were skipped), ``by_design`` what the source lacks by
+    design (``FactsSource.by_design``: not gaps).
     """
     from .core.report import Report, sort_findings
     from .rules.analyses import Sections
@@ -220,7 +223,7 @@ def make_report(target: str, facts: Facts, run: RuleRun, start: float, analyses:
         **sections.report_fields(),
         source=source,
         coverage=coverage_of(facts, run, rules_selected, tuple(s for r in analyses for s in r.splits),
-                             tuple(g for r in analyses for g in r.gaps)),
+                             tuple(g for r in analyses for g in r.gaps), by_design),
     )
 
 

@@ -149,3 +149,12 @@ def test_the_limits_model_is_derived_once_per_audit(tmp_path: Path, monkeypatch:
     report = audit(folder, datasets=[str(data)])
     assert report.dataset is not None and report.exit_code() == 0, report.findings
     assert len(calls) == 1
+
+
+def test_an_analysis_can_fill_every_typed_report_section() -> None:
+    """``Sections`` (what analyses fill) and ``Report``'s typed sections name the same sections."""
+    from dataclasses import fields
+
+    from hf_vocab_audit.core.report import SECTIONS
+
+    assert {f.name for f in fields(Sections)} - {"extra"} == set(SECTIONS)

@@ -10,7 +10,8 @@ A source also declares what the one audit pipeline (``audit.audit_source``) does
 pipeline never asks what kind of target it holds: the rule scopes run on them besides the static rules
 (``scopes``), the scopes of the analyses its facts cannot feed and why (``cannot``), the checkpoint rules whose
 meaning does not carry over and why (``unsupported``), whether a target with nothing to examine is refused
-(``refuse_empty``) and how ``--fix`` treats it (``repair``). Where its findings are placed (a GGUF's metadata
+(``refuse_empty``), what its facts lack by design (``by_design``: not coverage gaps) and how ``--fix`` treats it
+(``repair``). Where its findings are placed (a GGUF's metadata
 keys, an adapter's base files, objects in memory) is its locator, in ``rules.locators``.
 """
 
@@ -31,6 +32,7 @@ from ...errors import AuditError
 
 if TYPE_CHECKING:  # checkpoint imports sources.adapter (AdapterFacts): no loop at import time
     from ..checkpoint import Facts
+    from ..requirements import GapKind
 
 
 class SourceError(AuditError):
@@ -77,6 +79,10 @@ class FactsSource(ABC):
     @abstractmethod
     def gather(self, options: AuditOptions) -> Facts:
         """The target's facts."""
+
+    def by_design(self, facts: Facts) -> frozenset[GapKind]:
+        """What ``facts`` lack by design: a rule skipped for want of it is not a coverage gap."""
+        return frozenset()
 
     @property
     def path(self) -> Path | None:

@@ -26,6 +26,7 @@ from ..config import parse_config
 from ..embeddings import EmbeddingFacts
 from ..gguf_facts import GGUFFacts
 from ..llama_cpp_tables import MATCHED_WHOLE, SPECIAL_ID_KEYS
+from ..requirements import GapKind
 from ..tensors import CheckpointTensors
 from ..tokenizer import TokenizerFacts
 from ..tokenizer.added_tokens import AddedTokenConflict, AddedTokenInfo
@@ -354,3 +355,9 @@ class GGUFSource(FactsSource):
     def gather(self, options: AuditOptions) -> Facts:
         assert self.path is not None
         return gather_gguf(self.path)
+
+    def by_design(self, facts: Facts) -> frozenset[GapKind]:
+        """A vocabulary-only GGUF has no weights by design: the row rules do not apply (not a gap)."""
+        if facts.gguf is not None and facts.gguf.vocab_only:
+            return frozenset({GapKind.WEIGHTS, GapKind.VOCABULARY})
+        return frozenset()
