@@ -18,9 +18,7 @@ from .audit import audit_source
 from .core.options import GateOptions, build_gate_options
 from .core.outcome import Outcome
 from .errors import AuditError
-from .facts import Facts
 from .facts.sources import FactsSource, Repair
-from .facts.sources.folder import FolderSource, ReadFolderSource
 from .facts.sources.registry import resolve_source
 from .settings import AllowEntry, Settings, apply_allowlist, fix_safety, load_settings
 
@@ -107,7 +105,7 @@ def _fix(source: FactsSource, options: GateOptions, settings: Settings) -> Repor
 
         return refuse_adapter_fix(src, base=audit_options.base, tokenizer=audit_options.tokenizer_path,
                                   select=audit_options.select, ignore=audit_options.ignore)
-    from .fix import repair
+    from .fix import folder_auditor, repair
     from .fix.writer import default_output
     from .io.output_path import check_output_folder
 
@@ -118,11 +116,8 @@ def _fix(source: FactsSource, options: GateOptions, settings: Settings) -> Repor
         audit_options.base, audit_options.source, *(scan.specs if scan is not None else ()),
         scan.trl_config if scan is not None else None, *settings.sources))  # before --force deletes anything
 
-    def check(folder: Path, *, facts: Facts | None = None) -> Report:
-        """The audit ``check`` runs (the same options, the allowlist applied once), on --fix's input and output."""
-        read = ReadFolderSource(folder, facts) if facts is not None else FolderSource(folder)
-        return apply_allowlist(audit_source(read, audit_options), settings.allow)[0]
-
+    # the audit check runs (the same options, the allowlist applied once), on --fix's input and output
+    check = folder_auditor(audit_options, lambda report: apply_allowlist(report, settings.allow)[0])
     return repair(src, output, audit=check, tokenizer=audit_options.tokenizer_path,
                   applicability=fix_safety(settings), **keywords)
 
