@@ -120,19 +120,20 @@ def module_table(text: str) -> str:
 
 
 def settings_table(text: str) -> str:
-    """README.md's settings table rebuilt from the option table (every key of check's options)."""
-    from hf_vocab_audit.core.options import OPTIONS
+    """docs/ci-gate.md's settings table rebuilt from the option declarations (every settings key of check's flags)."""
+    from hf_vocab_audit.core.options import OPTIONS, Kind
 
     start = text.index("<!-- settings:start")
     start = text.index("\n", start) + 1
     end = text.index("<!-- settings:end -->")
-    kinds = {"bool": "true/false", "int": "integer >= 1", "str": "string", "strs": "list of strings",
-             "path": "path", "paths": "list of paths", "specs": "list of paths or Hub ids"}
     rows = ["| key | value | group | target's own file | what |", "| --- | --- | --- | --- | --- |"]
     for o in OPTIONS:
-        value = " / ".join(f"`{c}`" for c in o.choices) if o.choices else kinds[o.kind]
-        value = f"list of {value}" if o.kind == "choices" else value
-        rows.append(f"| `{o.key}` | {value} | {o.group} | {'stricter only' if o.stricter else 'not obeyed'} | {o.help} |")
+        if not (o.flag and o.settable):
+            continue
+        value = " / ".join(f"`{c}`" for c in o.choice_values) if o.choices else o.kind.words
+        value = f"{Kind.CHOICES.words} {value}" if o.kind is Kind.CHOICES else value
+        target = "stricter only" if o.stricter else "not obeyed"
+        rows.append(f"| `{o.key}` | {value} | {o.group.value} | {target} | {o.summary} |")
     return text[:start] + "\n".join(rows) + "\n" + text[end:]
 
 
