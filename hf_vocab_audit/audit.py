@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .core.options import AUDIT_KEYWORDS, AuditOptions, OptionValues, build_audit_options
 from .core.source import Source
-from .facts import Facts, gather
+from .facts import Facts
 from .facts.sources import FactsSource
 from .facts.sources.folder import ReadFolderSource
 from .facts.sources.memory import is_path
@@ -21,13 +20,11 @@ from .version import __version__
 # The report model, the rules and their runner are imported inside the functions, after the facts are read:
 # `check` parses the tokenizer first, and these imports overlap the proof of its ids (on other threads).
 if TYPE_CHECKING:
-    from .core.findings import AppliedFix, FixResult, Skipped
     from .core.report import Report
-    from .dataset.scan import DatasetFacts
-    from .facts.trainable_rows import FrozenRows
-    from .rules import Rule
+    from .facts.requirements import GapKind
+    from .rules import Rule, Scope
+    from .rules.analyses import AnalysisResult
     from .rules.runner import RuleRun
-    from .weights.analysis import WeightFacts
 
 
 def _target(model_dir: str | Path | None, model: object | None) -> object:
@@ -129,7 +126,13 @@ def _tuple(values: Iterable[str] | None) -> tuple[str, ...] | None:
 
 
 def audit_source(source: FactsSource, options: AuditOptions) -> Report:
-    """Audit what ``source`` reads (opened already, where it needs opening) under ``options``."""
+    """Audit what ``source`` reads (opened already, where it needs opening) under ``options``.
+
+    One pipeline for every source, which never asks what kind of target it holds: the source declares the rule
+    scopes its facts take, the rules it cannot support, the analyses it cannot feed and whether an empty
+    target is refused (``facts.sources.FactsSource``); its locator places the findings (``rules.locators``);
+    the analyses the options ask for (``rules.analyses.registry.ANALYSES``) add their rules, sections and gaps.
+    """
     start = time.perf_counter()
     if options.select or options.ignore:
         from .rules import selected
@@ -138,117 +141,77 @@ def audit_source(source: FactsSource, options: AuditOptions) -> Report:
     facts = source.gather(options)
     # Imported after the facts are read: meanwhile other threads prove the tokenizer's ids
     # (``facts.tokenizer.vocab_ids``), and these imports overlap them.
-    from .core.sections import VllmSection
     from .rules import Scope, selected
+    from .rules.analyses import AuditContext
+    from .rules.analyses.registry import run_analyses
     from .rules.coverage import ensure_auditable
     from .rules.entry_points import run_entry_points
-    from .rules.runner import run_dataset, run_scope, run_weights
+    from .rules.locators import locator_of
+    from .rules.runner import RuleRun, run_scope
 
     rules = selected(options.select, options.ignore)
-    if facts.gguf is not None:  # llama.cpp's format: its own rules, located in the file
-        return _gguf_report(source.label, facts, rules, options, start)
-    ensure_auditable(facts)
-    in_memory = source.origin is Source.MEMORY
-    run = run_entry_points(facts, rules, lines=source.lines)  # each checkpoint the folder loads as
-    extra: dict[str, Any] = {}
-    df = None
-    weight_facts = None
-    weights, target_kind = options.weights, options.target_kind
-    if weights and in_memory:
-        run += run_scope(rules, Scope.WEIGHTS, None, lambda _r: "the weight statistics read safetensors files; a live "
-                         "model has none here (audit its saved folder with weights=True)")
-    elif weights:
-        more, weight_facts = run_weights(facts, rules)
-        run += more
-        if weight_facts is not None:
-            extra["weights"] = weight_facts.summary()
-    if options.scan is not None:
-        from .dataset.engines.registry import scan
-        from .dataset.report import dataset_section
-
-        df = scan(facts, options.scan, _frozen_rows(weight_facts, rules))
-        run += run_dataset(df, rules)
-        extra["dataset"] = dataset_section(df, options.scan.specs)
-    if target_kind is not None:
-        from .facts.targets import predict, undecodable_ids
-
-        run += run_scope(rules, Scope.TARGET, predict(facts, target_kind))
-        if target_kind == "vllm":
-            suppress = undecodable_ids(facts)
-            extra["vllm"] = VllmSection(tuple(suppress))
-            if weight_facts is not None:  # --weights: untrained rows of tokens not in normal use (reserved)
-                reserved = [i for i in weight_facts.flagged_ids() if not weight_facts.used(i)]
-                extra["vllm"] = VllmSection(tuple(sorted(set(suppress) | set(reserved))), tuple(reserved))
-    if facts.adapter is not None:
-        from .facts.sources.adapter_base import relocate_base_findings
-
-        run = replace(run, findings=tuple(relocate_base_findings(list(run.findings), facts)))
-    return make_report(source.label, facts, run, start, extra,
-                       source=source.origin, rules_selected=auditable(rules, weights=weights,
-                                                datasets=options.scan is not None,
-                                                target=target_kind is not None), dataset=df)
+    if source.refuse_empty:
+        ensure_auditable(facts)
+    # each checkpoint the folder loads as, then the source's own scopes (a GGUF's HVA90x)
+    run = run_entry_points(facts, rules, lines=source.lines, unsupported=source.unsupported)
+    for scope in source.scopes:
+        run += run_scope(rules, scope, facts)
+    done = run_analyses(AuditContext(facts, rules, options), source.cannot)
+    elsewhere = RuleRun()  # findings of analyses that lie outside the target (a GGUF's --source)
+    for analysis, result in done:
+        if analysis.located:
+            run += result.run
+        else:
+            elsewhere += result.run
+    run = replace(run, findings=tuple(locator_of(source)(facts, run.findings))) + elsewhere
+    scopes = {Scope.STATIC, *source.scopes, *(analysis.scope for analysis, _ in done if analysis.scope is not None)}
+    return make_report(source.label, facts, run, start, [result for _, result in done], source=source.origin,
+                       rules_selected=auditable(rules, scopes), by_design=source.by_design(facts))
 
 
-def _frozen_rows(weight_facts: WeightFacts | None, rules: list[Rule]) -> FrozenRows | None:
-    """The untrained rows an adapter leaves frozen, for the scan to watch, when HVA580 is selected."""
-    from .rules.dataset_frozen import dataset_uses_frozen_untrained_row
-
-    if weight_facts is None or not any(r.check is dataset_uses_frozen_untrained_row for r in rules):
-        return None
-    from .weights.frozen import frozen_untrained
-
-    return frozen_untrained(weight_facts)
+def auditable(rules: list[Rule], scopes: Iterable[Scope]) -> int:
+    """How many of the selected rules this audit set out to run: those of the ``scopes`` it ran (the static
+    ones, the source's own, and the analyses' asked for; batch rules belong to the runtime guard)."""
+    wanted = set(scopes)
+    return sum(1 for r in rules if r.scope in wanted)
 
 
-def auditable(rules: list[Rule], *, weights: bool = False, datasets: bool = False, target: bool = False) -> int:
-    """How many of the selected rules this audit set out to run: the static ones, and the weights, dataset and
-    --target rules when those were asked for (batch rules belong to the runtime guard)."""
-    from .rules import Scope
-
-    scopes = {Scope.STATIC} | ({Scope.WEIGHTS} if weights else set()) | ({Scope.DATASET} if datasets else set())
-    scopes |= {Scope.TARGET} if target else set()
-    return sum(1 for r in rules if r.scope in scopes)
-
-
-def make_report(target: str, facts: Facts, run: RuleRun, start: float, extra: dict[str, Any] | None = None, *,
-                skipped: tuple[Skipped, ...] = (), fixes: tuple[AppliedFix, ...] = (), fix: FixResult | None = None,
-                source: Source = Source.FOLDER, facts_update: dict[str, Any] | None = None,
-                rules_selected: int | None = None, dataset: DatasetFacts | None = None) -> Report:
+def make_report(target: str, facts: Facts, run: RuleRun, start: float, analyses: Sequence[AnalysisResult] = (), *,
+                source: Source = Source.FOLDER, rules_selected: int | None = None,
+                by_design: Collection[GapKind] = ()) -> Report:
     """The report of one audit: findings sorted, facts summarised, coverage recorded, timed from ``start``.
 
-    ``skipped`` is further work not done, ``fixes`` what ``--fix`` applied, ``facts_update`` overrides summary
-    facts, ``rules_selected`` how many rules were selected (default: those that ran or were skipped),
-    ``dataset`` the dataset scan, whose splits and gaps the coverage records.
+    ``run`` holds every rule run (the analyses' included, placed by the source's locator); ``analyses`` give
+    the report sections, the dataset splits covered and the gaps they left; ``rules_selected`` is how many
+    rules were selected (default: those that ran or were skipped), ``by_design`` what the source lacks by
+    design (``FactsSource.by_design``: not gaps).
     """
-    from .core.report import SECTIONS, Report, sort_findings
+    from .core.report import Report, sort_findings
+    from .rules.analyses import Sections
     from .rules.causes import explain
     from .rules.coverage import coverage_of
 
     if rules_selected is None:
         rules_selected = len(set(run.ran) | {s.rule for s in run.skipped if s.rule})
+    sections = Sections()
+    for result in analyses:
+        sections |= result.sections
     ordered = sort_findings(list(run.findings))
-    if source is Source.MEMORY:
-        from .rules.memory_locations import on_objects
-
-        ordered = tuple(on_objects(ordered))
     findings, causes = explain(facts, ordered, target, in_memory=source is Source.MEMORY)
     return Report(
         target=target,
         tool_version=__version__,
         findings=tuple(findings),
         causes=causes,
-        skipped=run.skipped + skipped,
+        skipped=run.skipped,
         errors=run.errors,
-        facts=facts.summary() | (facts_update or {}),
-        fixes=fixes,
-        fix=fix,
+        facts=facts.summary(),
         rules_run=run.ran,
         duration_s=round(time.perf_counter() - start, 3),  # as the JSON states it: reports round-trip
-        # the typed sections by name (weights, dataset, vllm, gguf_source); anything else stays in extra
-        **{k: v for k, v in (extra or {}).items() if k in SECTIONS},
-        extra={k: v for k, v in (extra or {}).items() if k not in SECTIONS},
+        **sections.report_fields(),
         source=source,
-        coverage=coverage_of(facts, run, rules_selected, dataset),
+        coverage=coverage_of(facts, run, rules_selected, tuple(s for r in analyses for s in r.splits),
+                             tuple(g for r in analyses for g in r.gaps), by_design),
     )
 
 
@@ -267,28 +230,3 @@ def audit_gguf(path: str | Path, *, select: Iterable[str] | None = None,
     gguf = GGUFSource(path)
     gguf.refuse(options)
     return audit_source(gguf, options)
-
-
-def _gguf_report(target: str, facts: Facts, rules: list[Rule], options: AuditOptions, start: float) -> Report:
-    """The GGUF audit: the static rules that mean the same on a GGUF, the GGUF rules, and the comparison
-    with ``options.source`` (the HF checkpoint it was converted from)."""
-    from .facts.requirements import missing_fact
-    from .facts.sources.gguf import relocate_gguf_findings
-    from .rules import Scope
-    from .rules.gguf import NOT_FOR_GGUF
-    from .rules.runner import run_scope
-
-    assert facts.gguf is not None
-    run = run_scope(rules, Scope.STATIC, facts, lambda r: NOT_FOR_GGUF.get(r.code) or missing_fact(facts, r.requires))
-    run += run_scope(rules, Scope.GGUF, facts)
-    run = replace(run, findings=tuple(relocate_gguf_findings(list(run.findings), facts.gguf)))
-    extra: dict[str, Any] = {}
-    if options.source is not None:
-        from .facts.gguf_source import compare
-
-        source = options.source
-        hf = gather(os.fspath(source), options.tokenizer_path)
-        why = None if hf.tokenizer is not None else hf.missing.get("tokenizer", "the source has no tokenizer")
-        run += run_scope(rules, Scope.GGUF_SOURCE, compare(facts, hf, str(source)), lambda _r: why)
-        extra["gguf_source"] = str(source)
-    return make_report(target, facts, run, start, extra)

@@ -17,8 +17,7 @@ from .audit import audit_source
 from .core.options import GateOptions, OptionValues, build_gate_options
 from .core.outcome import Outcome
 from .errors import AuditError
-from .facts.sources import FactsSource
-from .facts.sources.adapter_base import AdapterSource
+from .facts.sources import FactsSource, Repair
 from .facts.sources.registry import resolve_source
 from .settings import AllowEntry, Settings, apply_allowlist, fix_safety, load_settings
 
@@ -102,7 +101,7 @@ def _fix(source: FactsSource, options: GateOptions, settings: Settings) -> Repor
     assert options.fix is not None
     audit_options = options.audit
     src = Path(str(source.target))
-    if isinstance(source, AdapterSource):
+    if source.repair is Repair.EXPLAIN:  # an adapter: the audit says why nothing is written
         from .fix.adapter_refusal import refuse_adapter_fix
 
         return refuse_adapter_fix(src, base=audit_options.base, tokenizer=audit_options.tokenizer_path,

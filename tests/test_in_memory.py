@@ -11,7 +11,7 @@ from builders import CHATML, checkpoint, edit_json, new_model, new_tokenizer
 from memory_cases import CASES, FILE_ONLY, Case, comparable, loaded
 
 from hf_vocab_audit import AuditError, audit, facts_from_memory
-from hf_vocab_audit.facts.tensors import load_tensors
+from hf_vocab_audit.facts.weight_formats.registry import load_tensors
 from hf_vocab_audit.rules import all_rules
 
 

@@ -212,3 +212,90 @@ def test_the_dispatch_checker_sees_string_dispatch():
     assert fix_string_dispatch('match edit.kind:\n    case "grow-bias":\n        pass\n') == [1]
     assert fix_string_dispatch('ok = p.kind == "image"\n') == []  # a placeholder's kind, not a fix's
     assert fix_string_dispatch("ok = isinstance(edit, GrowRows)\n") == []
+
+
+# ---- sources, weight formats and targets are dispatched by type, never by name (docs/architecture.md) ----
+
+# What holds a source's, a weight format's or a target's name: a string compared with one of these is dispatch.
+ROUTE_SUBJECTS = ("name", "format", "fmt", "weights_format", "target", "target_kind", "origin")
+
+
+def _route_names() -> set[str]:
+    """Every facts source's ``name``, every weight format's ``name``, every ``--target`` kind, every origin."""
+    from hf_vocab_audit.core.options import TargetKind
+    from hf_vocab_audit.core.source import Source
+    from hf_vocab_audit.facts.sources import FactsSource
+    from hf_vocab_audit.facts.sources.registry import SOURCES
+    from hf_vocab_audit.facts.weight_formats.registry import WEIGHT_FORMATS
+
+    sources: set[type[FactsSource]] = set(SOURCES)
+    sources |= {sub for cls in SOURCES for sub in cls.__subclasses__()}
+    return ({c.name for c in sources} | {f.name for f in WEIGHT_FORMATS} | {k.value for k in TargetKind}
+            | {s.value for s in Source})
+
+
+def _source_classes() -> set[str]:
+    from hf_vocab_audit.facts.sources.registry import SOURCES
+
+    return {c.__name__ for c in SOURCES} | {sub.__name__ for c in SOURCES for sub in c.__subclasses__()}
+
+
+def route_string_dispatch(source: str, names: set[str] | None = None) -> list[int]:
+    """Lines where ``source`` compares a source's, a weight format's or a target's name with a string
+    (``tensors.format == "safetensors"``, ``options.target_kind == "vllm"``, ``source.name in ("gguf",)``,
+    ``match t.target: case "gguf"``). The pipeline asks the source, the format or the target what it can do."""
+    names = _route_names() if names is None else names
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            strings = set().union(*(_strings(s) for s in sides))
+            if strings & names and any(_named(s, ROUTE_SUBJECTS) for s in sides):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.Match) and _named(node.subject, ROUTE_SUBJECTS):
+            values = {c.pattern.value.value for c in node.cases if isinstance(c.pattern, ast.MatchValue)
+                      and isinstance(c.pattern.value, ast.Constant)}
+            if values & names:
+                lines.append(node.lineno)
+    return lines
+
+
+def source_type_dispatch(source: str, classes: set[str] | None = None) -> list[int]:
+    """Lines where ``source`` asks which facts source it holds (``isinstance(source, AdapterSource)``): the
+    source declares what the pipeline needs instead (``FactsSource.scopes``, ``cannot``, ``repair``...)."""
+    classes = _source_classes() if classes is None else classes
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass")
+                and len(node.args) == 2):
+            kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+            if any(_named(k, tuple(classes)) for k in kinds):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_no_module_dispatches_on_source_format_or_target_names():
+    found = {module_name(p): route_string_dispatch(p.read_text(encoding="utf-8")) for p in sorted(PACKAGE.rglob("*.py"))}
+    assert not {m: lines for m, lines in found.items() if lines}
+
+
+def test_no_module_outside_the_sources_asks_which_source_it_holds():
+    found = {module_name(p): source_type_dispatch(p.read_text(encoding="utf-8")) for p in sorted(PACKAGE.rglob("*.py"))
+             if not module_name(p).startswith(f"{ROOT}.facts.sources")}
+    assert not {m: lines for m, lines in found.items() if lines}
+
+
+def test_the_route_checker_sees_name_dispatch():
+    assert route_string_dispatch('if tensors.format != "safetensors":\n    pass\n') == [1]
+    assert route_string_dispatch('ok = options.target_kind == "vllm"\n') == [1]
+    assert route_string_dispatch('ok = source.name in ("gguf", "hub")\n') == [1]
+    assert route_string_dispatch('ok = "bin" == fmt\n') == [1]
+    assert route_string_dispatch('match t.target:\n    case "gguf":\n        pass\n') == [1]
+    assert route_string_dispatch('ok = resolved.kind == "folder"\n') == []  # a dataset SPEC's kind, not a source
+    assert route_string_dispatch('ok = path.suffix == ".gguf"\n') == []
+    assert route_string_dispatch("ok = t.target is TargetKind.GGUF\n") == []
+    assert route_string_dispatch("ok = format_of(tensors).byte_ranges\n") == []
+    assert source_type_dispatch("if isinstance(source, AdapterSource):\n    pass\n") == [1]
+    assert source_type_dispatch("ok = isinstance(s, (FolderSource, hub.HubSource))\n") == [1]
+    assert source_type_dispatch("ok = isinstance(s, Path)\n") == []
+    assert source_type_dispatch("ok = source.repair is Repair.EXPLAIN\n") == []

@@ -13,6 +13,7 @@ tiny heads of the test suite: see the README's "Labels per task head").
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -193,8 +194,24 @@ def type_rows_of(facts: Facts) -> tuple[int, str, dict[str, Any]] | None:
     return None
 
 
+_DERIVED: dict[int, tuple[InputLimits, dict[str, str]]] = {}  # id(facts) -> its limits, while the facts live
+
+
 def input_limits(facts: Facts) -> tuple[InputLimits, dict[str, str]]:
-    """The limits of the checkpoint ``facts`` describe, and why any limit is unknown (limit -> reason)."""
+    """The limits of the checkpoint ``facts`` describe, and why any limit is unknown (limit -> reason).
+
+    Derived once per ``Facts`` (an audit's rules and its dataset scan all ask; the derivation reads the class
+    tables and the tokenizer's specials): kept while the facts live, dropped when they are collected."""
+    key = id(facts)
+    found = _DERIVED.get(key)
+    if found is None:
+        found = _DERIVED[key] = derive_limits(facts)
+        weakref.finalize(facts, _DERIVED.pop, key, None)
+    return found[0], dict(found[1])
+
+
+def derive_limits(facts: Facts) -> tuple[InputLimits, dict[str, str]]:
+    """The derivation behind :func:`input_limits` (every call derives again)."""
     from .positions import usable_positions
 
     cfg, emb, tok = facts.config, facts.embeddings, facts.tokenizer

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.options import TargetKind
 from ..errors import AuditError
 from ..io.jsonfile import read_json_object
 from .checkpoint import Facts
@@ -27,7 +28,7 @@ from .tokenizer.folder import has_tokenizer
 from .tokenizer.slow_files import check_slow_folder
 from .tree import check_tree
 
-TARGETS = ("gguf", "vllm")
+TARGETS = tuple(kind.value for kind in TargetKind)
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class TargetFacts:
     """The checkpoint's facts and what the target will do with them."""
 
     facts: Facts
-    target: str
+    target: TargetKind
     path: str = ""  # "sentencepiece" or "bpe" (gguf)
     vocab_size: int | None = None  # what the converter sizes the vocabulary by
     declared_added: frozenset[int] = frozenset()  # ids the SentencePiece path reads as added tokens
@@ -65,10 +66,12 @@ def _declared_added(folder: Path) -> frozenset[int]:
     return frozenset(ids)
 
 
-def predict(facts: Facts, target: str) -> TargetFacts:
-    if target not in TARGETS:
-        raise AuditError(None, f"--target must be one of {', '.join(TARGETS)}, not {target!r}")
-    if target == "vllm":
+def predict(facts: Facts, kind: str) -> TargetFacts:
+    try:
+        target = TargetKind(kind)
+    except ValueError:
+        raise AuditError(None, f"--target must be one of {', '.join(TARGETS)}, not {kind!r}") from None
+    if target is TargetKind.VLLM:
         return TargetFacts(facts, target)
     tok = facts.tokenizer
     folder = tok.folder if tok is not None else facts.model_dir
@@ -168,7 +171,7 @@ def control_looking_not_control(t: TargetFacts) -> list[ControlLooking]:
     added token marked ``special: false`` (unless ``does_token_look_special``), or a token of a BPE model's own
     vocabulary (NORMAL; a SentencePiece piece keeps the model's type, not known here)."""
     tok = t.facts.tokenizer
-    if t.target != "gguf" or tok is None:
+    if t.target is not TargetKind.GGUF or tok is None:
         return []
     added = {a.id: a for a in tok.added_tokens}
     out = []

@@ -23,9 +23,10 @@ from ..errors import AuditError
 from ..facts import Facts
 from ..facts.config import load_config
 from ..facts.embeddings import find_embeddings
-from ..facts.tensors import CheckpointTensors, load_tensors
+from ..facts.tensors import CheckpointTensors
 from ..facts.tree import check_tree, regular_file_inside
 from ..facts.vocab_geometry import vocab_tensors
+from ..facts.weight_formats.registry import format_of, load_tensors
 from ..io import file_copy
 from ..io.durable import datasync
 from ..io.output_path import landing
@@ -73,7 +74,7 @@ def start(src: Path, output: Path, force: bool, tokenizer: Path | None) -> Early
         check_tree(src)
         check_output(src, output, force, tokenizer)
         tensors = load_tensors(src)
-        if tensors is None or tensors.format != "safetensors" or tensors.refused or len(tensors.files) < 2:
+        if tensors is None or not format_of(tensors).byte_ranges or tensors.refused or len(tensors.files) < 2:
             return None
         config = load_config(src / "config.json")
         embeddings = find_embeddings(tensors, config)

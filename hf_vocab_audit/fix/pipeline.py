@@ -18,7 +18,7 @@ from ..core.options import AuditOptions
 from ..core.report import Report
 from ..errors import AuditError
 from ..facts import Facts, gather
-from ..facts.tensors import load_tensors
+from ..facts.weight_formats.registry import load_tensors
 from .auditor import Auditor, folder_auditor
 from .early import EarlyCopies
 from .early import start as start_early

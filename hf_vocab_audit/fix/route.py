@@ -19,6 +19,7 @@ from ..core.fixes import Compared, GrownTensor, Resized
 from ..core.options import Method
 from ..errors import AuditError
 from ..facts import Facts
+from ..facts.weight_formats.registry import format_of
 from .early import EarlyCopies
 from .repair_plan import CheckpointRepair
 from .surgical import unsupported, write_surgical
@@ -72,7 +73,7 @@ class SurgicalRoute(Route):
     def compare(self, src: Facts, out: Facts, plan: CheckpointRepair, dst: Path) -> Compared | None:
         if src.tensors is None:
             return None
-        if src.tensors.format == "safetensors":
+        if format_of(src.tensors).byte_ranges:
             return compare_safetensors(src, out, plan, dst)
         return compare_files(src, dst)
 

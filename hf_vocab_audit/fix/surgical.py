@@ -22,6 +22,7 @@ from ..core.fixes import GrownTensor
 from ..facts import Facts
 from ..facts.tensors import SAFETENSORS_INDEX
 from ..facts.vocab_geometry import as_rows, vocab_axis, vocab_dim, vocab_tensors
+from ..facts.weight_formats.registry import format_of
 from ..io import file_copy
 from ..io.dtypes import FLOAT_DTYPES, from_float32
 from ..io.file_copy import write_all
@@ -35,7 +36,7 @@ ZERO_FILL_SUFFIXES = ("final_logits_bias",)  # transformers pads these with zero
 def unsupported(facts: Facts, plan: CheckpointRepair) -> str | None:
     """Why the surgical path cannot carry out ``plan`` on this checkpoint (then use transformers), or None."""
     tensors = facts.tensors
-    if tensors is None or tensors.format != "safetensors":
+    if tensors is None or not format_of(tensors).byte_ranges:
         return "the weights are not safetensors"
     grown = [t for t in vocab_tensors(facts) if t.name in plan.grow]
     for t in grown:

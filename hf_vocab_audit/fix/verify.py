@@ -23,6 +23,7 @@ from ..core.fixes import Compared
 from ..errors import AuditError, import_torch, torch_extra
 from ..facts import Facts, gather
 from ..facts.vocab_geometry import as_rows, vocab_axis, vocab_dim
+from ..facts.weight_formats.registry import format_of
 from ..io.dtypes import FLOAT_DTYPES, to_float32
 from ..io.file_compare import same_bytes
 from ..io.rows import map_rows
@@ -156,7 +157,7 @@ def _state_dict(facts: Facts) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for file in tensors.files:
         path = facts.model_dir / file
-        if tensors.format == "safetensors":
+        if format_of(tensors).byte_ranges:
             from safetensors.torch import load_file
 
             out.update(load_file(str(path)))

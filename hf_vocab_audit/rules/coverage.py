@@ -8,7 +8,7 @@ output embeddings, no chat template, a composite config without ``vocab_size``) 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ..core.coverage import Coverage, Gap, SplitCoverage, TensorRole, TokenizerCoverage
@@ -19,7 +19,6 @@ from ..facts.requirements import GapKind, missing_gap, undecided_rows
 from .registry import Scope, get_rule
 
 if TYPE_CHECKING:
-    from ..dataset.scan import DatasetFacts
     from .runner import RuleRun
 
 def ensure_auditable(facts: Facts) -> None:
@@ -60,17 +59,16 @@ def _gap(facts: Facts, kind: GapKind, rules: Sequence[str]) -> Gap:
                "accepts the audit without it")
 
 
-def static_gaps(facts: Facts, skipped: Iterable[Skipped]) -> list[Gap]:
-    """One gap per missing fact, naming the selected rules it kept from running."""
+def static_gaps(facts: Facts, skipped: Iterable[Skipped], by_design: Collection[GapKind] = ()) -> list[Gap]:
+    """One gap per missing fact, naming the selected rules it kept from running; ``by_design``: facts the
+    source lacks by design (``FactsSource.by_design``), whose rules do not apply."""
     by_kind: dict[GapKind, list[str]] = {}
     for s in skipped:
         rule = get_rule(s.rule) if s.rule else None
         if rule is None or rule.scope is not Scope.STATIC:
             continue
         kind = missing_gap(facts, rule.requires)
-        if kind in (GapKind.WEIGHTS, GapKind.VOCABULARY) and facts.gguf is not None and facts.gguf.vocab_only:
-            continue  # a vocabulary-only GGUF has no weights by design: the row rules do not apply
-        if kind is not None:
+        if kind is not None and kind not in by_design:
             by_kind.setdefault(kind, []).append(rule.code)
     return [_gap(facts, kind, rules) for kind, rules in sorted(by_kind.items())]
 
@@ -118,15 +116,12 @@ def _config_keys(facts: Facts) -> tuple[str, ...]:
     return tuple(dict.fromkeys(keys))
 
 
-def coverage_of(facts: Facts, run: RuleRun, rules_selected: int, df: DatasetFacts | None = None) -> Coverage:
-    """What this audit examined and the gaps, from the facts, the rule run and the dataset scan."""
-    gaps = static_gaps(facts, run.skipped) + weights_gaps(run.skipped) + list(run.gaps)
-    splits: tuple[SplitCoverage, ...] = ()
-    if df is not None:
-        from ..dataset.coverage import dataset_coverage
-
-        splits, more = dataset_coverage(df)
-        gaps += more
+def coverage_of(facts: Facts, run: RuleRun, rules_selected: int, splits: tuple[SplitCoverage, ...] = (),
+                more: Sequence[Gap] = (), by_design: Collection[GapKind] = ()) -> Coverage:
+    """What this audit examined and the gaps, from the facts and the rule run; ``splits`` and ``more``: the dataset
+    splits the analyses covered and the gaps they left (``rules.analyses.AnalysisResult``); ``by_design``: what
+    the source lacks by design."""
+    gaps = static_gaps(facts, run.skipped, by_design) + weights_gaps(run.skipped) + list(run.gaps) + list(more)
     return Coverage(
         tokenizer=_tokenizer(facts),
         tensors=_tensors(facts),

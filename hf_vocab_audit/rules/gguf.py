@@ -235,17 +235,6 @@ def gguf_special_id_past_tokens(facts: Facts) -> Iterator[Hit]:
                   Location(file=gf.file, key=key, token_id=i), details={"role": role, "id": i, "tokens": gf.n_tokens})
 
 
-# Checkpoint rules whose meaning does not carry over to a GGUF: they are skipped with these reasons.
-NOT_FOR_GGUF = {
-    "HVA103": "a GGUF's vocabulary size is its token count (HVA901 compares it with the rows)",
-    "HVA105": "a GGUF has no padding rows: llama.cpp needs rows == tokens (HVA901)",
-    "HVA203": "a GGUF is served, not trained: a pad token matters to training collators",
-    "HVA204": "a GGUF is served, not trained: a pad token matters to training collators",
-    "HVA301": "a GGUF has no tokenizer model_max_length (its context is {arch}.context_length)",
-    "HVA303": "a GGUF has no tokenizer model_max_length (its context is {arch}.context_length)",
-}
-
-
 # --- a GGUF against its HF source (check model.gguf --source HF_DIR) ---------------------------------
 
 

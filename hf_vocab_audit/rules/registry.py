@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 import importlib
 import inspect
 import itertools
@@ -13,6 +12,7 @@ from typing import Any
 
 from ..core.findings import Finding, Location, Severity
 from ..core.fixes import Fix, FixAvailability
+from ..core.scope import Scope
 from ..errors import AuditError
 from ..facts.requirements import Requirement
 
@@ -26,23 +26,6 @@ RULE_MODULES = ("safety", "vocab", "vocab_biases", "special_tokens", "generation
                 "dataset", "dataset_labels", "dataset_lm_labels", "dataset_alignment", "multimodal", "adapters",
                 "weights", "batch", "dataset_chat", "gguf", "targets", "dataset_heads",
                 "dataset_chat_content", "dataset_frozen", "dataset_chat_media", "clip_pooling")
-
-
-class Scope(str, enum.Enum):
-    """What a rule reads: the checkpoint's files (static), a streamed dataset, the embedding matrices, or a
-    live training batch (the guard)."""
-
-    STATIC = "static"
-    DATASET = "dataset"
-    WEIGHTS = "weights"
-    BATCH = "batch"  # checked by the runtime guard on live batches, never by an audit
-    GGUF = "gguf"  # facts only a GGUF file has (llama.cpp's format): run by `check model.gguf`
-    GGUF_SOURCE = "gguf-source"  # a GGUF against its HF checkpoint: `check model.gguf --source HF_DIR`
-    TARGET = "target"  # what a converter or engine will do with a checkpoint: `check DIR --target gguf|vllm`
-    SETTINGS = "settings"  # what the target's own settings file asked and the gate did not obey: run by the gate
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +15,6 @@ from .locations import with_lines
 from .registry import Rule, Scope
 
 if TYPE_CHECKING:
-    from ..dataset.scan import DatasetFacts
     from ..weights.analysis import WeightFacts
 
 
@@ -52,10 +51,13 @@ def run_scope(rules: Iterable[Rule], scope: Scope, subject: Any,
     return RuleRun(tuple(findings), tuple(skipped), tuple(ran))
 
 
-def run_static(facts: Facts, rules: Iterable[Rule], *, lines: bool = True) -> RuleRun:
+def run_static(facts: Facts, rules: Iterable[Rule], *, lines: bool = True,
+               unsupported: Mapping[str, str] | None = None) -> RuleRun:
     """The static rules: each runs when the facts it requires are there. ``lines``: record the line of
-    each finding in its JSON file (for SARIF regions and GitHub annotations)."""
-    run = run_scope(rules, Scope.STATIC, facts, lambda r: missing_fact(facts, r.requires))
+    each finding in its JSON file (for SARIF regions and GitHub annotations). ``unsupported``: rules (by code)
+    whose meaning does not carry over to the facts' source (``FactsSource.unsupported``), skipped with the reason."""
+    unsupported = unsupported or {}
+    run = run_scope(rules, Scope.STATIC, facts, lambda r: unsupported.get(r.code) or missing_fact(facts, r.requires))
     if not lines:
         return run
     return RuleRun(with_lines(facts.model_dir, run.findings), run.skipped, run.ran)
@@ -81,10 +83,3 @@ def run_weights(facts: Facts, rules: Iterable[Rule]) -> tuple[RuleRun, WeightFac
         reason = skipped[0].reason if skipped else "no weights"
         return RuleRun(skipped=tuple(skipped)) + run_scope(chosen, Scope.WEIGHTS, None, lambda _r: reason), None
     return RuleRun(skipped=tuple(skipped)) + run_scope(chosen, Scope.WEIGHTS, weights), weights
-
-
-def run_dataset(df: DatasetFacts, rules: Iterable[Rule]) -> RuleRun:
-    """The dataset rules on a finished scan, then the dataset work that was skipped."""
-    from ..dataset.report import skipped_work
-
-    return run_scope(rules, Scope.DATASET, df) + RuleRun(skipped=tuple(skipped_work(df)))

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from ..core.findings import Location, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, SuppressTokens
+from ..core.options import TargetKind
 from ..facts.targets import TargetFacts, base_vocab_size, control_looking_not_control, undecodable_ids
 from .registry import Hit, Scope, rule
 
@@ -39,7 +40,7 @@ def gguf_convert_vocab_assertion(t: TargetFacts) -> Iterator[Hit]:
     Resize the embeddings to cover every id and set `vocab_size` (`hf-vocab-audit check HF_DIR --fix`).
     """
     tok = t.facts.tokenizer
-    if t.target != "gguf" or t.path != "bpe" or tok is None or t.vocab_size is None or tok.max_id < t.vocab_size:
+    if t.target is not TargetKind.GGUF or t.path != "bpe" or tok is None or t.vocab_size is None or tok.max_id < t.vocab_size:
         return
     ids = list(tok.ids_at_or_above(t.vocab_size))  # added tokens included: `tokenizer.vocab` has them
     yield Hit(
@@ -66,7 +67,7 @@ def gguf_convert_drops_tokens(t: TargetFacts) -> Iterator[Hit]:
     tokenizer), and convert again.
     """
     tok = t.facts.tokenizer
-    if t.target != "gguf" or t.path != "sentencepiece" or tok is None:
+    if t.target is not TargetKind.GGUF or t.path != "sentencepiece" or tok is None:
         return
     vocab = t.vocab_size if t.vocab_size is not None else base_vocab_size(t.facts)
     base = base_vocab_size(t.facts)
@@ -105,7 +106,7 @@ def gguf_convert_pad_fillers(t: TargetFacts) -> Iterator[Hit]:
     Nothing to fix.
     """
     tok = t.facts.tokenizer
-    if t.target != "gguf" or tok is None or t.vocab_size is None:
+    if t.target is not TargetKind.GGUF or tok is None or t.vocab_size is None:
         return
     if t.path == "sentencepiece":
         have = set(range(min(base_vocab_size(t.facts), t.vocab_size))) | set(t.declared_added)
@@ -135,7 +136,7 @@ def gguf_convert_unknown_pre_tokenizer(t: TargetFacts) -> Iterator[Hit]:
     Use the base model's tokenizer unchanged, or add the tokenizer to llama.cpp's
     `convert_hf_to_gguf_update.py` (and its pre-tokenizer to llama.cpp) before converting.
     """
-    if t.target != "gguf" or t.path != "bpe" or t.facts.tokenizer is None or t.pre_name is not None:
+    if t.target is not TargetKind.GGUF or t.path != "bpe" or t.facts.tokenizer is None or t.pre_name is not None:
         return
     why = f"chkhsh {t.pre_hash}" if t.pre_hash else f"the tokenizer failed on the test text ({t.hash_error})"
     yield Hit(
@@ -198,7 +199,7 @@ def vllm_undecodable_ids(t: TargetFacts) -> Iterator[Hit]:
     logits; never shrink the embeddings (HVA105). `check DIR --target vllm --fix OUT --unsafe-fixes` adds
     them to generation_config.json's `suppress_tokens` (unsafe: it changes what generation can emit).
     """
-    if t.target != "vllm":
+    if t.target is not TargetKind.VLLM:
         return
     ids = undecodable_ids(t.facts)
     if not ids:
@@ -254,7 +255,7 @@ def vllm_adapter_refused(t: TargetFacts) -> Iterator[Hit]:
     `hf-vocab-audit check OUT --target vllm`.
     """
     adapter = t.facts.adapter
-    if t.target != "vllm" or adapter is None:
+    if t.target is not TargetKind.VLLM or adapter is None:
         return
     reasons = []
     if adapter.modules_to_save:

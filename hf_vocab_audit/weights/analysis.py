@@ -10,6 +10,7 @@ import numpy as np
 from ..core.findings import Skipped
 from ..core.sections import FlaggedRow, NormHistogram, WeightSide, WeightsSection
 from ..facts import Facts
+from ..facts.weight_formats.registry import format_of
 from ..io.rows import RowReader, supported
 from ..io.safetensors_header import TensorInfo
 from . import classify as C
@@ -169,9 +170,9 @@ def gather_weights(facts: Facts) -> tuple[WeightFacts | None, list[Skipped]]:
     if tensors is None or emb is None or emb.input is None:
         why = facts.missing.get("input_embedding") or facts.missing.get("tensors", "no weights")
         return None, [Skipped("weights", why)]
-    if tensors.format != "safetensors":
-        return None, [Skipped("weights", f"weight statistics read safetensors only; {tensors.files[0]} is "
-                                         "a pickle checkpoint (convert it with save_pretrained(safe_serialization=True))")]
+    unreadable_rows = format_of(tensors).rows_unreadable(tensors)
+    if unreadable_rows is not None:
+        return None, [Skipped("weights", unreadable_rows)]
     matrices: list[tuple[str, TensorInfo]] = [("input", emb.input)]
     if not emb.tied and emb.output is not None:
         matrices.append(("output", emb.output))

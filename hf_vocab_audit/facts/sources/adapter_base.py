@@ -3,7 +3,6 @@ from headers through the Hub source) with the adapter's facts attached."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -12,11 +11,12 @@ from typing import TYPE_CHECKING
 from ...core.options import AuditOptions
 from ...errors import AuditError
 from ..checkpoint import Facts
+from . import Repair
 from .adapter import ADAPTER_CONFIG, ADAPTER_WEIGHTS, is_adapter, load_adapter
 from .folder import FolderSource, gather
 
 if TYPE_CHECKING:  # annotations only: reading a folder does not import the findings model
-    from ...core.findings import Finding
+    pass
 
 ADAPTER_FILES = (ADAPTER_CONFIG, *ADAPTER_WEIGHTS)
 
@@ -46,23 +46,9 @@ def gather_adapter(folder: Path, base: str | Path | None = None, tokenizer: str 
     return replace(facts, adapter=adapter)
 
 
-def relocate_base_findings(findings: list[Finding], facts: Facts) -> list[Finding]:
-    """Point the base's findings at the base's files (the report's target is the adapter folder): a path relative
-    to the adapter, so SARIF / GitHub annotations and line numbers land in the right file. HVA8xx stay put."""
-    if facts.adapter is None or not facts.model_dir.is_dir():
-        return findings
-    out = []
-    for f in findings:
-        if f.code.startswith("HVA8") or not f.location.file or f.location.file in ADAPTER_FILES:
-            out.append(f)
-            continue
-        rel = os.path.relpath(facts.model_dir / f.location.file, facts.adapter.folder)
-        out.append(dataclasses.replace(f, location=dataclasses.replace(f.location, file=Path(rel).as_posix())))
-    return out
-
-
 class AdapterSource(FolderSource):
     name = "adapter"
+    repair = Repair.EXPLAIN  # fix.adapter_refusal: the base is not the adapter's to change
 
     @classmethod
     def accepts(cls, target: object) -> bool:

@@ -18,10 +18,11 @@ from ..checkpoint import Facts
 from ..config import load_config, load_generation_config
 from ..embeddings import find_embeddings
 from ..sentence_transformers import SentenceTransformerFacts, sentence_transformer
-from ..tensors import CheckpointTensors, load_tensors
+from ..tensors import CheckpointTensors
 from ..tokenizer import TokenizerFacts
 from ..tokenizer.folder import has_tokenizer, load_tokenizer
 from ..tree import check_tree, existing_folder
+from ..weight_formats.registry import load_tensors
 from . import FactsSource, SourceError
 
 

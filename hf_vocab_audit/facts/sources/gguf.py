@@ -12,11 +12,12 @@ from __future__ import annotations
 import bisect
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...core.options import AuditOptions
+from ...core.scope import Scope
 from ...errors import AuditError
 from ...io.gguf_header import GGUFArray, GGUFHeader, ReadBudget, read_gguf
 from ...io.safetensors_header import TensorInfo
@@ -25,14 +26,16 @@ from ..config import parse_config
 from ..embeddings import EmbeddingFacts
 from ..gguf_facts import GGUFFacts
 from ..llama_cpp_tables import MATCHED_WHOLE, SPECIAL_ID_KEYS
+from ..requirements import GapKind
 from ..tensors import CheckpointTensors
 from ..tokenizer import TokenizerFacts
 from ..tokenizer.added_tokens import AddedTokenConflict, AddedTokenInfo
 from ..tree import regular_file_inside
-from . import FactsSource, SourceError
+from ..weight_formats.gguf import GGUFTensors
+from . import FactsSource, Repair, SourceError
 
 if TYPE_CHECKING:  # annotations only: reading a folder does not import the findings model
-    from ...core.findings import Finding
+    pass
 
 TOKENS = "tokenizer.ggml.tokens"
 TOKEN_TYPE = "tokenizer.ggml.token_type"
@@ -40,7 +43,7 @@ CHAT_TEMPLATE = "tokenizer.chat_template"
 KEEP = frozenset({TOKENS, TOKEN_TYPE})
 SHARD_RE = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
 MAX_SHARDS = 1024
-GGUF_FORMAT = "gguf"
+GGUF_FORMAT = GGUFTensors.name
 VOCAB_ONLY = "{file} is a vocabulary-only GGUF (a tokenizer, no tensors by design)"
 
 
@@ -322,39 +325,20 @@ def gather_gguf(path: str | Path) -> Facts:
     return Facts(folder, config, None, tokenizer, tensors, embeddings, missing, gguf=gf)
 
 
-def relocate_gguf_findings(findings: list[Finding], gf: GGUFFacts) -> list[Finding]:
-    """Findings of the checkpoint rules, located in the GGUF: file + metadata key instead of the HF file
-    names a checkpoint's findings carry (``tokenizer``'s ``bos_token`` is ``tokenizer.ggml.bos_token_id``)."""
-    out = []
-    for f in findings:
-        loc = f.location
-        message = f.message
-        if loc.file in ("tokenizer", "tokenizer_config.json") and loc.key and loc.key.endswith("_token"):
-            role = loc.key.removesuffix("_token")
-            key = SPECIAL_ID_KEYS.get(role, loc.key)
-            message = message.replace(f"{loc.file} {loc.key}", f"{gf.file} {key}", 1)
-            loc = replace(loc, file=gf.file, key=key)
-        elif loc.file == gf.file and loc.key is None and f.code in ("HVA205", "HVA206"):
-            loc = replace(loc, key=CHAT_TEMPLATE)
-        elif loc.file == gf.file and loc.key is None and f.code == "HVA207":
-            loc = replace(loc, key=TOKENS)
-        elif loc.tensor in ("token_embd.weight", "output.weight") and loc.key is None:
-            loc = replace(loc, key=TOKENS)
-        if loc.token == "":
-            loc = replace(loc, token=None)
-        if f.fix is not None or f.code in FIXED_IN_HF:  # --fix repairs HF folders, not GGUF files
-            f = replace(f, fix=None, hint=FIX_IN_HF)
-        out.append(replace(f, location=loc, message=message))
-    return out
-
-
-FIXED_IN_HF = ("HVA101", "HVA102", "HVA201", "HVA205", "HVA206", "HVA207")
-FIX_IN_HF = ("fix the HF checkpoint the GGUF came from (`hf-vocab-audit check HF_DIR --fix` grows its embeddings; "
-             "`--target gguf` says what the converter will do) and convert it again")
-
-
 class GGUFSource(FactsSource):
     name = "gguf"
+    lines = False  # its findings are placed on metadata keys (rules.locators), not JSON lines
+    scopes = (Scope.GGUF,)
+    unsupported = {  # checkpoint rules whose meaning does not carry over to a GGUF
+        "HVA103": "a GGUF's vocabulary size is its token count (HVA901 compares it with the rows)",
+        "HVA105": "a GGUF has no padding rows: llama.cpp needs rows == tokens (HVA901)",
+        "HVA203": "a GGUF is served, not trained: a pad token matters to training collators",
+        "HVA204": "a GGUF is served, not trained: a pad token matters to training collators",
+        "HVA301": "a GGUF has no tokenizer model_max_length (its context is {arch}.context_length)",
+        "HVA303": "a GGUF has no tokenizer model_max_length (its context is {arch}.context_length)",
+    }
+    refuse_empty = False  # its own rules (HVA90x) say what a GGUF without tokens or tensors lacks
+    repair = Repair.REFUSED  # --fix repairs the HF checkpoint it came from (rules.locators.FIX_IN_HF)
 
     @classmethod
     def accepts(cls, target: object) -> bool:
@@ -371,3 +355,9 @@ class GGUFSource(FactsSource):
     def gather(self, options: AuditOptions) -> Facts:
         assert self.path is not None
         return gather_gguf(self.path)
+
+    def by_design(self, facts: Facts) -> frozenset[GapKind]:
+        """A vocabulary-only GGUF has no weights by design: the row rules do not apply (not a gap)."""
+        if facts.gguf is not None and facts.gguf.vocab_only:
+            return frozenset({GapKind.WEIGHTS, GapKind.VOCABULARY})
+        return frozenset()

@@ -29,7 +29,8 @@ from ...io.jsonfile import MAX_CONFIG_BYTES, MAX_TOKENIZER_BYTES, read_bytes
 from ...io.safetensors_header import MAX_HEADER_BYTES, TensorInfo, _tensor
 from ..checkpoint import Facts
 from ..tensors import SAFETENSORS, SAFETENSORS_INDEX, CheckpointTensors, check_shard_names
-from . import FactsSource, SourceError
+from ..weight_formats.safetensors import Safetensors
+from . import FactsSource, Repair, SourceError
 
 HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[^\s@]+))?$")
 SMALL_FILES = (
@@ -121,7 +122,7 @@ def _tensors_from_headers(headers: dict[str, dict[str, Any]], index_file: str | 
             if name in tensors:
                 raise AuditError(shard, f"tensor {name!r} is also in {tensors[name].file}")
             tensors[name] = TensorInfo(info.name, info.dtype, info.shape, shard)  # remote: no byte offsets
-    return CheckpointTensors("safetensors", tuple(sorted(headers)), index_file, tensors)
+    return CheckpointTensors(Safetensors.name, tuple(sorted(headers)), index_file, tensors)
 
 
 def _limit(name: str) -> int:
@@ -337,6 +338,7 @@ class HubSource(FactsSource):
     origin = Source.HUB
     lines = False  # the checkout is removed after the audit
     remote = True
+    repair = Repair.REFUSED
 
     def __init__(self, target: object) -> None:
         super().__init__(target)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from ...core.options import AuditOptions
+from ...core.scope import Scope
 from ...core.source import Source
 from ...errors import AuditError
 from ...io.safetensors_header import TensorInfo
@@ -28,9 +29,10 @@ from ..embeddings import EmbeddingFacts, find_embeddings, vocab_biases
 from ..tensors import _TORCH_TO_ST, CheckpointTensors
 from ..tokenizer import ROLES, VERY_LARGE, TokenizerFacts, facts_of_backend, parse_max_length
 from ..tree import existing_folder
-from . import FactsSource, SourceError
+from ..weight_formats.live import LiveTensors
+from . import FactsSource, Repair, SourceError
 
-MEMORY_FORMAT = "memory"  # CheckpointTensors.format of a live model
+MEMORY_FORMAT = LiveTensors.name  # CheckpointTensors.format of a live model
 MODEL_FILE = "<model>"  # Location.file of a live model's tensors
 TOKENIZER_FILE = "<tokenizer>"  # ... and of a live tokenizer's attributes
 # Wrappers whose ``.module`` is the model (their parameter names carry a "module." prefix).
@@ -293,6 +295,8 @@ class MemorySource(FactsSource):
     name = "memory"
     origin = Source.MEMORY
     lines = False  # objects, not files
+    cannot = {Scope.WEIGHTS: LiveTensors.no_rows}
+    repair = Repair.REFUSED  # audit() never fixes; the gate takes paths only
 
     @classmethod
     def accepts(cls, target: object) -> bool:
