@@ -456,7 +456,8 @@ def render(sweep: Sweep) -> str:
         "tiny configurations of every model type in the auto mappings (causal LM, seq2seq LM, masked LM, "
         "sequence and token classification, text encoders), each saved with a word-level tokenizer; the expected verdict of "
         "every case is the run (`from_pretrained`, a forward over every id the tokenizer emits and the longest "
-        "sequence it allows; for text towers that pool at the eos, the pooled position too), the tool's is `audit(folder)` (exit 0 clean, 1 finding, 2 cannot audit: never "
+        "sequence it allows; for text towers that pool at the eos, the pooled position too), the tool's is "
+        "`audit(folder)` (exit 0 clean, 1 finding, 2 cannot audit: never "
         "counted as agreement).",
         "",
         f"**{agree} of {len(cases)} cases agree ({100 * agree / max(len(cases), 1):.1f}%)** over "
