@@ -191,8 +191,8 @@ def _plots(report: Report) -> str:
     figures: list[tuple[str, str]] = []
     svg = plots.vocabulary_bar(report.facts)
     if svg:
-        caption = ("Vocabulary: tokenizer ids, embedding rows, lm_head rows (when the model has one) and config "
-                   "vocab_size; ids with no row in red. Special-token ids are in the table above.")
+        caption = (f"Vocabulary: {', '.join(plots.vocabulary_labels(report.facts))}; ids with no row in red. "
+                   "Special-token ids are in the table above.")
         figures.append((caption, svg))
     if report.weights is not None:
         svg = plots.norm_histograms(report.weights)
