@@ -67,3 +67,22 @@ def test_a_saved_folder_keeps_the_folder_advice(tmp_path):
     tok.save_pretrained(tmp_path)
     text = render(audit(tmp_path), "text")
     assert "check DIR --fix" in text and "--fix: grow the vocabulary matrices" in text
+
+
+def test_the_guard_preflight_in_a_training_script_names_the_objects():
+    """The Trainer callback's preflight prints the same memory report: the calls to make, not files."""
+    import io
+
+    from builders import new_model, new_tokenizer
+
+    import hf_vocab_audit as hva
+
+    model, tok = new_model("llama", 104), new_tokenizer(104)
+    tok.add_special_tokens({"pad_token": "<newpad>"})  # the script's bug: no resize
+    printed = io.StringIO()
+    with pytest.raises(hva.PreflightError):
+        hva.guard(model, tok, evidence_dir=False).preflight(stream=printed)
+    text = printed.getvalue()
+    assert "HVA101" in text and "`model.resize_token_embeddings(len(tokenizer))`" in text
+    leaks = sorted({m.group(0) for m in FOLDER_TEXT.finditer(text)})
+    assert not leaks, leaks
