@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .core.options import AuditOptions, ScanOptions
+from .core.options import AUDIT_KEYWORDS, AuditOptions, OptionValues, build_audit_options
 from .core.source import Source
 from .facts import Facts, gather
 from .facts.sources import FactsSource
@@ -50,33 +50,11 @@ def audit(
     model_dir: str | Path | None = None,
     *,
     model: object | None = None,
-    tokenizer: str | Path | object | None = None,
-    select: Iterable[str] | None = None,
-    ignore: Iterable[str] | None = None,
-    weights: bool = False,
-    datasets: Iterable[Any] | None = None,
-    dataset_config: str | None = None,
-    splits: Iterable[str] | None = None,
-    text_columns: Iterable[str] | None = None,
-    label_columns: Iterable[str] | None = None,
-    max_rows: int | None = None,
-    batch_size: int = 1000,
-    num_proc: int = 1,
+    options: AuditOptions | None = None,
     progress: bool = False,
-    engine: str = "local",
-    ray_address: str | None = None,
     dataset_histograms: bool = False,
-    base: str | Path | None = None,
-    chat_format: str | None = None,
-    messages_column: str | None = None,
-    max_length: int | None = None,
-    assistant_only_loss: bool | None = None,
-    completion_only_loss: bool | None = None,
-    packing: bool | None = None,
-    trl_config: str | Path | None = None,
-    show_mask: int | None = None,
-    target_kind: str | None = None,
     facts: Facts | None = None,
+    **keywords: Any,
 ) -> Report:
     """Audit a local checkpoint folder from its files alone (no weights are loaded), or live objects.
 
@@ -106,34 +84,44 @@ def audit(
     verdict (exit 2) unless it is judged with ``allow_partial=True`` (``report.exit_code(allow_partial=True)``).
     ``facts``: the folder's files already read (``--fix`` audits its input and its output with the facts it
     read to plan and verify them); ``model_dir`` then only names the target in the report.
+    ``options``: the typed options instead of the keywords (one or the other): the keywords are the options'
+    ``attr`` names (``core.options.OPTIONS``) of the audit and the dataset scan, mapped through the same
+    declarations as the command line's flags and the settings files' keys.
     Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run, or when the target has nothing to
     examine (no tokenizer, no vocabulary matrix, no model config).
     """
     from .dataset.engines.registry import check_scan
-    from .rules import selected
 
-    if select or ignore:
-        selected(select, ignore)  # bad selectors fail before any file is read
-    scan = None
-    if datasets:
-        from .dataset.live import spec_names
-
-        specs, live = spec_names(datasets)
-        scan = ScanOptions(specs, dataset_config, tuple(splits or ()), tuple(text_columns or ()),
-                           tuple(label_columns or ()), max_rows, batch_size, num_proc, progress, engine=engine,
-                           ray_address=ray_address, histograms=dataset_histograms, chat_format=chat_format,
-                           messages_column=messages_column,
-                           chat_flags=(("max_length", max_length), ("assistant_only_loss", assistant_only_loss),
-                                       ("completion_only_loss", completion_only_loss), ("packing", packing)),
-                           trl_config=str(trl_config) if trl_config is not None else None,
-                           show_mask=show_mask, live=live)
-        check_scan(scan)
-    options = AuditOptions(tokenizer=tokenizer, select=_tuple(select), ignore=_tuple(ignore), weights=weights,
-                           base=base, target_kind=target_kind, scan=scan)
+    if options is None:
+        options = _keyword_options(keywords, progress=progress, histograms=dataset_histograms)
+    elif keywords:
+        raise TypeError("audit() takes options=AuditOptions(...) or option keywords, not both")
+    if options.scan is not None:
+        check_scan(options.scan)
     target = _target(model_dir, model)
     source = ReadFolderSource(target, facts) if facts is not None else resolve_source(target, remote=False)
     source.refuse(options)
     return audit_source(source, options)
+
+
+def _keyword_options(keywords: dict[str, Any], *, progress: bool, histograms: bool) -> AuditOptions:
+    """``audit()``'s option keywords as its typed options, through the declarations (``AUDIT_KEYWORDS``)."""
+    from .rules import selected
+
+    unknown = [k for k in keywords if k not in AUDIT_KEYWORDS]
+    if unknown:
+        raise TypeError(f"audit() got an unexpected keyword argument {unknown[0]!r}")
+    values = OptionValues(keywords)
+    select, ignore = values.get("select"), values.get("ignore")
+    if select or ignore:
+        selected(select, ignore)  # bad selectors fail before any file is read
+    live: dict[str, Any] = {}
+    if values.get("datasets"):
+        from .dataset.live import spec_names
+
+        specs, live = spec_names(values.get("datasets"))
+        values = values.merged({"datasets": specs})
+    return build_audit_options(values, progress=progress, histograms=histograms, live=live)
 
 
 def _tuple(values: Iterable[str] | None) -> tuple[str, ...] | None:

@@ -1,19 +1,21 @@
 """The command line: a thin layer over :func:`hf_vocab_audit.audit` and the renderers.
 
-No ``from __future__ import annotations`` here: typer reads every option's annotation on each run, and
-string annotations cost it an ``eval`` each (about 10 ms of a 0.5 s gate); evaluated once at import
-they cost nothing more.
+``check``'s options are not written here: its parameters are generated from their one declaration each
+(``core.options.OPTIONS``), as the settings validation and the reference are. No ``from __future__ import
+annotations``: typer reads every option's annotation on each run, and string annotations cost it an ``eval``
+each (about 10 ms of a 0.5 s gate); evaluated once at import they cost nothing more.
 """
 
+import inspect
 import sys
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
 
-from .core.options import Method, OutputFormat, VerifyLoad
-from .core.outcome import EXIT_ERROR, FailOn
+from .core.options import FLAGS, Kind, Option, OutputFormat
+from .core.outcome import EXIT_ERROR
 from .errors import AuditError, one_line
 from .version import __version__
 
@@ -51,175 +53,33 @@ def _main(
     """Audit Hugging Face checkpoints for out-of-range token ids, labels and positions."""
 
 
-@app.command()
-def check(
-    target: Annotated[
-        str, typer.Argument(metavar="TARGET", help="Checkpoint folder (config.json, tokenizer, weights), or "
-                            "org/name (org/name@revision) on the Hub.")
-    ],
-    tokenizer: Annotated[
-        Optional[Path], typer.Option("--tokenizer", help="Tokenizer folder, when not in the checkpoint.")
-    ] = None,
-    base: Annotated[
-        Optional[Path], typer.Option("--base", help="Base checkpoint folder of a PEFT adapter TARGET (default: its "
-                                     "base_model_name_or_path, a local folder or a Hub id).")
-    ] = None,
-    fmt: Annotated[
-        Optional[list[OutputFormat]], typer.Option("--format", help="Output format (repeatable; default text).")
-    ] = None,
-    fail_on: Annotated[
-        Optional[FailOn],
-        typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity (default: error)."),
-    ] = None,
-    exit_zero: Annotated[
-        Optional[bool], typer.Option("--exit-zero/--no-exit-zero", help="Exit 0 even when findings fail the gate.")
-    ] = None,
-    allow_partial: Annotated[
-        Optional[bool], typer.Option("--allow-partial/--no-allow-partial",
-                                     help="Accept an audit that could not examine everything (no tokenizer, no "
-                                     "weights, a dataset column left unchecked): exit 0 with the verdict PARTIAL "
-                                     "instead of exit 2. The report says what was not examined either way.")
-    ] = None,
-    select: Annotated[
-        Optional[list[str]], typer.Option("--select", help="Only these rules (code, prefix or name; repeatable).")
-    ] = None,
-    ignore: Annotated[
-        Optional[list[str]], typer.Option("--ignore", help="Skip these rules (code, prefix or name; repeatable).")
-    ] = None,
-    output_file: Annotated[
-        Optional[list[Path]],
-        typer.Option("--output-file", help="Write a format here (repeatable; pairs with --format in order, "
-                     "the first format goes to standard output when there is one file fewer)."),
-    ] = None,
-    config: Annotated[
-        Optional[Path], typer.Option("--config", help="Settings file to use instead of the working directory's "
-                                     "and the model's hf-vocab-audit.toml.")
-    ] = None,
-    weights: Annotated[
-        bool, typer.Option("--weights", help="Also read the embedding matrices to find untrained token rows.")
-    ] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
-    fix: Annotated[
-        bool, typer.Option("--fix", help="Write a repaired copy of MODEL_DIR (see --output); audit the copy.")
-    ] = False,
-    output: Annotated[
-        Optional[Path], typer.Option("--output", help="Folder for --fix (default: MODEL_DIR-fixed).")
-    ] = None,
-    pad_to_multiple_of: Annotated[
-        Optional[int], typer.Option("--pad-to-multiple-of", min=1, help="--fix: round grown rows up to this.")
-    ] = None,
-    unsafe_fixes: Annotated[
-        bool, typer.Option("--unsafe-fixes", help="--fix: also apply fixes that change behaviour (special ids, pad).")
-    ] = False,
-    force: Annotated[bool, typer.Option("--force", help="--fix: replace a non-empty --output folder.")] = False,
-    allow_large_growth: Annotated[
-        bool, typer.Option("--allow-large-growth", help="--fix: allow growing the embeddings past twice their "
-                           "rows or 4,194,304 rows.")
-    ] = False,
-    method: Annotated[
-        Optional[Method], typer.Option("--method", help="--fix: rewrite only the changed tensors (surgical, the "
-                                       "default), or load with transformers.")
-    ] = None,
-    verify_load: Annotated[
-        Optional[VerifyLoad], typer.Option("--verify-load", help="--fix: load the result with transformers (auto, "
-                                           "the default: if small).")
-    ] = None,
-    hub_timeout: Annotated[
-        Optional[int], typer.Option("--hub-timeout", min=1, help="Org/name TARGET: seconds all Hub requests may "
-                                    "take together (default: HF_VOCAB_AUDIT_HUB_TIMEOUT, else 30).")
-    ] = None,
-    dataset: Annotated[
-        Optional[list[str]],
-        typer.Option("--dataset", help="Also stream this dataset (data file, glob, folder, save_to_disk folder "
-                     "or Hub id; repeatable).", rich_help_panel="Dataset audit"),
-    ] = None,
-    dataset_config: Annotated[
-        Optional[str], typer.Option("--dataset-config", help="Dataset configuration name (Hub datasets).",
-                                    rich_help_panel="Dataset audit")
-    ] = None,
-    split: Annotated[
-        Optional[list[str]], typer.Option("--split", help="Only this split (repeatable; default all).",
-                                          rich_help_panel="Dataset audit")
-    ] = None,
-    text_column: Annotated[
-        Optional[list[str]], typer.Option("--text-column", help="Tokenize this column (repeatable; "
-                                          "overrides detection).", rich_help_panel="Dataset audit")
-    ] = None,
-    label_column: Annotated[
-        Optional[list[str]], typer.Option("--label-column", help="Check this column as labels (repeatable; "
-                                          "overrides detection).", rich_help_panel="Dataset audit")
-    ] = None,
-    max_rows: Annotated[
-        Optional[int], typer.Option("--max-rows", min=1, help="Scan at most N rows per split.",
-                                    rich_help_panel="Dataset audit")
-    ] = None,
-    batch_size: Annotated[
-        Optional[int], typer.Option("--batch-size", min=1, help="Rows per scanned batch (default 1000).",
-                                    rich_help_panel="Dataset audit")
-    ] = None,
-    num_proc: Annotated[
-        Optional[int], typer.Option("--num-proc", min=1, help="Scan up to N splits in parallel processes "
-                                    "(default 1).", rich_help_panel="Dataset audit")
-    ] = None,
-    engine: Annotated[
-        Optional[str], typer.Option("--engine", help="Scan here (local, the default) or on Ray (ray; pip install "
-                                    "'hf-vocab-audit\\[ray]').", rich_help_panel="Dataset audit")  # \\[: not rich markup
-    ] = None,
-    ray_address: Annotated[
-        Optional[str], typer.Option("--ray-address", help="Ray cluster to run on (default: RAY_ADDRESS, "
-                                    "else a local instance).", rich_help_panel="Dataset audit")
-    ] = None,
-    chat_format: Annotated[
-        Optional[str], typer.Option("--chat-format", help="Read the splits as this TRL format: language-modeling, "
-                                    "prompt-completion, preference, unpaired-preference, or off (default: "
-                                    "recognised from the columns).", rich_help_panel="Chat and instruction data")
-    ] = None,
-    messages_column: Annotated[
-        Optional[str], typer.Option("--messages-column", help="The column of role/content turns (default "
-                                    "messages).", rich_help_panel="Chat and instruction data")
-    ] = None,
-    max_length: Annotated[
-        Optional[int], typer.Option("--max-length", min=1, help="The trainer's max_length: rows are truncated "
-                                    "as TRL truncates them (default: a TRL config beside the data, else none).",
-                                    rich_help_panel="Chat and instruction data")
-    ] = None,
-    assistant_only_loss: Annotated[
-        Optional[bool], typer.Option("--assistant-only-loss/--no-assistant-only-loss", help="Loss on assistant "
-                                     "turns only ({% generation %} masks).", rich_help_panel="Chat and instruction data")
-    ] = None,
-    completion_only_loss: Annotated[
-        Optional[bool], typer.Option("--completion-only-loss/--no-completion-only-loss", help="Loss on the "
-                                     "completion only (TRL's default for prompt-completion data).",
-                                     rich_help_panel="Chat and instruction data")
-    ] = None,
-    packing: Annotated[
-        Optional[bool], typer.Option("--packing/--no-packing", help="The trainer packs rows (no truncation).",
-                                     rich_help_panel="Chat and instruction data")
-    ] = None,
-    trl_config: Annotated[
-        Optional[Path], typer.Option("--trl-config", help="A saved TRL SFTConfig/DPOConfig/KTOConfig (JSON or "
-                                     "YAML) to read max_length and the loss settings from.",
-                                     rich_help_panel="Chat and instruction data")
-    ] = None,
-    show_mask: Annotated[
-        Optional[int], typer.Option("--show-mask", min=1, help="Show the first N rows (at most 20) of each chat "
-                                    "split as the trainer gets them, the tokens with a loss marked (text and "
-                                    "html formats; json carries them).", rich_help_panel="Chat and instruction data")
-    ] = None,
-    source: Annotated[
-        Optional[Path], typer.Option("--source", help="GGUF TARGET: the HF checkpoint folder it was converted "
-                                     "from, compared id by id.", rich_help_panel="GGUF and serving engines")
-    ] = None,
-    target_kind: Annotated[
-        Optional[str], typer.Option("--target", help="Also say what this consumer will do with the checkpoint: "
-                                    "gguf (llama.cpp's converter) or vllm (engines sampling the whole lm_head).",
-                                    rich_help_panel="GGUF and serving engines")
-    ] = None,
-    suppress_ids_file: Annotated[
-        Optional[Path], typer.Option("--suppress-ids-file", help="With --target vllm: write the ids to suppress "
-                                     "at sampling time here, as a JSON list.", rich_help_panel="GGUF and serving engines")
-    ] = None,
-) -> None:
+_FLAG_TYPES: dict[Kind, type] = {Kind.INT: int, Kind.PATH: Path, Kind.PATHS: Path}  # the other kinds: strings
+
+
+def _flag(option: Option) -> inspect.Parameter:
+    """``check``'s parameter for one declared option: its flag (a ``--x/--no-x`` pair when negatable), type,
+    help and panel. A flag not given is None (a plain ``--x`` flag: False), so the settings files can set it."""
+    if option.kind is Kind.BOOL:
+        decl = f"--{option.key}/--no-{option.key}" if option.negatable else f"--{option.key}"
+        annotation: Any = Optional[bool] if option.negatable else bool
+        default: Any = None if option.negatable else False
+    else:
+        decl, default = f"--{option.key}", None
+        one = option.choices if option.choices is not None and option.flag_checks_choice else \
+            _FLAG_TYPES.get(option.kind, str)
+        annotation = Optional[list[one]] if option.kind.many else Optional[one]  # type: ignore[valid-type]
+    info = typer.Option(decl, help=option.help, rich_help_panel=option.panel,
+                        min=1 if option.kind is Kind.INT else None)
+    return inspect.Parameter(option.attr, inspect.Parameter.KEYWORD_ONLY, default=default,
+                             annotation=Annotated[annotation, info])
+
+
+_TARGET = inspect.Parameter("target", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Annotated[
+    str, typer.Argument(metavar="TARGET", help="Checkpoint folder (config.json, tokenizer, weights), or org/name "
+                        "(org/name@revision) on the Hub.")])
+
+
+def check(target: str, **flags: Any) -> None:
     """Audit TARGET from its files alone: no weights are loaded, no code is executed.
 
     Settings come from the tool.hf-vocab-audit table of pyproject.toml and hf-vocab-audit.toml in the working
@@ -229,42 +89,32 @@ def check(
     With --fix, write a repaired copy (see --output) and report the audit of that copy.
     TARGET may be a GGUF file (llama.cpp's format); --source HF_DIR compares it with its HF checkpoint.
     """
-    from .core.options import build_gate_options
+    from .core.options import OptionValues, refuse_clashes
     from .formats.outputs import pair_outputs, write_outputs
     from .gate import run_gate
     from .io.output_path import check_output_file
 
+    given = OptionValues.from_flags(flags)  # flags not given are absent: the settings files fill them, then defaults
+    debug = bool(given.get("debug"))
     if not debug:  # a library's warning (torch.load's TorchScript notice) must not add lines to stderr
         warnings.simplefilter("ignore")
-    given = dict(
-        tokenizer=tokenizer, base=base, formats=[f.value for f in fmt] if fmt else None,
-        fail_on=fail_on.value if fail_on else None, exit_zero=exit_zero, allow_partial=allow_partial,
-        select=select, ignore=ignore, output_files=output_file, weights=weights or None, debug=debug or None,
-        fix=fix or None, output=output, pad_to_multiple_of=pad_to_multiple_of, unsafe_fixes=unsafe_fixes or None,
-        force=force or None, allow_large_growth=allow_large_growth or None,
-        method=method.value if method else None, verify_load=verify_load.value if verify_load else None,
-        datasets=dataset, dataset_config=dataset_config, splits=split, text_columns=text_column,
-        label_columns=label_column, max_rows=max_rows, batch_size=batch_size, num_proc=num_proc, engine=engine,
-        ray_address=ray_address, chat_format=chat_format, messages_column=messages_column, max_length=max_length,
-        assistant_only_loss=assistant_only_loss, completion_only_loss=completion_only_loss, packing=packing,
-        trl_config=trl_config, source=source, target_kind=target_kind, suppress_ids_file=suppress_ids_file,
-        hub_timeout=hub_timeout, show_mask=show_mask,
-    )  # flags not given are None: the settings files fill them, then the defaults
+    formats, output_files = list(given.get("formats") or ()), list(given.get("output_files") or ())
     try:
+        select, ignore = given.get("select"), given.get("ignore")
         if select or ignore:  # (the rule modules are imported only to check selectors that were given)
             from .rules.registry import parse_selectors
 
             parse_selectors([*(select or []), *(ignore or [])], "--select/--ignore")
-        build_gate_options({k: v for k, v in given.items() if v is not None}, target, complete=False)  # no read
+        refuse_clashes(given, target, complete=False)  # no read
     except AuditError as exc:
         _fail(str(exc), False)
     try:
-        inputs = [target, tokenizer, base, config, *(dataset or [])]
-        for _, out_path in pair_outputs([f.value for f in fmt or []], list(output_file or [])):
+        inputs = [target, given.get("tokenizer"), given.get("base"), given.get("config"), *(given.get("datasets") or [])]
+        for _, out_path in pair_outputs(formats, output_files):
             if out_path is not None:  # a planted link or a path into the checkpoint: refused before the audit
                 check_output_file(out_path, inputs)
-        outcome = run_gate(target, config=config, options=given, progress=all(
-            f is OutputFormat.TEXT for f in fmt or []) and not output_file and sys.stderr.isatty())
+        outcome = run_gate(target, options=given, progress=all(
+            f == OutputFormat.TEXT.value for f in formats) and not output_files and sys.stderr.isatty())
         out = outcome.options.output
         debug = out.debug
         for entry in outcome.unused_allow:
@@ -289,6 +139,10 @@ def check(
             raise
         _fail(f"{target}: a library panicked: {str(exc).strip()[:300]}", debug)
     raise typer.Exit(outcome.exit_code)
+
+
+check.__signature__ = inspect.Signature([_TARGET, *map(_flag, FLAGS)])  # type: ignore[attr-defined]
+app.command()(check)  # typer reads the parameters from the signature: one per declared flag
 
 
 @app.command("rules")

@@ -8,20 +8,17 @@ allowlist.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .audit import audit_source
-from .core.options import GateOptions, build_gate_options
+from .core.options import GateOptions, OptionValues, build_gate_options
 from .core.outcome import Outcome
 from .errors import AuditError
-from .facts import Facts
 from .facts.sources import FactsSource
 from .facts.sources.adapter_base import AdapterSource
-from .facts.sources.folder import FolderSource, ReadFolderSource
 from .facts.sources.registry import resolve_source
 from .settings import AllowEntry, Settings, apply_allowlist, fix_safety, load_settings
 
@@ -52,27 +49,29 @@ class GateOutcome:
 def run_gate(
     target: str,
     *,
-    config: Path | None = None,
     cwd: Path | None = None,
-    options: Mapping[str, Any] | None = None,
+    options: OptionValues | None = None,
     progress: bool = False,
-    **overrides: Any,
+    **keywords: Any,
 ) -> GateOutcome:
     """Audit ``target`` (a local folder or GGUF, else ``org/name[@revision]`` on the Hub) under the merged settings.
 
-    ``options`` and ``overrides`` are option values by ``core.options.Option.attr`` (``tokenizer``,
-    ``select``, ``fail_on``, ``weights``, ``datasets``, ``fix``, ``output``...; None = not given), as the
-    command line gives them: they win over the settings files. Clashing options are refused before any file
-    is read; options the target's kind cannot take, before anything of it is read.
+    ``options`` are the command line's values (:meth:`OptionValues.from_flags`); ``keywords`` the same by
+    ``core.options.Option.attr`` (``config``, ``tokenizer``, ``select``, ``fail_on``, ``weights``,
+    ``datasets``, ``fix``, ``output``...; None = not given), for the Python API; keywords win over
+    ``options``, and both over the settings files. Clashing options are refused before any file is read;
+    options the target's kind cannot take, before anything of it is read.
     Raises :class:`AuditError` for bad input, bad configuration or an unreachable Hub.
     """
-    given = {k: v for k, v in {**(options or {}), **overrides}.items() if v is not None}
+    given = (options or OptionValues()).merged(OptionValues(keywords))
     first = build_gate_options(given, target, complete=False)  # clashes among the flags: before any read
     source = resolve_source(target)
     with ExitStack() as stack:
         source.refuse(first.audit, fixing=first.fix is not None)
         settings_dir = source.open(stack)
-        settings = load_settings(settings_dir, cwd=cwd, config=config, overrides=given)
+        config = given.get("config")
+        settings = load_settings(settings_dir, cwd=cwd, config=Path(config) if config is not None else None,
+                                 overrides=given)
         chosen = build_gate_options(settings.values, target, progress=progress)
         source.refuse(chosen.audit, fixing=chosen.fix is not None)
         if chosen.audit.scan is not None:
@@ -82,7 +81,7 @@ def run_gate(
         report = _fix(source, chosen, settings) if chosen.fix is not None else audit_source(source, chosen.audit)
     report = _ignored_settings(report, settings, chosen)
     report, unused = apply_allowlist(report, settings.allow)
-    return GateOutcome(report.judged(settings.fail_on, settings.exit_zero, settings.allow_partial), settings,
+    return GateOutcome(report.judged(chosen.fail_on, chosen.exit_zero, chosen.allow_partial), settings,
                        tuple(unused), chosen)
 
 
@@ -108,7 +107,7 @@ def _fix(source: FactsSource, options: GateOptions, settings: Settings) -> Repor
 
         return refuse_adapter_fix(src, base=audit_options.base, tokenizer=audit_options.tokenizer_path,
                                   select=audit_options.select, ignore=audit_options.ignore)
-    from .fix import repair
+    from .fix import folder_auditor, repair
     from .fix.writer import default_output
     from .io.output_path import check_output_folder
 
@@ -119,11 +118,8 @@ def _fix(source: FactsSource, options: GateOptions, settings: Settings) -> Repor
         audit_options.base, audit_options.source, *(scan.specs if scan is not None else ()),
         scan.trl_config if scan is not None else None, *settings.sources))  # before --force deletes anything
 
-    def check(folder: Path, *, facts: Facts | None = None) -> Report:
-        """The audit ``check`` runs (the same options, the allowlist applied once), on --fix's input and output."""
-        read = ReadFolderSource(folder, facts) if facts is not None else FolderSource(folder)
-        return apply_allowlist(audit_source(read, audit_options), settings.allow)[0]
-
+    # the audit check runs (the same options, the allowlist applied once), on --fix's input and output
+    check = folder_auditor(audit_options, lambda report: apply_allowlist(report, settings.allow)[0])
     return repair(src, output, audit=check, tokenizer=audit_options.tokenizer_path,
                   applicability=fix_safety(settings), **keywords)
 

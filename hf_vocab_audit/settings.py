@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .core.options import OPTIONS, SETTINGS_ONLY, Option
+from .core.options import BY_ATTR, SETTINGS_KEYS, Kind, Option, OptionValues
 from .core.outcome import FAIL_ON
 from .core.target_settings import IgnoredSettings
 from .errors import AuditError
@@ -40,10 +40,10 @@ else:  # pragma: no cover - Python 3.10
 
 MODEL_FILE = "hf-vocab-audit.toml"
 TOOL_TABLE = "hf-vocab-audit"
-SETTING_KEYS = {o.key: o for o in (*OPTIONS, *SETTINGS_ONLY)}  # every option of ``check`` but --config (which
-# names this file), and the fix-safety keys (settings only, as in ruff)
+SETTING_KEYS = {o.key: o for o in SETTINGS_KEYS}  # every option of ``check`` but --config (which names this
+# file), and the fix-safety keys (settings only, as in ruff)
 KEYS = tuple(SETTING_KEYS)
-SELECTOR_KEYS = ("select", "ignore", "extend-safe-fixes", "extend-unsafe-fixes")  # rule codes, prefixes or names
+FIX_SAFETY = tuple(o.attr for o in SETTINGS_KEYS if not o.flag)  # kept in Settings: the fix reads them there
 MATCH_KEYS = ("file", "key", "tensor", "token", "token_id", "split", "column")
 
 
@@ -64,18 +64,14 @@ class AllowEntry:
 
 @dataclass(frozen=True)
 class Settings:
-    select: tuple[str, ...] | None = None
-    ignore: tuple[str, ...] | None = None
-    fail_on: str = "error"
-    exit_zero: bool = False
-    allow_partial: bool = False  # a report with gaps says PARTIAL (exit 0) instead of failing closed (exit 2)
+    """What the settings files and flags set: the options of ``check`` (``values``; ``gate`` builds the typed
+    options from them), the allowlist, the fix-safety keys, the files read and the target's keys not obeyed."""
+
+    values: OptionValues = OptionValues()  # every option of ``check`` set, flags last
     allow: tuple[AllowEntry, ...] = ()
     sources: tuple[str, ...] = ()  # files read, lowest precedence first
-    chat_format: str | None = None  # --chat-format for --dataset (TRL's format of the splits)
-    messages_column: str | None = None  # --messages-column
     extend_safe_fixes: tuple[str, ...] = ()  # rules whose unsafe fix --fix applies as safe (see fix_safety)
     extend_unsafe_fixes: tuple[str, ...] = ()  # rules whose safe fix needs --unsafe-fixes
-    values: dict[str, Any] = field(default_factory=dict)  # every option set (``Option.attr`` -> value), flags last
     ignored: tuple[IgnoredSettings, ...] = ()  # keys of the target's own settings files not obeyed (HVA003)
 
 
@@ -127,31 +123,34 @@ def _value(path: Path, option: Option, where: str, value: Any) -> Any:
     """One option's value from a settings file, checked against its kind (paths: relative to the file)."""
     name = f"{where}{option.key}"
     kind = option.kind
-    if kind == "bool":
+    if kind is Kind.RULES:
+        return _strings(path, name, value)
+    if kind is Kind.BOOL:
         if not isinstance(value, bool):
             raise AuditError(path, f"{name}: must be true or false, not {value!r}"[:200])
         return value
-    if kind == "int":
+    if kind is Kind.INT:
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise AuditError(path, f"{name}: must be a whole number >= 1, not {value!r}"[:200])
         return value
-    if kind in ("choice", "choices"):
-        values = value if kind == "choices" and isinstance(value, list) else [value]
-        if kind == "choices" and not isinstance(value, list):
-            raise AuditError(path, f"{name}: must be a list of {', '.join(option.choices)}"[:200])
-        bad = [v for v in values if v not in option.choices]
+    if kind in (Kind.CHOICE, Kind.CHOICES):
+        choices = option.choice_values
+        values = value if kind is Kind.CHOICES and isinstance(value, list) else [value]
+        if kind is Kind.CHOICES and not isinstance(value, list):
+            raise AuditError(path, f"{name}: must be a list of {', '.join(choices)}"[:200])
+        bad = [v for v in values if v not in choices]
         if bad:
-            raise AuditError(path, f"{name}: must be one of {', '.join(option.choices)}, not {bad[0]!r}"[:200])
-        return tuple(values) if kind == "choices" else value
-    if kind in ("strs", "paths", "specs"):
+            raise AuditError(path, f"{name}: must be one of {', '.join(choices)}, not {bad[0]!r}"[:200])
+        return tuple(values) if kind is Kind.CHOICES else value
+    if kind.many:
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise AuditError(path, f"{name}: must be a list of strings, not {value!r}"[:200])
-        if kind == "specs":  # a data file or folder beside the settings file, else as given (a Hub id, a glob)
+        if kind is Kind.SPECS:  # a data file or folder beside the settings file, else as given (a Hub id, a glob)
             return tuple(str(_relative(path, v)) if _relative(path, v).exists() else v for v in value)
-        return tuple(_relative(path, v) for v in value) if kind == "paths" else tuple(value)
+        return tuple(_relative(path, v) for v in value) if kind is Kind.PATHS else tuple(value)
     if not isinstance(value, str) or not value:
         raise AuditError(path, f"{name}: must be a string, not {value!r}"[:200])
-    return _relative(path, value) if kind == "path" else value
+    return _relative(path, value) if kind is Kind.PATH else value
 
 
 def _relative(settings: Path, value: str) -> Path:
@@ -160,20 +159,13 @@ def _relative(settings: Path, value: str) -> Path:
     return path if path.is_absolute() else settings.parent / path
 
 
-def _checked(path: Path, option: Option, where: str, value: Any) -> Any:
-    """One key's value from a settings file, checked (a bad one exits 2 naming the file and the key)."""
-    if option.key in SELECTOR_KEYS:
-        return _strings(path, f"{where}{option.key}", value)
-    return _value(path, option, where, value)
-
-
 def _options(path: Path, table: dict[str, Any], where: str) -> dict[str, Any]:
     """Validate the option keys of one operator's table; returns the options present, by ``Option.attr``."""
     out: dict[str, Any] = {}
     for key, value in table.items():
         option = SETTING_KEYS.get(key)
         if option is not None:
-            out[option.attr] = _checked(path, option, where, value)
+            out[option.attr] = _value(path, option, where, value)
         elif key == "allow" and where:
             raise AuditError(path, f"{where}allow: the allowlist goes in {MODEL_FILE} in the working directory "
                              "or in the --config FILE")
@@ -193,7 +185,7 @@ def _from_target(path: Path, table: dict[str, Any], where: str, values: dict[str
         if option is None or option.stricter is None:
             ignored.append(key)
             continue
-        asked = _checked(path, option, where, value)
+        asked = _value(path, option, where, value)
         merged = option.stricter(values.get(option.attr), asked)
         if merged is None:
             ignored.append(key)
@@ -245,7 +237,7 @@ def load_settings(
     *,
     cwd: Path | None = None,
     config: Path | None = None,
-    overrides: dict[str, Any] | None = None,
+    overrides: OptionValues | Mapping[str, Any] | None = None,
 ) -> Settings:
     """Merge defaults, the operator's pyproject and settings file (``config``, else the working directory's
     hf-vocab-audit.toml), what the target's own file tightens, and ``overrides`` (flags; None = not given).
@@ -289,16 +281,15 @@ def load_settings(
             assert model_dir is not None
             name = os.path.relpath(path.parent.resolve() / path.name, model_dir.resolve())
             ignored.append(IgnoredSettings(Path(name).as_posix(), tuple(keys)))
-    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    flags = overrides.given if isinstance(overrides, OptionValues) else OptionValues(overrides or {}).given
+    values.update({k: v for k, v in flags.items() if BY_ATTR[k].settable})  # (--config named the files read)
     if "fail_on" in values and values["fail_on"] not in FAIL_ON:
         raise AuditError(None, f"--fail-on must be one of {', '.join(FAIL_ON)}")
-    for key in ("select", "ignore"):
-        if key in values:
-            values[key] = tuple(values[key])
-    fields = ("select", "ignore", "fail_on", "exit_zero", "allow_partial", "chat_format", "messages_column",
-              "extend_safe_fixes", "extend_unsafe_fixes")
-    return Settings(**{k: v for k, v in values.items() if k in fields}, allow=allow, sources=tuple(sources),
-                    values=values, ignored=tuple(ignored))
+    for option in SETTINGS_KEYS:
+        if option.kind is Kind.RULES and option.attr in values:
+            values[option.attr] = tuple(values[option.attr])
+    safety = {attr: values.pop(attr) for attr in FIX_SAFETY if attr in values}
+    return Settings(OptionValues(values), allow, tuple(sources), **safety, ignored=tuple(ignored))
 
 
 def mark_allowed(findings: Iterable[Finding], entries: tuple[AllowEntry, ...]) -> tuple[list[Finding], list[AllowEntry]]:

@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """Regenerate every generated file: the transformers table, the example reports, the format goldens,
-the CLI reference.
+the CLI reference, the JSON schema generated from the report's classes, and the generated parts of
+README.md and docs/ (rule, settings and module tables).
 
     python scripts/regenerate.py          # write them
     python scripts/regenerate.py --check  # exit 1 if any is stale
@@ -8,6 +9,7 @@ the CLI reference.
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import os
@@ -47,6 +49,7 @@ def example_reports() -> dict[Path, str]:
     return out
 
 
+@functools.cache
 def cli_reference() -> str:
     """Typer's own documentation generator (`typer MODULE utils docs`), run on our app."""
     import subprocess
@@ -63,35 +66,87 @@ def cli_reference() -> str:
 
 def readme() -> str:
     """README.md with its rule table rebuilt from the registry."""
+    return rules_table((ROOT / "README.md").read_text(encoding="utf-8"))
+
+
+def rules_table(text: str) -> str:
+    """The rule table between the ``rules`` markers of a page, rebuilt from the registry."""
     from hf_vocab_audit.rules import all_rules
 
-    path = ROOT / "README.md"
-    text = path.read_text(encoding="utf-8")
-    start = text.index("<!-- rules:start")
-    start = text.index("\n", start) + 1
-    end = text.index("<!-- rules:end -->")
     rows = ["| code | name | severity | what it finds |", "| --- | --- | --- | --- |"]
     pipe = "\\|"
     rows += [f"| {r.code} | {r.name} | {r.severity.value} | {r.summary.replace('|', pipe)} |" for r in all_rules()]
-    text = text[:start] + "\n".join(rows) + "\n" + text[end:]
-    return settings_table(text)
+    return _replace_block(text, "rules", "\n".join(rows) + "\n")
+
+
+def _replace_block(text: str, name: str, body: str) -> str:
+    """``text`` with the lines between ``<!-- NAME:start ... -->`` and ``<!-- NAME:end -->`` set to ``body``."""
+    start = text.index(f"<!-- {name}:start")
+    start = text.index("\n", start) + 1
+    end = text.index(f"<!-- {name}:end -->")
+    return text[:start] + body + text[end:]
+
+
+DOCS = ROOT / "docs"
+
+
+def docs_pages() -> dict[Path, str]:
+    """The docs pages' generated parts: the rule table, the settings table, the module table, the CLI reference."""
+    def page(name: str) -> str:
+        return (DOCS / name).read_text(encoding="utf-8")
+
+    return {
+        DOCS / "reference.md": rules_table(page("reference.md")),
+        DOCS / "ci-gate.md": settings_table(page("ci-gate.md")),
+        DOCS / "architecture.md": module_table(page("architecture.md")),
+        DOCS / "cli-reference.md": cli_reference(),
+    }
+
+
+def module_table(text: str) -> str:
+    """docs/architecture.md's module table: every module of the package with the first sentence of its docstring."""
+    import ast
+    import re
+
+    package = ROOT / "hf_vocab_audit"
+    rows = ["| module | what it holds |", "| --- | --- |"]
+    for path in sorted(package.rglob("*.py"), key=lambda p: p.relative_to(package).parts):
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+        paragraph = " ".join(doc.strip().split("\n\n")[0].split()) if doc else ""
+        sentence = re.match(r"(.+?[.!?])(?:\s|$)", paragraph)
+        summary = sentence.group(1) if sentence else paragraph or "(no module docstring)"
+        summary = re.sub(r":(?:func|class|mod|meth|attr|data):`~?([^`]+)`", r"`\1`", summary).replace("``", "`")
+        rows.append(f"| `{path.relative_to(package).as_posix()}` | {summary.replace('|', chr(92) + '|')} |")
+    return _replace_block(text, "modules", "\n".join(rows) + "\n")
 
 
 def settings_table(text: str) -> str:
-    """README.md's settings table rebuilt from the option table (every key of check's options)."""
-    from hf_vocab_audit.core.options import OPTIONS
+    """docs/ci-gate.md's settings table rebuilt from the option declarations (every settings key of check's flags)."""
+    from hf_vocab_audit.core.options import OPTIONS, Kind
 
     start = text.index("<!-- settings:start")
     start = text.index("\n", start) + 1
     end = text.index("<!-- settings:end -->")
-    kinds = {"bool": "true/false", "int": "integer >= 1", "str": "string", "strs": "list of strings",
-             "path": "path", "paths": "list of paths", "specs": "list of paths or Hub ids"}
     rows = ["| key | value | group | target's own file | what |", "| --- | --- | --- | --- | --- |"]
     for o in OPTIONS:
-        value = " / ".join(f"`{c}`" for c in o.choices) if o.choices else kinds[o.kind]
-        value = f"list of {value}" if o.kind == "choices" else value
-        rows.append(f"| `{o.key}` | {value} | {o.group} | {'stricter only' if o.stricter else 'not obeyed'} | {o.help} |")
+        if not o.settable:  # every key a settings file may hold, the settings-only ones too
+            continue
+        value = " / ".join(f"`{c}`" for c in o.choice_values) if o.choices else o.kind.words
+        value = f"{Kind.CHOICES.words} {value}" if o.kind is Kind.CHOICES else value
+        target = "stricter only" if o.stricter else "not obeyed"
+        rows.append(f"| `{o.key}` | {value} | {o.group.value} | {target} | {o.summary} |")
     return text[:start] + "\n".join(rows) + "\n" + text[end:]
+
+
+def report_schema() -> str:
+    """The JSON schema of the report, generated from its classes by the codec that writes it."""
+    from hf_vocab_audit.core.codec import json_schema
+    from hf_vocab_audit.core.report import SCHEMA_VERSION, Report
+
+    schema = json_schema(Report, title=f"hf-vocab-audit report {SCHEMA_VERSION} (generated from hf_vocab_audit.core)")
+    schema = {"$comment": "Generated by `python scripts/regenerate.py` from the report's classes (hf_vocab_audit/core,"
+                          " core/codec.py): edit them, not this file.", **schema}
+    return json.dumps(schema, indent=1, ensure_ascii=False) + "\n"
 
 
 def generated() -> dict[Path, str]:
@@ -103,9 +158,11 @@ def generated() -> dict[Path, str]:
         ROOT / "cli" / "reference.md": cli_reference(),
         ROOT / "README.md": readme(),
     }
+    files.update(docs_pages())
     files.update(example_reports())
     files.update(format_goldens())
     files[ROOT / "reports" / "example-report.html"] = html_example()
+    files[ROOT / "reports" / "schema" / "report.generated.schema.json"] = report_schema()
     return files
 
 

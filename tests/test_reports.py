@@ -57,6 +57,23 @@ def test_readme_rule_table_is_current():
         assert f"| {r.code} | {r.name} | {r.severity.value} |" in text
 
 
+def test_docs_generated_parts_are_current():
+    """The rule table of docs/reference.md, the settings table of docs/ci-gate.md, the module table of
+    docs/architecture.md and docs/cli-reference.md are what scripts/regenerate.py builds now."""
+    from hf_vocab_audit.core.options import SETTINGS_KEYS
+
+    pages = _regenerate_module().docs_pages()
+    for path, text in pages.items():
+        assert path.read_text() == text, f"stale {path.relative_to(ROOT)}: run `python scripts/regenerate.py`"
+    assert "| HVA101 | token-id-beyond-embedding | error |" in pages[ROOT / "docs" / "reference.md"]
+    assert all(f"| `{o.key}` |" in pages[ROOT / "docs" / "ci-gate.md"] for o in SETTINGS_KEYS)
+    modules = pages[ROOT / "docs" / "architecture.md"]
+    package = ROOT / "hf_vocab_audit"
+    for module in package.rglob("*.py"):
+        assert f"| `{module.relative_to(package).as_posix()}` |" in modules
+    assert "| `gate.py` | The CI gate:" in modules  # the first sentence of the module's docstring
+
+
 def test_live_reports_match_schema(tmp_path):
     checkpoint(tmp_path / "a", "llama", 104, added_special=["<|im_start|>"], chat_template=CHATML)
     checkpoint(tmp_path / "b", "bert-cls", 104)

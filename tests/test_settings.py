@@ -29,12 +29,12 @@ def test_pyproject_found_upward_then_the_working_directorys_file_then_flags(proj
     write(project / "pyproject.toml", '[tool.hf-vocab-audit]\nfail-on = "warning"\nignore = ["HVA206"]\n')
     model = project / "models" / "broken"
     s = load_settings(model)
-    assert (s.fail_on, s.ignore, s.exit_zero) == ("warning", ("HVA206",), False)
+    assert (s.values.get("fail_on"), s.values.get("ignore"), s.values.get("exit_zero")) == ("warning", ("HVA206",), False)
     write(project / "src" / "hf-vocab-audit.toml", 'fail-on = "info"\nexit-zero = true\n')
     s = load_settings(model)
-    assert (s.fail_on, s.ignore, s.exit_zero) == ("info", ("HVA206",), True)
+    assert (s.values.get("fail_on"), s.values.get("ignore"), s.values.get("exit_zero")) == ("info", ("HVA206",), True)
     s = load_settings(model, overrides={"fail_on": "error", "ignore": ["HVA1"], "exit_zero": None})
-    assert (s.fail_on, s.ignore, s.exit_zero) == ("error", ("HVA1",), True)
+    assert (s.values.get("fail_on"), s.values.get("ignore"), s.values.get("exit_zero")) == ("error", ("HVA1",), True)
     assert [p.rsplit("/", 1)[-1] for p in s.sources] == ["pyproject.toml", "hf-vocab-audit.toml"]
     assert s.ignored == ()
 
@@ -42,7 +42,7 @@ def test_pyproject_found_upward_then_the_working_directorys_file_then_flags(proj
 def test_pyproject_without_the_table_is_passed_over(project, tmp_path):
     write(project / "pyproject.toml", '[tool.hf-vocab-audit]\nfail-on = "never"\n')
     write(project / "src" / "pyproject.toml", '[project]\nname = "x"\n')
-    assert load_settings(None).fail_on == "never"
+    assert load_settings(None).values.get("fail_on") == "never"
 
 
 def test_settings_change_the_audit(project):
@@ -147,13 +147,13 @@ def test_a_target_fail_on_is_obeyed_only_where_it_is_stricter_than_the_operators
     model = project / "models" / "broken"
     write(project / "pyproject.toml", '[tool.hf-vocab-audit]\nfail-on = "warning"\n')
     write(model / "hf-vocab-audit.toml", 'fail-on = "info"\n')
-    assert (load_settings(model).fail_on, load_settings(model).ignored) == ("info", ())
+    assert (load_settings(model).values.get("fail_on"), load_settings(model).ignored) == ("info", ())
     write(model / "hf-vocab-audit.toml", 'fail-on = "warning"\n')
-    assert (load_settings(model).fail_on, load_settings(model).ignored) == ("warning", ())
+    assert (load_settings(model).values.get("fail_on"), load_settings(model).ignored) == ("warning", ())
     for laxer in ("error", "never"):
         write(model / "hf-vocab-audit.toml", f'fail-on = "{laxer}"\n')
         s = load_settings(model)
-        assert s.fail_on == "warning" and [(i.file, i.keys) for i in s.ignored] == [("hf-vocab-audit.toml", ("fail-on",))]
+        assert s.values.get("fail_on") == "warning" and [(i.file, i.keys) for i in s.ignored] == [("hf-vocab-audit.toml", ("fail-on",))]
     write(model / "hf-vocab-audit.toml", 'fail-on = "fatal"\n')  # a key that is obeyed is checked: exit 2
     with pytest.raises(AuditError, match="fail-on: must be one of"):
         load_settings(model)
@@ -207,12 +207,12 @@ def test_a_pyproject_inside_the_target_is_the_targets_when_the_gate_runs_inside_
     (model / "sub").mkdir()
     monkeypatch.chdir(model / "sub")
     s = load_settings(model)
-    assert (s.ignore, s.exit_zero, s.fail_on) == (("HVA206",), False, "warning")
+    assert (s.values.get("ignore"), s.values.get("exit_zero"), s.values.get("fail_on")) == (("HVA206",), False, "warning")
     assert [(i.file, i.keys) for i in s.ignored] == [("pyproject.toml", ("exit-zero",))]
     outcome = run_gate(str(model))
     assert outcome.exit_code == 1 and "HVA003" in {f.code for f in outcome.report.findings}
     monkeypatch.chdir(project / "src")  # from outside the checkpoint its pyproject is not a settings file
-    assert load_settings(model).ignored == () and load_settings(model).fail_on == "error"
+    assert load_settings(model).ignored == () and load_settings(model).values.get("fail_on") == "error"
 
 
 @pytest.mark.parametrize("holds", ["config", "pyproject", "operator file"])

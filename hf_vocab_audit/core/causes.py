@@ -9,11 +9,12 @@ explains carries its ``id`` (``Finding.cause``). Findings and exit codes do not 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from .codec import JsonForm
 
 
 @dataclass(frozen=True)
-class Cause:
+class Cause(JsonForm):
     """``id`` is stable across runs (a kind plus what it is about, e.g. ``tokens-added-without-resize``);
     ``title`` is one line, ``story`` says what happened and what breaks, ``fix`` is the one command or code
     change, ``findings`` counts the findings it explains and ``codes`` lists their rules."""
@@ -24,11 +25,3 @@ class Cause:
     fix: str
     codes: tuple[str, ...]
     findings: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "story": self.story, "fix": self.fix,
-                "codes": list(self.codes), "findings": self.findings}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Cause:
-        return cls(d["id"], d["title"], d["story"], d["fix"], tuple(d["codes"]), d["findings"])

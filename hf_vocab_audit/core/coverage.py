@@ -6,39 +6,30 @@ tokens of which columns were checked. Anything the selected rules needed but cou
 :class:`Gap`; a gap fails the gate (exit 2) unless the user accepts a partial audit (``--allow-partial``),
 and then the verdict says PARTIAL, not PASS (:func:`hf_vocab_audit.core.outcome.decide`).
 
-Plain frozen data with a JSON form that round-trips (``Coverage.from_dict(c.to_dict()) == c``), so every
-renderer works from the report alone.
+Plain frozen data with a JSON form (``core.codec``) that round-trips (``Coverage.from_dict(c.to_dict()) == c``),
+so every renderer works from the report alone.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+
+from .codec import JsonForm, Shape, if_none, wire
 
 
 @dataclass(frozen=True)
-class Gap:
+class Gap(JsonForm):
     """Something the selected rules needed that was not examined: ``what``, ``why``, and the rules it kept
     from running (empty for a dataset column, which no single rule owns)."""
 
     what: str
     reason: str
     rules: tuple[str, ...] = ()
-    hint: str | None = None  # how to cover it (a flag, a file to add)
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"what": self.what, "reason": self.reason, "rules": list(self.rules)}
-        if self.hint is not None:
-            out["hint"] = self.hint
-        return out
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Gap:
-        return cls(d["what"], d["reason"], tuple(d.get("rules", ())), d.get("hint"))
+    hint: str | None = field(default=None, metadata=wire(omit=if_none))  # how to cover it (a flag, a file to add)
 
 
 @dataclass(frozen=True)
-class TokenizerCoverage:
+class TokenizerCoverage(JsonForm):
     """The tokenizer as examined: every id up to ``max_id`` (``ids`` of them), its added and special tokens
     and the chat template's control strings."""
 
@@ -49,17 +40,9 @@ class TokenizerCoverage:
     special: int
     template_markers: int | None  # control strings of the chat template encoded; None: no template
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "ids": self.ids, "max_id": self.max_id, "added": self.added,
-                "special": self.special, "template_markers": self.template_markers}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TokenizerCoverage:
-        return cls(d["source"], d["ids"], d.get("max_id"), d["added"], d["special"], d.get("template_markers"))
-
 
 @dataclass(frozen=True)
-class TensorRole:
+class TensorRole(JsonForm):
     """One tensor taken as a table the rules check: its role ("input embedding", "lm_head", "position
     table", ...), its name, file and rows."""
 
@@ -68,16 +51,9 @@ class TensorRole:
     rows: int | None
     file: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"role": self.role, "name": self.name, "rows": self.rows, "file": self.file}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TensorRole:
-        return cls(d["role"], d["name"], d.get("rows"), d.get("file"))
-
 
 @dataclass(frozen=True)
-class ColumnCoverage:
+class ColumnCoverage(JsonForm):
     """One dataset column as scanned: its role and how many rows and values (ids or tokens) were checked."""
 
     name: str
@@ -85,16 +61,9 @@ class ColumnCoverage:
     rows: int
     values: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "role": self.role, "rows": self.rows, "values": self.values}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ColumnCoverage:
-        return cls(d["name"], d["role"], d["rows"], d["values"])
-
 
 @dataclass(frozen=True)
-class SplitCoverage:
+class SplitCoverage(JsonForm):
     """One dataset split: rows read (``truncated`` when ``--max-rows`` stopped the scan), the columns checked,
     the columns left alone with the reason, and the format the rows were read in."""
 
@@ -103,27 +72,18 @@ class SplitCoverage:
     rows: int
     truncated: bool
     columns: tuple[ColumnCoverage, ...]
-    not_checked: tuple[tuple[str, str], ...] = ()  # (column, reason)
+    not_checked: tuple[tuple[str, str], ...] = field(default=(), metadata=wire(record=("column", "reason")))
     format: str | None = None
+    _codec = Shape(order=("source", "split", "rows", "truncated", "tokens", "format", "columns", "not_checked"),
+                   computed={"tokens": "tokens"})
 
     @property
     def tokens(self) -> int:
         return sum(c.values for c in self.columns if c.role in ("text", "input_ids", "chat"))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "split": self.split, "rows": self.rows, "truncated": self.truncated,
-                "tokens": self.tokens, "format": self.format, "columns": [c.to_dict() for c in self.columns],
-                "not_checked": [{"column": c, "reason": r} for c, r in self.not_checked]}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> SplitCoverage:
-        return cls(d["source"], d["split"], d["rows"], d["truncated"],
-                   tuple(ColumnCoverage.from_dict(c) for c in d.get("columns", ())),
-                   tuple((c["column"], c["reason"]) for c in d.get("not_checked", ())), d.get("format"))
-
 
 @dataclass(frozen=True)
-class Coverage:
+class Coverage(JsonForm):
     """What one audit examined (tokenizer, tensors by role, config keys, dataset splits, rules) and the
     gaps: what the selected rules needed and did not get."""
 
@@ -167,29 +127,3 @@ class Coverage:
         if self.not_examined:
             lines.append("NOT examined: " + "; ".join(f"{g.what} ({g.reason})" for g in self.not_examined))
         return lines
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "tokenizer": self.tokenizer.to_dict() if self.tokenizer is not None else None,
-            "tensors": [t.to_dict() for t in self.tensors],
-            "tensors_read": self.tensors_read,
-            "config_keys": list(self.config_keys),
-            "datasets": [s.to_dict() for s in self.datasets],
-            "rules_run": self.rules_run,
-            "rules_selected": self.rules_selected,
-            "not_examined": [g.to_dict() for g in self.not_examined],
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Coverage:
-        tok = d.get("tokenizer")
-        return cls(
-            tokenizer=TokenizerCoverage.from_dict(tok) if tok is not None else None,
-            tensors=tuple(TensorRole.from_dict(t) for t in d.get("tensors", ())),
-            tensors_read=d.get("tensors_read", 0),
-            config_keys=tuple(d.get("config_keys", ())),
-            datasets=tuple(SplitCoverage.from_dict(s) for s in d.get("datasets", ())),
-            rules_run=d.get("rules_run", 0),
-            rules_selected=d.get("rules_selected", 0),
-            not_examined=tuple(Gap.from_dict(g) for g in d.get("not_examined", ())),
-        )

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
+from .codec import JsonForm, Shape, if_empty, if_none, wire
 from .fixes import Applicability as Applicability
 from .fixes import Fix, Verification
 from .fixes import FixPlan as FixPlan
@@ -28,7 +29,7 @@ _RANK = {Severity.INFO: 1, Severity.WARNING: 2, Severity.ERROR: 3}
 
 
 @dataclass(frozen=True)
-class Location:
+class Location(JsonForm):
     """Where a finding is: a file plus, as far as known, the key, tensor, token, or dataset cell."""
 
     file: str | None = None
@@ -44,13 +45,7 @@ class Location:
     # not part of the finding's identity (two audits find the same finding), but in its JSON form, so a
     # report read back from JSON renders the same regions.
     line: int | None = field(default=None, compare=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Location:
-        return cls(**{k: d[k] for k in (*LOCATION_KEYS, "line") if k in d})
+    _codec = Shape(omit_none=True)
 
     def __str__(self) -> str:
         parts = []
@@ -67,11 +62,9 @@ class Location:
         return " ".join(parts)
 
 
-LOCATION_KEYS = ("file", "key", "tensor", "token", "token_id", "split", "column", "row", "position")
-
 
 @dataclass(frozen=True)
-class Finding:
+class Finding(JsonForm):
     """One problem found by one rule."""
 
     code: str
@@ -82,59 +75,28 @@ class Finding:
     hint: str | None = None
     fix: Fix | None = None
     details: dict[str, Any] = field(default_factory=dict)
-    allowed: str | None = None  # reason, when an allowlist accepted this finding
-    cause: str | None = None  # the id of the report's Cause that explains this finding, if one does
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "code": self.code,
-            "name": self.name,
-            "severity": self.severity.value,
-            "message": self.message,
-            "location": self.location.to_dict(),
-            "hint": self.hint,
-            "fix": self.fix.to_dict() if self.fix else None,
-            "details": self.details,
-        }
-        if self.allowed is not None:
-            out["allowed"] = self.allowed
-        if self.cause is not None:
-            out["cause"] = self.cause
-        return out
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Finding:
-        fix = d.get("fix")
-        return cls(d["code"], d["name"], Severity(d["severity"]), d["message"], Location.from_dict(d.get("location") or {}),
-                   d.get("hint"), Fix.from_dict(fix) if fix else None, dict(d.get("details") or {}),
-                   d.get("allowed"), d.get("cause"))
+    # reason, when an allowlist accepted this finding
+    allowed: str | None = field(default=None, metadata=wire(omit=if_none))
+    # the id of the report's Cause that explains this finding, if one does
+    cause: str | None = field(default=None, metadata=wire(omit=if_none))
 
 
 @dataclass(frozen=True)
-class Skipped:
+class Skipped(JsonForm):
     """Work not done, and why (a rule whose facts are missing, a column without a role...)."""
 
     what: str
     reason: str
-    rule: str | None = None  # the rule's code, when the work not done is a rule
+    rule: str | None = field(default=None, metadata=wire(omit=if_none))  # the rule's code, when the work is a rule
 
     @classmethod
     def of_rule(cls, code: str, name: str, reason: str) -> Skipped:
         return cls(f"{code} {name}", reason, rule=code)
 
-    def to_dict(self) -> dict[str, str]:
-        out = {"what": self.what, "reason": self.reason}
-        if self.rule is not None:
-            out["rule"] = self.rule
-        return out
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Skipped:
-        return cls(d["what"], d["reason"], d.get("rule"))
 
 
 @dataclass(frozen=True)
-class AppliedFix:
+class AppliedFix(JsonForm):
     """A fix that ``--fix`` applied to the output checkpoint."""
 
     code: str
@@ -142,37 +104,18 @@ class AppliedFix:
     description: str
     applicability: Applicability
 
-    def to_dict(self) -> dict[str, str]:
-        return {
-            "code": self.code,
-            "action": self.action,
-            "description": self.description,
-            "applicability": self.applicability.value,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> AppliedFix:
-        return cls(d["code"], d["action"], d["description"], Applicability(d["applicability"]))
-
 
 @dataclass(frozen=True)
-class Unfixed:
+class Unfixed(JsonForm):
     """A finding ``--fix`` leaves alone, and why."""
 
     code: str
     message: str
     reason: str
 
-    def to_dict(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message, "reason": self.reason}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Unfixed:
-        return cls(d["code"], d["message"], d["reason"])
-
 
 @dataclass(frozen=True)
-class FixResult:
+class FixResult(JsonForm):
     """What ``--fix`` did beyond the fixes applied: where it wrote, how, what it left unfixed and why,
     and how the output was verified (the report's ``fix`` section)."""
 
@@ -183,28 +126,7 @@ class FixResult:
     rows_after: int | None
     unfixed: tuple[Unfixed, ...] = ()
     notes: tuple[str, ...] = ()
-    verification: Verification | None = None  # None when no output was written and proved
-    reinit: dict[str, tuple[int, ...]] | None = None  # tensor -> token rows set to the mean of the trained rows
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "input": self.input,
-            "output": self.output,
-            "method": self.method,
-            "rows_before": self.rows_before,
-            "rows_after": self.rows_after,
-            "unfixed": [u.to_dict() for u in self.unfixed],
-            "notes": list(self.notes),
-            "verification": self.verification.to_dict() if self.verification is not None else {},
-        }
-        if self.reinit:
-            out["reinit"] = {name: list(ids) for name, ids in self.reinit.items()}
-        return out
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> FixResult:
-        reinit = d.get("reinit")
-        return cls(d["input"], d["output"], d["method"], d.get("rows_before"), d.get("rows_after"),
-                   tuple(Unfixed.from_dict(u) for u in d.get("unfixed", ())), tuple(d.get("notes", ())),
-                   Verification.from_dict(d["verification"]) if d.get("verification") else None,
-                   {name: tuple(ids) for name, ids in reinit.items()} if reinit else None)
+    # None when no output was written and proved (written as {})
+    verification: Verification | None = field(default=None, metadata=wire(none_as={}))
+    # tensor -> token rows set to the mean of the trained rows
+    reinit: dict[str, tuple[int, ...]] | None = field(default=None, metadata=wire(omit=if_empty))

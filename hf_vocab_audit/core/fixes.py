@@ -5,15 +5,18 @@ rows, grow a vocabulary bias, set a JSON key, set a special token id, set a pad 
 rows, suppress ids at generation), so an unknown edit is a type error when a rule is written, not a
 surprise when a plan runs, and the planner (``fix/plan.py``) merges and orders edits by their class.
 Each edit serialises with a ``kind`` (its stable, readable name in the report's JSON); ``kind`` is read
-here only, to turn JSON back into edits: nothing else dispatches on it (``tests/test_layers.py``).
+only by the codec (``core.codec``, the tag of :class:`Edit`), to turn JSON back into edits: nothing else
+dispatches on it (``tests/test_layers.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+from .codec import JsonForm, Shape, decode, if_none, wire
 
 
 class Applicability(str, enum.Enum):
@@ -34,17 +37,11 @@ class FixAvailability(str, enum.Enum):
 
 
 @dataclass(frozen=True)
-class Edit:
+class Edit(JsonForm):
     """One typed change to the output checkpoint. Subclasses set ``kind`` (the JSON name)."""
 
     kind: ClassVar[str] = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            out[f.name] = list(value) if isinstance(value, tuple) else value
-        return out
+    _codec = Shape(tag="kind", noun="fix edit")  # written first; read to pick the subclass
 
 
 @dataclass(frozen=True)
@@ -129,38 +126,18 @@ EDIT_KINDS: dict[str, type[Edit]] = {cls.kind: cls for cls in EDIT_TYPES}
 
 
 def edit_from_dict(d: dict[str, Any]) -> Edit:
-    """The edit a ``to_dict`` wrote (its ``kind`` names the class; tuple fields come back as tuples)."""
-    cls = EDIT_KINDS.get(d.get("kind", ""))
-    if cls is None:
-        raise ValueError(f"unknown fix edit kind {d.get('kind')!r} (known: {', '.join(EDIT_KINDS)})")
-    values: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        if f.name in d:
-            value = d[f.name]
-            values[f.name] = tuple(value) if str(f.type).startswith("tuple") and isinstance(value, list) else value
-    return cls(**values)
+    """The edit a ``to_dict`` wrote (its ``kind`` names the class); ValueError for an unknown kind."""
+    return decode(Edit, d)
 
 
 @dataclass(frozen=True)
-class Fix:
+class Fix(JsonForm):
     """A machine-applicable repair offered by a finding: what ``--fix`` does (``edits``), said in one line
     (``description``), with one applicability for the whole fix."""
 
     description: str
     applicability: Applicability
     edits: tuple[Edit, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "description": self.description,
-            "applicability": self.applicability.value,
-            "edits": [e.to_dict() for e in self.edits],
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Fix:
-        return cls(d["description"], Applicability(d["applicability"]),
-                   tuple(edit_from_dict(e) for e in d.get("edits") or ()))
 
     def with_applicability(self, applicability: Applicability) -> Fix:
         return dataclasses.replace(self, applicability=applicability)
@@ -173,7 +150,7 @@ FixPlan = Fix  # the name before fixes were typed (public API: hf_vocab_audit.Fi
 
 
 @dataclass(frozen=True)
-class GrownTensor:
+class GrownTensor(JsonForm):
     """A vocabulary tensor the surgical writer grew: from ``old`` to ``new`` rows, filled with ``fill``
     (``mean`` of the trained rows, or ``zeros`` for a logits bias)."""
 
@@ -183,32 +160,18 @@ class GrownTensor:
     new: int
     fill: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> GrownTensor:
-        return cls(d["name"], d["file"], int(d["old"]), int(d["new"]), d["fill"])
-
 
 @dataclass(frozen=True)
-class Resized:
+class Resized(JsonForm):
     """What the transformers route did: ``resize_token_embeddings`` from ``rows_before`` to ``rows_after``."""
 
     rows_before: int | None
     rows_after: int | None
     mean_resizing: bool
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Resized:
-        return cls(d.get("rows_before"), d.get("rows_after"), bool(d.get("mean_resizing")))
-
 
 @dataclass(frozen=True)
-class Compared:
+class Compared(JsonForm):
     """How the output's weights were compared with the input's: tensors (or whole files) and bytes compared,
     and the bytes of shards copied whole (checked by offsets and size, not read again)."""
 
@@ -216,45 +179,17 @@ class Compared:
     tensors_compared: int | None = None
     files_compared: int | None = None
     bytes_copied_whole: int | None = None
-
-    def to_dict(self) -> dict[str, int]:
-        out = {"tensors_compared": self.tensors_compared, "files_compared": self.files_compared,
-               "bytes_compared": self.bytes_compared, "bytes_copied_whole": self.bytes_copied_whole}
-        return {k: v for k, v in out.items() if v is not None}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Compared | None:
-        if not d:
-            return None
-        return cls(int(d.get("bytes_compared", 0)), d.get("tensors_compared"), d.get("files_compared"),
-                   d.get("bytes_copied_whole"))
+    _codec = Shape(order=("tensors_compared", "files_compared", "bytes_compared", "bytes_copied_whole"), omit_none=True)
 
 
 @dataclass(frozen=True)
-class Verification:
+class Verification(JsonForm):
     """The proof ``--fix`` ran on its output before renaming it into place: what was written (``grown`` by
     the surgical route, ``resized`` by transformers), how the weights were compared with the input's
     (``compared``: None when there were no weights), and whether transformers loads it (``load``)."""
 
     load: str
-    compared: Compared | None = None
-    grown: tuple[GrownTensor, ...] | None = None
-    resized: Resized | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.grown is not None:
-            out["grown"] = [g.to_dict() for g in self.grown]
-        if self.resized is not None:
-            out["transformers"] = self.resized.to_dict()
-        out["compared"] = self.compared.to_dict() if self.compared is not None else {}
-        out["load"] = self.load
-        return out
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Verification:
-        grown = d.get("grown")
-        resized = d.get("transformers")
-        return cls(d.get("load", ""), Compared.from_dict(d.get("compared") or {}),
-                   tuple(GrownTensor.from_dict(g) for g in grown) if grown is not None else None,
-                   Resized.from_dict(resized) if resized else None)
+    compared: Compared | None = field(default=None, metadata=wire(none_as={}))
+    grown: tuple[GrownTensor, ...] | None = field(default=None, metadata=wire(omit=if_none))
+    resized: Resized | None = field(default=None, metadata=wire(key="transformers", omit=if_none))
+    _codec = Shape(order=("grown", "resized", "compared", "load"))

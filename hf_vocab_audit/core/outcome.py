@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .codec import JsonForm, Shape, wire
 
 if TYPE_CHECKING:  # the verdict's vocabulary is read before the findings model is imported
     from .findings import Finding
@@ -62,7 +64,7 @@ def failing(findings: Sequence[Finding], fail_on: str | FailOn) -> list[Finding]
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Outcome(JsonForm):
     """What the gate decided: ``exit_code`` is the process exit status, ``verdict`` says it in a word.
 
     ``ERROR`` (exit 2): part of the audit could not run (``Report.errors``), whatever the findings and
@@ -76,9 +78,11 @@ class Outcome:
     exit_zero: bool
     failing: int  # findings at or above fail_on, allowlisted ones excluded (counted even under exit_zero)
     exit_code: int
-    counts: dict[str, int]
+    counts: dict[str, int] = field(metadata=wire(key="summary", read_only=True))  # the report writes its summary
     not_examined: int = 0  # coverage gaps (Report.coverage.not_examined)
     allow_partial: bool = False
+    _codec = Shape(order=("exit_code", "verdict", "fail_on", "exit_zero", "failing", "counts", "not_examined",
+                          "allow_partial"), computed={"verdict": "verdict"})
 
     @property
     def verdict(self) -> str:
@@ -107,17 +111,6 @@ class Outcome:
             gaps = f"{self.not_examined} part(s) NOT examined ({accepted}); "
         return (f"{self.verdict}: {gaps}{c['error']} error(s), {c['warning']} warning(s), {c['info']} info{allowed} "
                 f"(fail-on {self.fail_on.value}{waived})")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"exit_code": self.exit_code, "verdict": self.verdict, "fail_on": self.fail_on.value,
-                "exit_zero": self.exit_zero, "failing": self.failing, "not_examined": self.not_examined,
-                "allow_partial": self.allow_partial}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any], counts: dict[str, int]) -> Outcome:
-        """The outcome a report's JSON states (its verdict fields and ``summary`` counts)."""
-        return cls(fail_on_value(d["fail_on"]), bool(d["exit_zero"]), int(d["failing"]), int(d["exit_code"]),
-                   dict(counts), int(d.get("not_examined", 0)), bool(d.get("allow_partial", False)))
 
 
 def decide(findings: Sequence[Finding], fail_on: str | FailOn = FailOn.ERROR, exit_zero: bool = False,

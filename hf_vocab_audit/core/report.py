@@ -1,4 +1,4 @@
-"""The report: findings + skipped work + errors + a facts summary, with a versioned JSON form."""
+"""The report: findings + skipped work + errors + a facts summary, with a versioned JSON form (``core.codec``)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import printable
 from .causes import Cause
+from .codec import CodecError, JsonForm, Shape, encode_object, wire
 from .coverage import Coverage
 from .display import DISPLAY
 from .findings import AppliedFix, Finding, FixResult, Skipped, Source
@@ -20,36 +21,57 @@ from .sections import DatasetSection, VllmSection, WeightsSection
 # may be ``PARTIAL``; ``causes``, and a finding's optional ``cause``.
 SCHEMA_VERSION = "1.3"  # 1.3: a finding's fix is typed edits (fix.edits[].kind), not action + params
 __all__ = ["FAIL_ON", "SCHEMA_VERSION", "SECTIONS", "Report", "sort_findings"]
-# The JSON keys of the report itself; any other top-level key is an extension section (Report.extra).
-CORE_KEYS = frozenset({"schema_version", "tool", "target", "summary", "facts", "findings", "fixes", "skipped",
-                       "errors", "rules_run", "duration_s", "coverage", "causes", "source", "fix",
-                       "exit_code", "verdict", "fail_on", "exit_zero", "failing", "not_examined", "allow_partial",
-                       "weights", "dataset", "vllm", "gguf_source"})
+TOOL = "hf-vocab-audit"
 # The typed optional sections (core.sections), by their JSON key and Report field name.
 SECTIONS = frozenset({"weights", "dataset", "vllm", "gguf_source"})
 
 
+def _tool_version(value: Any, where: str) -> str:
+    """The ``tool`` object's version (the report's ``tool_version``)."""
+    version = value.get("version") if isinstance(value, dict) else None
+    if not isinstance(version, str):
+        raise CodecError(f"{where}.version has the wrong type: {version!r}"[:200])
+    return version
+
+
+_TOOL = wire(key="tool", encode=lambda version: {"name": TOOL, "version": version}, decode=_tool_version,
+             schema={"type": "object", "required": ["name", "version"], "additionalProperties": False,
+                     "properties": {"name": {"const": TOOL}, "version": {"type": "string"}}})
+
+
 @dataclass(frozen=True, repr=False)
-class Report:
+class Report(JsonForm):
     target: str
-    tool_version: str
+    tool_version: str = field(metadata=_TOOL)
     findings: tuple[Finding, ...]
     skipped: tuple[Skipped, ...] = ()
     errors: tuple[str, ...] = ()
     facts: dict[str, Any] = field(default_factory=dict)
     fixes: tuple[AppliedFix, ...] = ()
     rules_run: tuple[str, ...] = ()
-    duration_s: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)  # sections this version does not know (a newer report's)
+    duration_s: float = field(default=0.0, metadata=wire(encode=lambda s: round(s, 3)))
+    # sections this version does not know (a newer report's): every top-level key no field claims
+    extra: dict[str, Any] = field(default_factory=dict, metadata=wire(rest=True))
     fix: FixResult | None = None  # what --fix did (hf_vocab_audit.fix)
     source: Source = Source.FOLDER  # a folder target's files are paths from the repository root
-    outcome: Outcome | None = None  # decided by the gate (hf_vocab_audit.gate); renderers only read it
+    # decided by the gate (hf_vocab_audit.gate); renderers only read it. Written flat at the end, as the
+    # verdict() states it (an unjudged report: the default gate's)
+    outcome: Outcome | None = field(default=None, metadata=wire(flatten=True, get="verdict"))
     coverage: Coverage = field(default_factory=Coverage)  # what was examined, and the gaps
     causes: tuple[Cause, ...] = ()  # root causes; each finding they explain names one (Finding.cause)
     weights: WeightsSection | None = None  # --weights: the embedding matrices' row statistics
     dataset: DatasetSection | None = None  # --dataset: what the scan read, per split and column
     vllm: VllmSection | None = None  # --target vllm: the ids to suppress
     gguf_source: str | None = None  # a GGUF audit's --source folder
+    _codec = Shape(order=("schema_version", "tool_version", "target", "summary", "facts", "findings", "fixes",
+                          "skipped", "errors", "rules_run", "duration_s", "coverage", "causes", "source", "fix",
+                          "weights", "dataset", "vllm", "gguf_source", "extra", "outcome"),
+                   computed={"schema_version": "schema_version", "summary": "counts"}, omit_none=True)
+
+    @property
+    def schema_version(self) -> str:
+        """The JSON form's version (:data:`SCHEMA_VERSION`)."""
+        return SCHEMA_VERSION
 
     def active_causes(self) -> list[Cause]:
         """Causes that explain at least one finding no allowlist accepted, in report order."""
@@ -114,58 +136,10 @@ class Report:
         return self.failing(outcome.fail_on) if outcome.exit_code == EXIT_FINDINGS else []
 
     def to_dict(self) -> dict[str, Any]:
-        out = {
-            "schema_version": SCHEMA_VERSION,
-            "tool": {"name": "hf-vocab-audit", "version": self.tool_version},
-            "target": self.target,
-            "summary": self.counts(),
-            "facts": self.facts,
-            "findings": [f.to_dict() for f in self.findings],
-            "fixes": [f.to_dict() for f in self.fixes],
-            "skipped": [s.to_dict() for s in self.skipped],
-            "errors": list(self.errors),
-            "rules_run": list(self.rules_run),
-            "duration_s": round(self.duration_s, 3),
-            "coverage": self.coverage.to_dict(),
-            "causes": [c.to_dict() for c in self.causes],
-            "source": self.source.value,
-        }
-        if self.fix is not None:
-            out["fix"] = self.fix.to_dict()
-        if self.weights is not None:
-            out["weights"] = self.weights.to_dict()
-        if self.dataset is not None:
-            out["dataset"] = self.dataset.to_dict()
-        if self.vllm is not None:
-            out["vllm"] = self.vllm.to_dict()
-        if self.gguf_source is not None:
-            out["gguf_source"] = self.gguf_source
-        out.update(self.extra)
-        out.update(self.verdict().to_dict())
-        return out
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Report:
-        """The report a JSON form describes: ``Report.from_dict(report.to_dict()) == report`` for a judged
-        report (an unjudged one comes back with the default verdict it stated), so every renderer can work
-        from the JSON alone."""
-        fix, weights, dataset, vllm = d.get("fix"), d.get("weights"), d.get("dataset"), d.get("vllm")
-        extra = {k: v for k, v in d.items() if k not in CORE_KEYS}
-        return cls(
-            target=d["target"], tool_version=d["tool"]["version"],
-            findings=tuple(Finding.from_dict(f) for f in d.get("findings", ())),
-            skipped=tuple(Skipped.from_dict(s) for s in d.get("skipped", ())),
-            errors=tuple(d.get("errors", ())), facts=dict(d.get("facts") or {}),
-            fixes=tuple(AppliedFix.from_dict(f) for f in d.get("fixes", ())),
-            rules_run=tuple(d.get("rules_run", ())), duration_s=float(d.get("duration_s", 0.0)), extra=extra,
-            fix=FixResult.from_dict(fix) if fix else None, source=Source(d.get("source", Source.FOLDER.value)),
-            outcome=Outcome.from_dict(d, d["summary"]),
-            coverage=Coverage.from_dict(d["coverage"]) if "coverage" in d else Coverage(),
-            causes=tuple(Cause.from_dict(c) for c in d.get("causes", ())),
-            weights=WeightsSection.from_dict(weights) if weights is not None else None,
-            dataset=DatasetSection.from_dict(dataset) if dataset is not None else None,
-            vllm=VllmSection.from_dict(vllm) if vllm is not None else None, gguf_source=d.get("gguf_source"),
-        )
+        """The JSON form (``check --format json``): ``Report.from_dict(r.to_dict()) == r`` for a judged report
+        (an unjudged one comes back with the default verdict it stated), so every renderer can work from the
+        JSON alone."""
+        return encode_object(self)
 
 
 def sort_findings(findings: list[Finding]) -> tuple[Finding, ...]:

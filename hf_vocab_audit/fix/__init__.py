@@ -5,20 +5,23 @@
     report.fixes      # what was applied;  report.fix.unfixed: what was not, and why
 
 ``repair(target, output, audit=...)`` is the pipeline itself: audit -> write -> audit, with the auditor as a
-parameter (the gate passes the audit ``check`` runs); ``fix_checkpoint`` wraps it with ``audit()``.
+parameter (``folder_auditor(options, accept)`` makes it, for the gate and for ``fix_checkpoint`` alike).
 
-Modules: ``pipeline`` (the steps in order), ``plan`` (findings -> one :class:`CheckpointRepair`, in
-``repair_plan``),
-``pad_token`` (choosing a pad token), ``surgical`` / ``transformers_route`` (two ways to write it),
+Modules: ``pipeline`` (the steps in order), ``auditor`` (the audit of the input and of the output), ``plan``
+(findings -> one :class:`CheckpointRepair`, in ``repair_plan``), ``route`` (the surgical and transformers
+routes, chosen once), ``settle`` (which findings left alone were resolved: by code and location),
+``pad_token`` (choosing a pad token), ``surgical`` / ``transformers_route`` (the two writers),
 ``reinit`` (mean rows), ``edits`` (JSON and tokenizer edits), ``verify`` (proof), ``writer`` (atomic folder).
 """
 
 from __future__ import annotations
 
 from ..core.findings import FixResult, Unfixed
-from .pipeline import METHODS, VERIFY_LOAD, Auditor, fix_checkpoint, repair
+from .auditor import Auditor, folder_auditor
+from .pipeline import METHODS, VERIFY_LOAD, fix_checkpoint, repair
 from .plan import make_plan
 from .repair_plan import CheckpointRepair
+from .route import ROUTES, Route
 
-__all__ = ["METHODS", "VERIFY_LOAD", "Auditor", "CheckpointRepair", "FixResult", "Unfixed", "fix_checkpoint", "make_plan",
-           "repair"]
+__all__ = ["METHODS", "ROUTES", "VERIFY_LOAD", "Auditor", "CheckpointRepair", "FixResult", "Route", "Unfixed",
+           "fix_checkpoint", "folder_auditor", "make_plan", "repair"]

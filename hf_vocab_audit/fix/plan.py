@@ -4,11 +4,15 @@ Edits are merged by their class, never by a name: two grows (rows or a bias) bec
 config ``vocab_size`` set and a grow settle on the rows the output will have; ``suppress_tokens`` ids
 are united; the last JSON edit of a (file, key) wins. Edits then apply in one order: weights first
 (grow, re-initialise), then the JSON files and the tokenizer.
+
+The plan is made once per run: a re-initialisation is kept in its own slots (:class:`ReinitSlot`) so the
+route that cannot re-initialise narrows the plan (``CheckpointRepair.without_reinit``) instead of planning
+again, and the rows the weights analysis flagged are asked for only when rows are re-initialised.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from ..core.findings import AppliedFix, Finding
@@ -30,7 +34,7 @@ from ..facts import Facts
 from ..facts.pad_candidate import pad_candidate
 from ..facts.vocab_geometry import vocab_axis, vocab_dim, vocab_tensors
 from .pad_token import new_pad, tokenizer_config
-from .repair_plan import CheckpointRepair, JsonEdit, Unfixed
+from .repair_plan import CheckpointRepair, JsonEdit, LeftAlone, ReinitSlot
 
 # The JSON files --fix edits (SetJsonKey on any other file is left unfixed, with the reason).
 EDITABLE_FILES = ("config.json", "generation_config.json", "tokenizer_config.json", "special_tokens_map.json")
@@ -60,7 +64,7 @@ class _Builder:
         self.facts, self.unsafe, self.tokenizer_editable = facts, unsafe, tokenizer_editable
         self.edits: dict[tuple[str, str], JsonEdit] = {}
         self.applied: dict[tuple[str, str, str], AppliedFix] = {}
-        self.unfixed: list[Unfixed] = []
+        self.left: list[LeftAlone | ReinitSlot] = []
         self.notes: list[str] = []
         self.want_rows = 0
         self.grow_codes: list[Finding] = []
@@ -72,15 +76,16 @@ class _Builder:
     def edit(self, edit: JsonEdit) -> None:
         self.edits[(edit.file, edit.key)] = edit
 
-    def done(self, f: Finding, description: str | None = None) -> None:
+    def done(self, f: Finding, description: str | None = None) -> AppliedFix:
         fix = f.fix
         assert fix is not None
         desc = description or fix.description
         label = "+".join(e.kind for e in fix.edits)  # the report's name for what was done (never dispatched on)
-        self.applied[(f.code, label, desc)] = AppliedFix(f.code, label, desc, fix.applicability)
+        applied = self.applied[(f.code, label, desc)] = AppliedFix(f.code, label, desc, fix.applicability)
+        return applied
 
     def skip(self, f: Finding, reason: str) -> None:
-        self.unfixed.append(Unfixed(f.code, f.message, reason))
+        self.left.append(LeftAlone(f, reason))
 
 
 def make_plan(
@@ -90,14 +95,13 @@ def make_plan(
     unsafe: bool = False,
     pad_to_multiple_of: int | None = None,
     tokenizer_editable: bool = True,
-    reinit_exclude: dict[str, tuple[int, ...]] | None = None,
-    no_reinit: str | None = None,
+    untrained_rows: Callable[[], Mapping[str, tuple[int, ...]]] | None = None,
     applicability: ApplicabilityOverride | None = None,
 ) -> CheckpointRepair:
     """One repair plan from the active findings; unsafe fixes only when ``unsafe``.
 
-    ``reinit_exclude``: per tensor, the rows the weights analysis found untrained (left out of the mean that
-    re-initialises rows); ``no_reinit``: why rows cannot be re-initialised here (they are then listed unfixed);
+    ``untrained_rows()``: per tensor, the rows the weights analysis found untrained (left out of the mean that
+    re-initialises rows), called once and only when rows are re-initialised;
     ``applicability(code, declared)``: the applicability the settings give a rule's fix (``extend-safe-fixes``,
     ``extend-unsafe-fixes``), applied before the unsafe fixes are set aside.
     """
@@ -125,24 +129,31 @@ def make_plan(
         if any(isinstance(e, SetPadToken) for e in edits):
             pad_findings.append(f)  # one pad token for all of them, chosen once
             continue
-        _plan_edits(b, f, edits, no_reinit)
+        _plan_edits(b, f, edits)
     if pad_findings:
         _set_pad(b, pad_findings)
     plan = _finish(b, pad_to_multiple_of)
     if not b.reinit:
         return plan
     reinit = {name: tuple(sorted(ids)) for name, ids in sorted(b.reinit.items())}
-    exclude = {name: tuple(sorted(set((reinit_exclude or {}).get(name, ())) - set(ids)))
-               for name, ids in reinit.items()}
+    flagged = untrained_rows() if untrained_rows is not None else {}
+    exclude = {name: tuple(sorted(set(flagged.get(name, ())) - set(ids))) for name, ids in reinit.items()}
     return replace(plan, reinit=reinit, reinit_exclude=exclude)
 
 
-def _plan_edits(b: _Builder, f: Finding, edits: tuple[Edit, ...], no_reinit: str | None) -> None:
+def _plan_edits(b: _Builder, f: Finding, edits: tuple[Edit, ...]) -> None:
     """Fold one finding's edits into the plan, by their type. A fix of several edits is applied whole or
-    left unfixed whole (the first edit that cannot be applied says why)."""
-    why = next((w for w in (_refusal(b, e, no_reinit) for e in edits) if w), None)
+    left unfixed whole (the first edit that cannot be applied says why). A re-initialisation is a fix of its
+    own, kept in its slot among the findings left alone (a route that does not re-initialise withdraws it)."""
+    reinit = any(isinstance(e, ReinitRows) for e in edits)
+    if reinit and len(edits) > 1:
+        raise AssertionError(f"{f.code}: a ReinitRows edit is a fix of its own, not one of several edits")
+    why = next((w for w in (_refusal(b, e) for e in edits) if w), None)
     if why is not None:
-        b.skip(f, why)
+        if reinit:
+            b.left.append(ReinitSlot(f, refused=why))
+        else:
+            b.skip(f, why)
         return
     settled_later = False
     for edit in edits:
@@ -168,11 +179,13 @@ def _plan_edits(b: _Builder, f: Finding, edits: tuple[Edit, ...], no_reinit: str
                 raise AssertionError(f"{type(edit).__name__}: an edit the planner does not know")
     if settled_later:
         b.grow_codes.append(f)
+    elif reinit:
+        b.left.append(ReinitSlot(f, b.done(f)))
     else:
         b.done(f)
 
 
-def _refusal(b: _Builder, edit: Edit, no_reinit: str | None) -> str | None:
+def _refusal(b: _Builder, edit: Edit) -> str | None:
     """Why ``edit`` cannot be applied to this checkpoint, or None."""
     match edit:
         case SetJsonKey(file=file):
@@ -181,8 +194,6 @@ def _refusal(b: _Builder, edit: Edit, no_reinit: str | None) -> str | None:
             if file in TOKENIZER_FILES and not b.tokenizer_editable:
                 return "the tokenizer is outside MODEL_DIR (--tokenizer): --fix edits only MODEL_DIR"
         case ReinitRows(tensors=tensors):
-            if no_reinit:
-                return no_reinit
             if not _reinit_names(b, edit):
                 return f"none of {', '.join(tensors)} is an embedding matrix --fix can rewrite"
     return None
@@ -308,6 +319,6 @@ def _finish(b: _Builder, pad_to_multiple_of: int | None) -> CheckpointRepair:
         applied=tuple(b.applied.values()),
         suppress=tuple(sorted(b.suppress)),
         verify_gone=tuple(a for a in b.applied.values() if (a.code, a.description) not in b.unverified),
-        unfixed=tuple(b.unfixed),
+        left=tuple(b.left),
         notes=tuple(b.notes),
     )

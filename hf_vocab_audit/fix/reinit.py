@@ -4,6 +4,9 @@ The mean is taken over the rows of the tokenizer's ids (padding rows past them l
 being re-initialised and the rows the weights analysis found untrained or low-norm (pad, reserved
 placeholders), accumulated block by block (float32 within a block, float64 across blocks) and rounded
 to the tensor's dtype as the growth path does. The rows are written into the shard's single rewrite.
+
+The rows the weights analysis flagged come from the audit ``--fix`` ran on its input (the report's ``weights``
+section): the matrices are not read a second time to find them (:func:`flagged_rows`).
 """
 
 from __future__ import annotations
@@ -13,12 +16,39 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.report import Report
 from ..errors import AuditError
+from ..facts import Facts
 from ..facts.vocab_geometry import as_rows
 from ..io.dtypes import FLOAT_DTYPES, from_float32
 from ..io.rows import mean_of_rows
 from ..io.safetensors_header import TensorInfo
 from .repair_plan import CheckpointRepair
+
+
+def flagged_rows(report: Report, facts: Facts) -> dict[str, tuple[int, ...]]:
+    """Per tensor, the token rows the weights analysis of ``report`` (the audit of ``facts``) found untrained or
+    low-norm: the mean that re-initialises rows leaves them out.
+
+    Read from the report's ``weights`` section, which lists every flagged row of a side unless there are more
+    than it lists (``weights.analysis.LIST_LIMIT`` of a kind: thousands of unused placeholder tokens); only
+    then, or with no section, are the matrices read again."""
+    from ..weights.status import STATUS_NAMES, SUSPECT, UNTRAINED
+
+    section = report.weights
+    if section is not None:
+        rows = {side.tensor: tuple(sorted({r.id for r in side.flagged_used} | set(side.flagged_other_ids)))
+                for side in section.sides.values()}
+        flagged = {side.tensor: side.counts.get(STATUS_NAMES[UNTRAINED], 0) + side.counts.get(STATUS_NAMES[SUSPECT], 0)
+                   for side in section.sides.values()}
+        if all(len(rows[name]) == count for name, count in flagged.items()):
+            return rows
+    from ..weights.analysis import gather_weights
+
+    weight_facts, _skipped = gather_weights(facts)
+    if weight_facts is None:
+        return {}
+    return {s.stats.tensor: tuple(int(i) for i in s.flagged()) for s in weight_facts.sides}
 
 
 def unsupported_reinit(t: TensorInfo) -> str | None:

@@ -10,9 +10,10 @@ on CPU (measured): ids index embeddings, labels index the logits (the ignore ind
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
+from ..core.codec import JsonForm
 from ..errors import import_torch
 from ..facts.limits import (
     ATTENTION_MASK,
@@ -31,7 +32,7 @@ UNSIGNED = {1: "uint8", 2: "uint16", 4: "uint32", 8: "uint64"}
 
 
 @dataclass(frozen=True)
-class BatchViolation:
+class BatchViolation(JsonForm):
     """One key of one batch out of range: the first offender, how many there are, why, and the fix."""
 
     code: str
@@ -45,9 +46,6 @@ class BatchViolation:
     value: int | float | None
     cause: str
     fix: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def is_id_key(key: str) -> bool:

@@ -7,10 +7,11 @@ zero-sized placeholder and its real shape is in ``ds_shape``.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from ..core.codec import JsonForm, Shape, decode
 from ..errors import import_torch
 from ..facts.limits import (
     ATTENTION_MASK,
@@ -40,7 +41,7 @@ LM, CLASSES, TOKEN_CLASSES, NO_LABEL_CHECK = (LabelKind.LM.value, LabelKind.CLAS
 
 
 @dataclass(frozen=True)
-class LiveLimits:
+class LiveLimits(JsonForm):
     """What the live modules say (the guard's evidence record); :attr:`inputs` is the one limits model
     (``facts.limits.InputLimits``) built from it, which every check reads. ``None``: no such table."""
 
@@ -66,6 +67,7 @@ class LiveLimits:
     pad_token_id: int | None = None
     pad_token: str | None = None
     added_token_ids: tuple[int, ...] = field(default_factory=tuple)
+    _codec = Shape(computed={"usable_positions": "usable_positions"})  # written for a reader; ignored when read
 
     @cached_property
     def inputs(self) -> InputLimits:
@@ -117,36 +119,11 @@ class LiveLimits:
         impl = self.attn_implementation or ""
         return "flash" in impl
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["added_token_ids"] = list(self.added_token_ids)
-        data["replaced_ids"] = list(self.replaced_ids)
-        data["usable_positions"] = self.usable_positions
-        return data
-
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LiveLimits:
-        """Limits from a sidecar's JSON (untrusted): ValueError names the first field of the wrong type."""
-        kept: dict[str, Any] = {}
-        for name, f in cls.__dataclass_fields__.items():
-            if name not in data:
-                continue
-            value, kind = data[name], str(f.type)
-            ok = (value is None and "None" in kind) or (
-                isinstance(value, bool) if kind == "bool"
-                else isinstance(value, int) and not isinstance(value, bool) if kind.startswith("int")
-                else isinstance(value, str) if kind.startswith("str")
-                else isinstance(value, list) and all(isinstance(v, int) for v in value)
-                if name in ("added_token_ids", "replaced_ids")
-                else False)
-            if not ok:
-                raise ValueError(f"limits.{name} has the wrong type: {value!r}"[:200])
-            kept[name] = tuple(value) if name in ("added_token_ids", "replaced_ids") else value
-        missing = [n for n, f in cls.__dataclass_fields__.items()
-                   if n not in kept and f.default is MISSING and f.default_factory is MISSING]
-        if missing:
-            raise ValueError(f"limits lack {', '.join(missing)}")
-        return cls(**kept)
+    def from_dict(cls, data: Any) -> LiveLimits:
+        """Limits from a sidecar's JSON (untrusted): ValueError (one line) names the first field of the wrong
+        type, or the fields missing."""
+        return decode(cls, data, where="limits")
 
 
 def rows_of(weight: Any) -> int | None:

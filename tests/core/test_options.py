@@ -1,9 +1,10 @@
-"""Typed options: one table of check's options, settable in the settings files, clashes refused before any read."""
+"""Typed options: one declaration per option of check, settable in the settings files, clashes refused before any read."""
 
 from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 import json
 import os
 import pathlib
@@ -12,7 +13,7 @@ import pytest
 import typer
 
 from hf_vocab_audit import cli
-from hf_vocab_audit.core.options import OPTIONS, FixOptions, GateOptions, Method, build_gate_options
+from hf_vocab_audit.core.options import OPTIONS, AuditOptions, FixOptions, GateOptions, Method, OptionValues, build_gate_options
 from hf_vocab_audit.demo import build_demo_checkpoint
 from hf_vocab_audit.errors import AuditError
 from hf_vocab_audit.gate import run_gate
@@ -38,11 +39,75 @@ def no_reads(monkeypatch):
         monkeypatch.setattr(owner, name, refuse)
 
 
-def test_every_check_option_has_a_settings_key():
-    """Each flag of `check` but --config (which names the settings file) is a key of OPTIONS."""
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+FLAGS = [o for o in OPTIONS if o.flag]
+SETTABLE = [o for o in OPTIONS if o.settable]
+
+
+def test_every_declared_option_appears_once_in_the_cli_the_settings_and_the_reference(tmp_path):
+    """Each declaration gives exactly one flag of `check` (with its help, panel and --no- pair), one settings
+    key that the validation takes, one entry of the command reference and one row of the settings table."""
     command = typer.main.get_command(cli.app).commands["check"]  # type: ignore[attr-defined]
-    flags = {opt[2:] for p in command.params for opt in p.opts if opt.startswith("--")}
-    assert flags - {"config"} == {o.key for o in OPTIONS}
+    params = [p for p in command.params if p.param_type_name == "option"]
+    assert sorted(opt for p in params for opt in p.opts) == sorted(f"--{o.key}" for o in FLAGS)
+    for option in FLAGS:
+        (param,) = [p for p in params if p.opts == [f"--{option.key}"]]
+        assert (param.help, param.rich_help_panel) == (option.help, option.panel)  # type: ignore[attr-defined]
+        assert param.secondary_opts == ([f"--no-{option.key}"] if option.negatable else [])
+        assert param.multiple == option.kind.many
+    (project := tmp_path / "p").mkdir()
+    (project / "gate.toml").write_text("no-such-key = 1\n")
+    with pytest.raises(AuditError, match="unknown key") as info:
+        load_settings(None, config=project / "gate.toml")
+    known = str(info.value).split("(known: ", 1)[1].rstrip(")").split(", ")
+    assert known == [o.key for o in SETTABLE] + ["allow"]
+    reference = (ROOT / "cli" / "reference.md").read_text(encoding="utf-8")
+    section = reference.split("## `hf-vocab-audit check`", 1)[1].split("\n## ", 1)[0]
+    entries = [line.split("`")[1].split(" ")[0].split("/")[0] for line in section.splitlines()
+               if line.startswith("* `--") and not line.startswith("* `--help")]
+    assert sorted(entries) == sorted(f"--{o.key}" for o in FLAGS)
+    table = (ROOT / "docs" / "ci-gate.md").read_text(encoding="utf-8").split("<!-- settings:start", 1)[1].split("<!-- settings:end", 1)[0]
+    rows = [line.split("`")[1] for line in table.splitlines() if line.startswith("| `")]
+    assert rows == [o.key for o in SETTABLE]
+
+
+def test_no_option_is_declared_anywhere_else():
+    """The command's parameters, the settings, the gate and the library call hold no copy of an option: a
+    new option is one declaration (core.options.OPTIONS), not five edits that can drift."""
+    from hf_vocab_audit.audit import audit
+    from hf_vocab_audit.core import options as options_module
+    from hf_vocab_audit.gate import run_gate as gate
+    from hf_vocab_audit.settings import Settings
+
+    tree = ast.parse(pathlib.Path(cli.__file__).read_text(encoding="utf-8"))
+    (check,) = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "check"]
+    assert [a.arg for a in check.args.args] == ["target"] and check.args.kwarg is not None
+    others = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in ("rules_cmd", "repro", "demo")]
+    theirs = {id(n) for command in others for n in ast.walk(command)}  # (rules --format, repro --weights: theirs)
+    strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+               and id(n) not in theirs}
+    assert not strings & {f"--{o.key}" for o in FLAGS}
+    attrs = {o.attr for o in OPTIONS}
+    settings_only = {o.attr for o in OPTIONS if not o.flag}  # the fix reads these from Settings, their one home
+    assert not (set(Settings.__dataclass_fields__) & attrs) - settings_only
+    assert not set(inspect.signature(audit).parameters) & attrs
+    assert not set(inspect.signature(gate).parameters) & attrs
+    assert not {"fail_on", "exit_zero", "allow_partial"} - set(GateOptions.__dataclass_fields__)  # read by the gate
+    assert not hasattr(options_module, "ATTRS") and not hasattr(options_module, "POSITIVE")
+
+
+def test_the_keyword_forms_go_through_the_declarations(project):
+    from hf_vocab_audit import audit
+
+    with pytest.raises(TypeError, match="unexpected keyword argument 'fix'"):
+        audit("models/broken", fix=True)  # an option of the gate, not of the audit
+    with pytest.raises(TypeError, match="unknown option 'max_row'"):
+        run_gate("models/broken", max_row=3)
+    outcome = run_gate("models/broken", fail_on="warning", exit_zero=True)
+    verdict = outcome.report.verdict()
+    assert (verdict.fail_on, verdict.exit_zero, outcome.exit_code) == (outcome.options.fail_on, True, 0)
+    assert audit("models/broken", select=["HVA1"]).rules_run == audit(
+        "models/broken", options=AuditOptions(select=("HVA1",))).rules_run
 
 
 def test_the_cli_keeps_no_copy_of_core_enums_or_exit_codes():
@@ -130,13 +195,15 @@ def test_a_checkpoint_file_naming_paths_or_writes_is_not_obeyed_and_bad_operator
 
 
 def test_library_keywords_and_defaults():
-    options = build_gate_options({})
+    options = build_gate_options(OptionValues())
     assert options == GateOptions() and options.audit.scan is None and options.fix is None
-    options = build_gate_options({"datasets": ["d"], "formats": ["html"], "max_length": 8, "fix": None})
+    options = build_gate_options(OptionValues({"datasets": ["d"], "formats": ["html"], "max_length": 8, "fix": None}))
     assert options.audit.scan is not None and options.audit.scan.histograms
     assert dict(options.audit.scan.chat_flags)["max_length"] == 8
     with pytest.raises(AuditError, match="--batch-size must be >= 1"):
-        build_gate_options({"datasets": ["d"], "batch_size": 0})
+        build_gate_options(OptionValues({"datasets": ["d"], "batch_size": 0}))
+    with pytest.raises(TypeError, match="unknown option 'max_row'"):  # a misspelt keyword is not dropped
+        OptionValues({"max_row": 3})
 
 
 def test_what_a_flag_needs_may_come_from_the_settings(project):
