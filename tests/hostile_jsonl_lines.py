@@ -30,3 +30,13 @@ def dataset_jsonl_a_bad_line_in_every_block_of_tiny_rows(folder: Path) -> list[s
     data = _data(folder)
     (data / "train.jsonl").write_bytes((b'{"input_ids":[1]}\n' * 58_000 + b"{oops\n") * 8)
     return [str(folder), "--dataset", str(data / "train.jsonl"), "--select", "HVA533"]
+
+
+@case("jsonl lines", exit_codes=(1,))
+def dataset_jsonl_a_bad_line_in_a_file_that_needs_the_json_builder(folder: Path) -> list[str]:
+    """Rows the fast reader hands to ``datasets``' JSON builder (an empty record), with a line cut off mid-write:
+    the builder refuses such a file whole; it reads a copy without the line, and HVA533 names it (was exit 2)."""
+    data = _data(folder)
+    row = b'{"input_ids":[1,2],"meta":{}}\n'
+    (data / "train.jsonl").write_bytes(row * 500 + b'{"input_ids":[1,\n' + row * 500)
+    return [str(folder), "--dataset", str(data / "train.jsonl"), "--select", "HVA533"]

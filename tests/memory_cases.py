@@ -17,6 +17,8 @@ from typing import Any
 import torch
 from builders import CHATML, STYLE_IDS, TINY, build_config, new_model, new_tokenizer
 
+from hf_vocab_audit.rules.memory_locations import details_on_objects, spoken
+
 # Rules a live model and tokenizer can never trigger: their causes exist only in files.
 FILE_ONLY = {
     "HVA001": "a pickle that torch.load(weights_only=True) refuses is a file; a live model was already loaded",
@@ -26,14 +28,26 @@ LABELS = {0: "neg", 1: "neu", 2: "pos"}
 FILE_KEYS = ("weights_format", "weight_files", "tokenizer_source")  # facts only a folder has
 
 
-def comparable(report: Any) -> dict[str, Any]:
-    """A report's findings, rules run and skipped, and facts, without the file names in-memory lacks."""
+def comparable_findings(found: Any) -> list[dict[str, Any]]:
+    """Findings as dicts, without the file names, lines and folder advice a live pair lacks."""
     findings = []
-    for f in report.findings:
+    for f in found:
         d = f.to_dict()
         d["location"].pop("file", None)
         d["location"].pop("line", None)  # a line in a file: objects in memory have none
+        # Wording differs by design: a live pair's messages name the objects, its advice is a call on them,
+        # and it carries no --fix edit (no folder to run it on): the same text once the files are spoken.
+        d["message"] = spoken(d["message"])
+        d["details"] = details_on_objects(d["details"])
+        d.pop("hint", None)
+        d.pop("fix", None)
         findings.append(d)
+    return findings
+
+
+def comparable(report: Any) -> dict[str, Any]:
+    """A report's findings, rules run and skipped, and facts, without the file names in-memory lacks."""
+    findings = comparable_findings(report.findings)
     facts = {k: v for k, v in report.facts.items() if k not in FILE_KEYS}
     for side in ("input_embedding", "output_embedding"):
         if facts.get(side):

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import torch
 from builders import CHATML, checkpoint, edit_json, new_model, new_tokenizer
-from memory_cases import CASES, FILE_ONLY, Case, comparable, loaded
+from memory_cases import CASES, FILE_ONLY, Case, comparable, comparable_findings, loaded
 
 from hf_vocab_audit import AuditError, audit, facts_from_memory
 from hf_vocab_audit.facts.weight_formats.registry import load_tensors
@@ -106,9 +106,9 @@ def test_notebook_add_special_tokens_gets_the_findings_of_check(tmp_path, run_cl
     code, out, _err = run_cli("check", tmp_path / "saved", "--format", "json")
     from_check = json.loads(out)
     assert code == memory.exit_code() == 1
-    strip = [{**f, "location": {k: v for k, v in f["location"].items() if k not in ("file", "line")}}
-             for f in from_check["findings"]]
-    assert comparable(memory)["findings"] == strip
+    from hf_vocab_audit.core.findings import Finding
+
+    assert comparable(memory)["findings"] == comparable_findings([Finding.from_dict(f) for f in from_check["findings"]])
     assert [f.code for f in memory.findings] == ["HVA101", "HVA102", "HVA206", "HVA206"]
 
 

@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import json
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ import pyarrow as pa
 from ..errors import AuditError, first_line
 from ..facts.tree import check_tree, regular_file_inside
 from ..io.jsonfile import MAX_CONFIG_BYTES, read_bytes
-from ..io.jsonlines import BadLines, NotPlain, jsonl_rows_and_bad_lines
+from ..io.jsonlines import BadLines, NotPlain, bad_lines_of, copy_without_lines, jsonl_rows_and_bad_lines
 from .expansion import check_folder, check_text_file
 from .folder_guard import GLOB_CHARS, check_readme_configs, expand_glob, readme_config_names, regular_data_file
 
@@ -290,20 +291,41 @@ def _jsonl(path: Path, source: str) -> Split:
     are the builder's either way."""
 
     def batches(batch_size: int) -> Iterator[pa.Table | BadLines]:
+        reported: set[int] = set()
         try:
-            yield from jsonl_rows_and_bad_lines(path, batch_size)
+            for item in jsonl_rows_and_bad_lines(path, batch_size):
+                if isinstance(item, BadLines):
+                    reported.update(k for k, _ in item.lines)
+                yield item
             return
         except NotPlain as exc:
             done = exc.rows
-        (split,) = _load(source, "json", data_files={"train": str(path)}, streaming=True)
-        for table in split.batches(batch_size):
-            if isinstance(table, BadLines):  # not from datasets' reader, which refuses such a file whole
-                continue
-            if done >= table.num_rows:
-                done -= table.num_rows
-                continue
-            yield table.slice(done) if done else table
-            done = 0
+        # datasets' JSON builder refuses the whole file at its first bad line: it reads a copy without them
+        # (on the temporary disk, at most the file's size, only for such a file), and they are reported at
+        # their lines in the original, after its first rows, as the fast reader does.
+        bad = bad_lines_of(path)
+        with tempfile.TemporaryDirectory(prefix="hva-jsonl-") as tmp:
+            readable = path
+            if bad is not None:
+                readable = Path(tmp) / "train.jsonl"
+                copy_without_lines(path, bad, readable)
+            (split,) = _load(source, "json", data_files={"train": str(readable)}, streaming=True)
+            left = () if bad is None else tuple(b for b in bad.lines if b[0] not in reported)
+            pending = BadLines(left, bad.stopped) if bad is not None and (left or bad.stopped) else None
+            shown = done > 0  # a table has been yielded: the split's schema is planned
+            for table in split.batches(batch_size):
+                if isinstance(table, BadLines):  # not from datasets' reader
+                    continue
+                if done >= table.num_rows:
+                    done -= table.num_rows
+                else:
+                    yield table.slice(done) if done else table
+                    done, shown = 0, True
+                if pending is not None and shown:
+                    yield pending
+                    pending = None
+            if pending is not None:
+                yield pending
 
     return Split(source, "train", None, None, batches)
 

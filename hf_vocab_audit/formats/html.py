@@ -16,15 +16,21 @@ from . import plots
 from .escape import shown
 
 PAGE_CSS = "body{margin:0;background:#fafafa}"
-# Every rule is scoped to the report's element: the same style serves the page and a notebook cell.
+# Every rule is scoped to the report's element: the same style serves the page and a notebook cell. No rule
+# depends on the rendering mode: a page served or embedded without its doctype renders in quirks mode, where
+# class names match regardless of case (a verdict class ".ERROR" painted every "error" row red) and tables
+# do not inherit the page's font and colour; class names therefore differ by more than case, and tables set
+# what they would otherwise inherit.
 CSS = """
 .hva{max-width:1100px;margin:0 auto;padding:24px;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;
 color:#222;overflow-wrap:anywhere}
 .hva h1{font-size:22px;margin:0 0 4px} .hva h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
 .hva .verdict{display:inline-block;padding:4px 12px;border-radius:4px;color:#fff;font-weight:700}
-.hva .FAIL,.hva .ERROR{background:#c0392b}.hva .PASS{background:#27ae60}.hva .PARTIAL{background:#b9770e}
+.hva .verdict-fail,.hva .verdict-error{background:#c0392b}.hva .verdict-pass{background:#27ae60}
+.hva .verdict-partial{background:#b9770e}
 .hva .counts span{margin-right:14px}.hva .muted{color:#777}
-.hva table{border-collapse:collapse;width:100%;background:#fff;font-size:13px}
+.hva table{border-collapse:collapse;width:100%;background:#fff;font-size:13px;color:inherit;font-weight:inherit;
+font-style:inherit;line-height:inherit;white-space:inherit}
 .hva td,.hva th{border:1px solid #e3e3e3;padding:5px 7px;text-align:left;vertical-align:top}
 .hva th{background:#f0f0f0} .hva code{font-size:12px;background:#f3f3f3;padding:0 3px;border-radius:3px}
 .hva tr.error td.sev{color:#c0392b;font-weight:700} .hva tr.warning td.sev{color:#b9770e;font-weight:700}
@@ -86,7 +92,8 @@ def body(report: Report) -> str:
     counts, verdict, fail_on = outcome.counts, outcome.verdict, outcome.fail_on.value
     active = len(report.active())
     parts = [
-        f"<h1>hf-vocab-audit report <span class=\"verdict {verdict}\" id=\"verdict\">{verdict}</span></h1>",
+        (f'<h1>hf-vocab-audit report <span class="verdict verdict-{verdict.lower()}" id="verdict">{verdict}</span>'
+         "</h1>"),
         (f'<p class="muted">{escape(report.target)} &middot; hf-vocab-audit {escape(report.tool_version)} '
          f"&middot; fail-on {escape(fail_on)}" + (" &middot; exit-zero" if outcome.exit_zero else "") + "</p>"),
         '<p class="counts">'
@@ -184,8 +191,8 @@ def _plots(report: Report) -> str:
     figures: list[tuple[str, str]] = []
     svg = plots.vocabulary_bar(report.facts)
     if svg:
-        caption = ("Vocabulary: tokenizer ids, embedding rows, lm_head rows (when the model has one) and config "
-                   "vocab_size; ids with no row in red. Special-token ids are in the table above.")
+        caption = (f"Vocabulary: {', '.join(plots.vocabulary_labels(report.facts))}; ids with no row in red. "
+                   "Special-token ids are in the table above.")
         figures.append((caption, svg))
     if report.weights is not None:
         svg = plots.norm_histograms(report.weights)

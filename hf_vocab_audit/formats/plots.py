@@ -76,16 +76,27 @@ def _has_lm_head(facts: dict[str, Any]) -> bool:
     return not names or any(head in name for name in names for head in LM_HEADS)
 
 
+TIED_LABEL = "embedding rows (= tied lm_head)"
+
+
 def _vocab_sizes(facts: dict[str, Any]) -> list[tuple[str, int]]:
+    """(label, value) per bar. A tied lm_head is the embedding matrix itself (an HF checkpoint with
+    ``tie_word_embeddings``, a GGUF with no ``output.weight``): one bar, labelled so, not a second one that
+    reads as a matrix of its own."""
     emb, out = facts.get("input_embedding"), facts.get("output_embedding")
-    tied = emb["shape"][0] if emb and facts.get("tied_embeddings") and _has_lm_head(facts) else None
+    tied = bool(emb and out is None and facts.get("tied_embeddings") and _has_lm_head(facts))
     sizes = [
         ("tokenizer ids (max id + 1)", None if facts.get("tokenizer_max_id") is None else facts["tokenizer_max_id"] + 1),
-        ("embedding rows", emb["shape"][0] if emb else None),
-        ("lm_head rows", out["shape"][0] if out else tied),
+        (TIED_LABEL if tied else "embedding rows", emb["shape"][0] if emb else None),
+        ("lm_head rows", out["shape"][0] if out else None),
         ("config vocab_size", facts.get("config_vocab_size")),
     ]
     return [(label, int(v)) for label, v in sizes if v is not None]
+
+
+def vocabulary_labels(facts: dict[str, Any]) -> list[str]:
+    """The bars :func:`vocabulary_bar` draws, top to bottom (for the figure's caption and alt text)."""
+    return [label for label, _v in _vocab_sizes(facts)]
 
 
 def _draw_vocabulary(facts: dict[str, Any]) -> Figure | None:

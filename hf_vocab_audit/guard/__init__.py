@@ -38,20 +38,24 @@ def __getattr__(name: str) -> Any:
 
 
 def guard(model: Any, tokenizer: Any = None, *, evidence_dir: str | Path | bool | None = True,
-          ignore_index: int = -100) -> Guard:
+          ignore_index: int = -100, keep_runs: int | None = 5) -> Guard:
     """A :class:`Guard` for ``model`` (limits read from its modules) and ``tokenizer`` (cause hints, preflight).
 
-    ``evidence_dir``: where a bad batch is saved (safetensors + JSON sidecar); True means
-    ``$HF_VOCAB_AUDIT_EVIDENCE`` or ``./hf-vocab-audit-evidence``; False saves nothing.
+    ``evidence_dir``: where the batch that failed is saved (safetensors + JSON sidecar); True means
+    ``$HF_VOCAB_AUDIT_EVIDENCE`` or ``./hf-vocab-audit-evidence``; False saves nothing. Only a batch the guard
+    raised on is saved, never one prefetched behind it.
     ``ignore_index``: the label value the loss skips (-100 in transformers).
+    ``keep_runs``: the folder keeps the evidence of the newest this many runs; a failing run deletes the
+    older runs' files when it writes its own (a torchrun job is one run); None keeps everything.
     """
     from .core import Guard
 
-    return Guard(model, tokenizer, evidence_dir=evidence_dir, ignore_index=ignore_index)
+    return Guard(model, tokenizer, evidence_dir=evidence_dir, ignore_index=ignore_index, keep_runs=keep_runs)
 
 
 def guard_trainer(trainer: Any, *, tokenizer: Any = None, preflight: str = "raise",
-                  evidence_dir: str | Path | bool | None = True, ignore_index: int = -100) -> Guard:
+                  evidence_dir: str | Path | bool | None = True, ignore_index: int = -100,
+                  keep_runs: int | None = 5) -> Guard:
     """Guard a transformers ``Trainer``: its collator is wrapped, and the preflight runs at ``on_train_begin``.
 
     ``tokenizer`` defaults to the Trainer's ``processing_class`` or the one its data collator holds; when
@@ -60,7 +64,7 @@ def guard_trainer(trainer: Any, *, tokenizer: Any = None, preflight: str = "rais
     from .trainer import guard_trainer as _guard_trainer
 
     return _guard_trainer(trainer, tokenizer=tokenizer, preflight=preflight, evidence_dir=evidence_dir,
-                          ignore_index=ignore_index)
+                          ignore_index=ignore_index, keep_runs=keep_runs)
 
 
 __all__ = ["BatchIndexError", "Guard", "GuardedCollator", "LiveLimits", "PreflightError", "BatchViolation", "check_batch",

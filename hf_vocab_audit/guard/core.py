@@ -8,12 +8,13 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from .checks import BatchViolation, check_batch
 from .errors import MARKER, BatchIndexError, PreflightError
-from .evidence import default_dir, write_evidence
+from .evidence import KEEP_RUNS, default_dir, new_run_id, write_evidence
 from .limits import LiveLimits, limits_of
 
 DEFER_KEY = "hf_vocab_audit_guard_error"  # a bad batch's error, carried to the forward pre-hook
@@ -49,13 +50,32 @@ def _config_dict(model: Any) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+@dataclass(frozen=True)
+class DeferredVerdict:
+    """A bad batch's verdict, carried in the batch from the collator to the forward (``guard_trainer``).
+
+    The evidence is written when the batch reaches the model, not when it is collated: the loader
+    prefetches, and a batch collated after the failing one never runs and must leave nothing behind.
+    ``keys``: the batch's own keys (the forward also receives the Trainer's, e.g. ``num_items_in_batch``).
+    """
+
+    violations: tuple[BatchViolation, ...]
+    rank: int
+    worker: int | None
+    batch_number: int
+    keys: tuple[str, ...]
+
+
 class BatchChecker:
     """What a check needs, without the model: picklable into DataLoader workers."""
 
-    def __init__(self, limits: LiveLimits, config: dict[str, Any] | None, evidence_dir: Path | None) -> None:
+    def __init__(self, limits: LiveLimits, config: dict[str, Any] | None, evidence_dir: Path | None, *,
+                 keep_runs: int | None = KEEP_RUNS) -> None:
         self.limits = limits
         self.config = config
         self.evidence_dir = evidence_dir
+        self.keep_runs = keep_runs
+        self.run = new_run_id()  # made before the workers fork: one run for all of them
 
     def check(self, batch: Mapping[str, Any], *, batch_number: int, worker: int | None,
               host_only: bool) -> None:
@@ -70,12 +90,24 @@ class BatchChecker:
         violations = check_batch(batch, self.limits, host_only=host_only)
         if not violations:
             return None
-        rank = current_rank()
+        return self.failed(batch, violations, rank=current_rank(), worker=worker, batch_number=batch_number)
+
+    def deferred(self, batch: Mapping[str, Any], *, batch_number: int, worker: int | None) -> DeferredVerdict | None:
+        """The verdict on a host-side ``batch`` without its evidence (written if it reaches the model)."""
+        violations = check_batch(batch, self.limits, host_only=True)
+        if not violations:
+            return None
+        return DeferredVerdict(tuple(violations), current_rank(), worker, batch_number, tuple(map(str, batch)))
+
+    def failed(self, batch: Mapping[str, Any], violations: list[BatchViolation], *, rank: int, worker: int | None,
+               batch_number: int) -> str:
+        """The error message of a batch that failed, its evidence written (the only batches that leave any)."""
         evidence = None
         if self.evidence_dir is not None:
             try:
                 evidence = str(write_evidence(self.evidence_dir, batch, self.limits, violations, rank=rank,
-                                              worker=worker, batch_number=batch_number, config=self.config))
+                                              worker=worker, batch_number=batch_number, config=self.config,
+                                              run=self.run, keep_runs=self.keep_runs))
             except OSError as exc:
                 evidence = f"(not written: {exc})"
         return format_error(violations, self.limits, rank=rank, worker=worker, batch_number=batch_number,
@@ -105,9 +137,10 @@ def format_error(violations: list[BatchViolation], limits: LiveLimits, *, rank: 
 class GuardedCollator:
     """A data collator whose every batch is checked on the host, where it was built (in the worker).
 
-    With ``defer_key`` (set by ``guard_trainer``) a bad batch is not raised at once but carries the error
-    message under that key, and a forward pre-hook raises it when the batch reaches the model: the
-    Trainer prefetches batches, and the run should stop at the step that would have crashed.
+    With ``defer_key`` (set by ``guard_trainer``) a bad batch is not raised at once but carries its verdict
+    (:class:`DeferredVerdict`) under that key, and a forward pre-hook writes its evidence and raises when the
+    batch reaches the model: the Trainer prefetches batches, and the run should stop at the step that would
+    have crashed, leaving evidence of that batch only.
     """
 
     def __init__(self, collator: Callable[..., Any], checker: BatchChecker, defer_key: str | None = None) -> None:
@@ -122,12 +155,16 @@ class GuardedCollator:
         # Batches go to workers round-robin, so this is the batch's index in the epoch's order.
         number = self.calls * workers + (worker or 0)
         self.calls += 1
-        if isinstance(batch, Mapping):
-            message = self.checker.verdict(batch, batch_number=number, worker=worker, host_only=True)
-            if message is not None:
-                if self.defer_key is None or not isinstance(batch, MutableMapping):
-                    raise BatchIndexError(message)
-                batch[self.defer_key] = message
+        if not isinstance(batch, Mapping):
+            return batch
+        if self.defer_key is not None and isinstance(batch, MutableMapping):
+            deferred = self.checker.deferred(batch, batch_number=number, worker=worker)
+            if deferred is not None:
+                batch[self.defer_key] = deferred
+            return batch
+        message = self.checker.verdict(batch, batch_number=number, worker=worker, host_only=True)
+        if message is not None:
+            raise BatchIndexError(message)
         return batch
 
 
@@ -135,7 +172,7 @@ class Guard:
     """Checks batches against ``model``'s live limits; see :func:`hf_vocab_audit.guard.guard`."""
 
     def __init__(self, model: Any, tokenizer: Any = None, *, evidence_dir: str | Path | None | bool = True,
-                 ignore_index: int = -100) -> None:
+                 ignore_index: int = -100, keep_runs: int | None = KEEP_RUNS) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.ignore_index = ignore_index
@@ -146,7 +183,7 @@ class Guard:
         else:
             self.evidence_dir = Path(evidence_dir)
         self.checker = BatchChecker(limits_of(model, tokenizer, ignore_index=ignore_index), _config_dict(model),
-                                    self.evidence_dir)
+                                    self.evidence_dir, keep_runs=keep_runs)
         self._hook_calls = 0
         self._defer_handle: Any = None
 
@@ -190,12 +227,19 @@ class Guard:
 
     def wrap_deferred(self, collator: Callable[..., Any]) -> GuardedCollator:
         """Like :meth:`wrap`, but a bad batch raises when it reaches ``model``'s forward (a pre-hook pops the
-        marker key, so the forward never sees it). For loaders that prefetch: the Trainer's."""
+        marker key, so the forward never sees it), and only then leaves evidence. For loaders that prefetch:
+        the Trainer's."""
         if self._defer_handle is None:
+            checker = self.checker
+
             def pop_marker(_module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
-                message = kwargs.pop(DEFER_KEY, None)
-                if message is not None:
-                    raise BatchIndexError(str(message))
+                verdict = kwargs.pop(DEFER_KEY, None)
+                if isinstance(verdict, DeferredVerdict):
+                    batch = {k: kwargs[k] for k in verdict.keys if k in kwargs}
+                    raise BatchIndexError(checker.failed(batch, list(verdict.violations), rank=verdict.rank,
+                                                         worker=verdict.worker, batch_number=verdict.batch_number))
+                if verdict is not None:
+                    raise BatchIndexError(str(verdict))
                 return args, kwargs
 
             self._defer_handle = self.model.register_forward_pre_hook(pop_marker, with_kwargs=True)

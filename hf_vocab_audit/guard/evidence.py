@@ -3,13 +3,27 @@
 A batch file can be shared in a bug report and replayed with ``hf-vocab-audit repro`` without running
 anything from it: safetensors holds only tensors, the sidecar only JSON (limits, model identity and
 config, rank, worker, batch number, the violations and their likely cause).
+
+Which batches leave evidence: the one that failed, and only it. A batch the guard raises on is written when
+it fails: in the collator for ``Guard.wrap`` (its error is that batch's), at the forward for
+``guard_trainer`` (the Trainer's loader prefetches: a bad batch that never reached the model, because the run
+stopped earlier, leaves nothing), in the pre-hook for ``Guard.hooks``.
+
+How long evidence stays: the folder keeps the evidence of the newest ``keep_runs`` runs (5 by default). When
+a run writes its first file, the files of older runs past that count are deleted, oldest first; a healthy run
+writes nothing and deletes nothing, so the evidence of the last failure stays until runs that fail replace
+it. A run is one guard, or one ``torchrun``/``accelerate launch`` job (all its ranks share
+``TORCHELASTIC_RUN_ID``). Only this tool's files are deleted: ``batch-*.safetensors`` whose sidecar says
+it is an evidence sidecar, and that sidecar.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,6 +39,16 @@ from .limits import LiveLimits
 FORMAT = "hf-vocab-audit-batch"
 MAX_BATCH_BYTES = 1024 * 1024 * 1024  # a saved batch: token ids and masks, pixel values at most
 DEFAULT_DIR_ENV = "HF_VOCAB_AUDIT_EVIDENCE"
+KEEP_RUNS = 5  # runs whose evidence a folder keeps
+RUN_ENV = "TORCHELASTIC_RUN_ID"  # set by torchrun (and accelerate launch) to one id for every rank of a job
+
+
+def new_run_id() -> str:
+    """This run's id: the launcher's job id shared by its ranks, else one made for this guard."""
+    launched = os.environ.get(RUN_ENV, "")
+    if launched and launched != "none":  # torchrun's default id without --standalone or --rdzv-id
+        return launched
+    return f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
 def default_dir() -> Path:
@@ -36,8 +60,12 @@ def sidecar_of(batch_file: Path) -> Path:
 
 
 def write_evidence(folder: Path, batch: Mapping[str, Any], limits: LiveLimits, violations: list[BatchViolation], *,
-                   rank: int, worker: int | None, batch_number: int, config: dict[str, Any] | None) -> Path:
-    """Write ``batch`` and its sidecar into ``folder``; returns the ``.safetensors`` path."""
+                   rank: int, worker: int | None, batch_number: int, config: dict[str, Any] | None,
+                   run: str | None = None, keep_runs: int | None = KEEP_RUNS) -> Path:
+    """Write ``batch`` and its sidecar into ``folder``; returns the ``.safetensors`` path.
+
+    ``run``: the run the batch belongs to; then the files of all but the newest ``keep_runs`` runs in
+    ``folder`` are deleted (None: kept)."""
     torch = import_torch(folder, "saving the guard's evidence")
     from safetensors.torch import save_file
 
@@ -59,6 +87,7 @@ def write_evidence(folder: Path, batch: Mapping[str, Any], limits: LiveLimits, v
         "rank": rank,
         "worker": worker,
         "batch": batch_number,
+        "run": run,
         "keys_not_saved": not_saved,
         "violations": [v.to_dict() for v in violations],
         "limits": limits.to_dict(),
@@ -72,7 +101,51 @@ def write_evidence(folder: Path, batch: Mapping[str, Any], limits: LiveLimits, v
     tmp_side = folder / f".{stem}.{os.getpid()}.json.tmp"
     tmp_side.write_text(json.dumps(sidecar, indent=2, default=str))
     os.replace(tmp_side, side)
+    if run is not None and keep_runs is not None:
+        prune(folder, run, keep_runs)
     return target
+
+
+def _run_of(batch_file: Path) -> str | None:
+    """The run a batch file belongs to (its own name for one written before runs were recorded), or None
+    when it is not this tool's evidence (then it is never deleted)."""
+    side = sidecar_of(batch_file)
+    try:
+        if batch_file.is_symlink() or side.is_symlink() or not side.is_file():
+            return None
+        data = read_json_object(side, MAX_CONFIG_BYTES)
+    except (AuditError, OSError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return None
+    run = data.get("run")
+    return run if isinstance(run, str) and run else f"file:{batch_file.name}"
+
+
+def prune(folder: Path, run: str, keep_runs: int) -> list[Path]:
+    """Delete the evidence of all but the newest ``keep_runs`` runs in ``folder`` (``run``, the one writing
+    now, always kept); returns the batch files deleted. A file another process removes first is skipped."""
+    runs: dict[str, list[Path]] = {}
+    newest: dict[str, float] = {}
+    for batch_file in folder.glob("batch-*.safetensors"):
+        owner = _run_of(batch_file)
+        if owner is None:
+            continue
+        try:
+            mtime = batch_file.stat().st_mtime
+        except OSError:
+            continue
+        runs.setdefault(owner, []).append(batch_file)
+        newest[owner] = max(newest.get(owner, mtime), mtime)
+    older = sorted((r for r in runs if r != run), key=lambda r: newest[r], reverse=True)
+    deleted = []
+    for owner in older[max(keep_runs - 1, 0):]:
+        for batch_file in runs[owner]:
+            for path in (batch_file, sidecar_of(batch_file)):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+            deleted.append(batch_file)
+    return deleted
 
 
 def read_evidence(batch_file: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:

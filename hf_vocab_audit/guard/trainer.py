@@ -2,8 +2,9 @@
 
 No ``TrainerCallback`` event sees the batch, and accelerate moves batches to the device while prefetching,
 so the batch check lives in the collator (it runs in the DataLoader workers). Because of the prefetch, a
-bad batch is not raised in the collator: it carries its error to a forward pre-hook, which raises it when
-that batch reaches the model, at the step that would have crashed. The callback runs the preflight and
+bad batch is not raised in the collator: it carries its verdict to a forward pre-hook, which writes its
+evidence and raises when that batch reaches the model, at the step that would have crashed (a bad batch
+prefetched behind it never runs and leaves no evidence). The callback runs the preflight and
 re-reads the limits when training begins (after any resize the script did).
 """
 
@@ -32,7 +33,7 @@ def find_tokenizer(trainer: Any) -> Any:
 
 
 def guard_trainer(trainer: Any, *, tokenizer: Any = None, preflight: str = "raise", evidence_dir: Any = True,
-                  ignore_index: int = -100) -> Guard:
+                  ignore_index: int = -100, keep_runs: int | None = 5) -> Guard:
     """Guard ``trainer``: wrap ``trainer.data_collator``, add a callback that runs the preflight.
 
     ``tokenizer``: the tokenizer the batches come from (default: found on the Trainer or its collator; when
@@ -47,7 +48,7 @@ def guard_trainer(trainer: Any, *, tokenizer: Any = None, preflight: str = "rais
         raise ValueError(f"preflight must be 'raise', 'warn' or 'off', not {preflight!r}")
     if tokenizer is None:
         tokenizer = find_tokenizer(trainer)
-    g = Guard(trainer.model, tokenizer, evidence_dir=evidence_dir, ignore_index=ignore_index)
+    g = Guard(trainer.model, tokenizer, evidence_dir=evidence_dir, ignore_index=ignore_index, keep_runs=keep_runs)
     if not isinstance(trainer.data_collator, GuardedCollator):
         trainer.data_collator = g.wrap_deferred(trainer.data_collator)
 

@@ -181,21 +181,49 @@ def jsonl_rows_and_bad_lines(path: Path, batch_size: int, block_bytes: int | Non
     yield from _read(path, batch_size, block_bytes, 0, None, None, skip_bad_lines=True)
 
 
+def jsonl_range_rows_and_bad_lines(path: Path, batch_size: int, *, start: int, stop: int | None,
+                                   schema: pa.Schema | None = None) -> Iterator[pa.Table | BadLines]:
+    """The rows of the lines starting in bytes [start, stop) (a Ray task's unit), with the lines that are
+    not JSON rows skipped and reported as :class:`BadLines` whose line numbers count from the range's first
+    line (1); the caller adds the lines before it (:func:`first_line_at`). NotPlain as :func:`jsonl_batches`."""
+    yield from _read(path, batch_size, None, start, stop, schema, skip_bad_lines=True)
+
+
+def first_line_at(path: Path, start: int) -> int:
+    """The 1-based number of the first line that starts at or after byte ``start`` (as :func:`line_blocks`
+    cuts ranges: a line belongs to the range holding its first byte): 1 + the lines before it, which are the
+    line ends before ``start``, plus the line byte ``start - 1`` is in when that byte ends no line."""
+    ends, last = 0, b"\n"
+    with open(path, "rb") as fh:
+        left = start
+        while left > 0:
+            chunk = fh.read(min(STEP, left))
+            if not chunk:
+                break
+            ends += chunk.count(b"\n")
+            last = chunk[-1:]
+            left -= len(chunk)
+    return 1 + ends + (0 if last == b"\n" else 1)
+
+
 def _read(path: Path, batch_size: int, block_bytes: int | None, start: int, stop: int | None,
           schema: pa.Schema | None, *, skip_bad_lines: bool) -> Iterator[pa.Table | BadLines]:
     """Tables of at most ``batch_size`` rows of the JSON Lines file ``path`` (of the lines starting in
     bytes [start, stop): see :func:`line_blocks`); NotPlain when they are not a plain table (see the
     module's docstring) or, with ``schema``, not a table of that schema.
 
-    ``skip_bad_lines`` (whole files only): a line that is not a JSON row is skipped and reported as
-    :class:`BadLines` after the rows before it (never first: the first item is a table, whose schema plans
-    the split), up to MAX_BAD_LINES; a file with no JSON row at all is an AuditError naming its first line.
-    Without it the first bad line raises NotPlain, as before (the caller falls back to ``datasets``).
+    ``skip_bad_lines``: a line that is not a JSON row is skipped and reported as :class:`BadLines` after
+    the rows before it (in a whole file never first: the first item is a table, whose schema plans the
+    split), up to MAX_BAD_LINES; a whole file with no JSON row at all is an AuditError naming its first
+    line. In a byte range (a Ray unit) line numbers count from the range's first line, and bad lines are
+    reported even where the range holds no row. Without it the first bad line raises NotPlain, as before
+    (the caller falls back to ``datasets``).
 
     Each block is parsed on its own and released before the next, as the builder does (pyarrow's
     streaming reader, tried first, kept memory that grew with the file: +60 MB at 50 MB)."""
     rows = 0
-    line = 1  # the block's first line (1-based)
+    line = 1  # the block's first line (1-based; in a range, counted from the range's first line)
+    ranged = start > 0 or stop is not None
     first: pa.Schema | None = None
     pending: list[tuple[int, str]] = []  # bad lines not yet reported (until a table has been yielded)
     reported = 0
@@ -232,13 +260,13 @@ def _read(path: Path, batch_size: int, block_bytes: int | None, start: int, stop
             rows += part.num_rows
             yield part
         del table
-        if pending and first is not None:
+        if pending and (first is not None or ranged):
             yield BadLines(tuple(pending), stopped)
             reported += len(pending)
             pending = []
         if stopped is not None:
             return
-    if pending and first is not None:
+    if pending and (first is not None or ranged):
         yield BadLines(tuple(pending), stopped)
     elif pending:
         where = (f"{len(pending)} of its first {stopped} lines are not" if stopped is not None
@@ -246,6 +274,44 @@ def _read(path: Path, batch_size: int, block_bytes: int | None, start: int, stop
         raise AuditError(path, f"line {pending[0][0]}: not a JSON row ({pending[0][1]}); {where}: not JSON Lines")
     if first is None and stop is None:
         raise NotPlain(0, "no rows")
+
+
+def bad_lines_of(path: Path, block_bytes: int | None = None) -> BadLines | None:
+    """The lines of the whole file that are not JSON rows (up to MAX_BAD_LINES; ``stopped`` as the reader
+    sets it), or None. For the ``datasets`` fallback, whose JSON builder refuses a file at its first bad
+    line: a block pyarrow parses holds none; in a block it refuses (a bad line, or types that vary between
+    rows) each line is checked against the JSON grammar alone (``json.loads``), one pass, no halving."""
+    found: list[tuple[int, str]] = []
+    line = 1
+    for block in line_blocks(path, block_bytes or BLOCK_BYTES):
+        if _fails(block) is not None:
+            for k, text in enumerate(block.split(b"\n")):
+                message = _not_a_row(text) if text.strip() else None
+                if message is None:
+                    continue
+                found.append((line + k, message))
+                if len(found) >= MAX_BAD_LINES:
+                    return BadLines(tuple(found), line + k)
+        line += block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
+    return BadLines(tuple(found)) if found else None
+
+
+def copy_without_lines(path: Path, bad: BadLines, target: Path) -> None:
+    """Write ``path`` to ``target`` without the ``bad`` lines (and, where the reader stopped, without the
+    lines from there on): what ``datasets`` reads so that one damaged line does not refuse the file."""
+    skip = {k for k, _ in bad.lines}
+    line = 1
+    with open(target, "wb") as out:
+        for block in line_blocks(path, BLOCK_BYTES):
+            lines = block.split(b"\n")
+            if block.endswith(b"\n"):
+                lines.pop()  # the empty piece after the block's last line end
+            for k, text in enumerate(lines):
+                if bad.stopped is not None and line + k >= bad.stopped:
+                    return
+                if line + k not in skip:
+                    out.write(text + b"\n")
+            line += len(lines)
 
 
 def text_batches(path: Path, batch_size: int, block_bytes: int | None = None, *, start: int = 0,

@@ -14,6 +14,7 @@ from dataclasses import replace
 from ..core.causes import Cause
 from ..core.findings import Finding
 from ..facts import Facts
+from .memory_locations import id_setting
 
 SHOWN = 4  # token names in a cause's story
 LABEL_GROUP = ("HVA510", "HVA511", "HVA513", "HVA516")
@@ -122,7 +123,9 @@ def _special_causes(facts: Facts, findings: Sequence[Finding], target: str, in_m
         story = (f"{where} name{'s' if len(keys) == 1 else ''} id {value}, which no token of the tokenizer has and "
                  f"the embeddings have no row for: often a pad id set to vocab_size in code.")
         fixable = any(h.fix is not None for h in hits)
+        settings = sorted({id_setting(h.location.file, h.location.key) for h in hits})
         fix = ("set it to the id of the token the tokenizer uses for that role"
+               + (f": {'; '.join(settings)}" if in_memory else "")
                + ("" if in_memory or not fixable else f", or hf-vocab-audit check {target} --fix"))
         out.append((Cause(f"special-id-past-rows-{value}", title, story, fix, (), 0), _names_id(value)))
     return out
@@ -135,6 +138,11 @@ def _config_cause(facts: Facts, findings: Sequence[Finding], target: str, in_mem
     size, rows = hit.details.get("config_vocab_size"), hit.details.get("rows")
     fix = (f"model.config.vocab_size = {rows}" if in_memory
            else f"hf-vocab-audit check {target} --fix (sets vocab_size to {rows}), or edit config.json")
+    if in_memory:  # a live model: no file was edited, and nothing is loaded from one
+        return Cause("config-vocab-size-edited", f"model.config.vocab_size ({size}) differs from the {rows} "
+                     "embedding rows", f"the tokenizer fits the {rows} rows, but vocab_size says {size}: set by "
+                     "hand, or the embeddings were replaced without `resize_token_embeddings`; the saved model "
+                     "will not load (from_pretrained refuses the mismatch).", fix, (), 0)
     return Cause("config-vocab-size-edited", f"config.json's vocab_size ({size}) differs from the {rows} embedding rows",
                  f"the tokenizer fits the {rows} rows, but vocab_size says {size}: edited by hand, or a resize that was "
                  "not saved; from_pretrained refuses the mismatch (or re-initialises the rows with "

@@ -18,6 +18,8 @@ from hf_vocab_audit.dataset.summary import ColumnRole, ScanContext
 from hf_vocab_audit.facts.limits import InputLimits
 from hf_vocab_audit.formats import render
 
+from .test_jsonl_bad_lines_everywhere import NESTED, PLAIN, bad_lines_said, write_with_bad_lines
+
 
 @pytest.fixture(scope="session")
 def ray_local():
@@ -214,4 +216,19 @@ def test_json_lines_that_need_the_json_builder_go_through_ray_data(ray_local, be
     mixed = write_jsonl(tmp_path / "mixed.jsonl", [{"text": "w1", "label": v} for v in (1, "x", 2)])
     local, ray = audit(bert_cls, datasets=[mixed]), audit(bert_cls, datasets=[mixed], engine="ray")
     assert calls[-1] == str(mixed) and "HVA530" in {f.code for f in ray.findings}
+    assert _report_json(ray) == _report_json(local)
+
+
+@pytest.mark.parametrize("rows", [PLAIN, NESTED], ids=["ray-tasks", "ray-data"])
+def test_engine_ray_reports_bad_lines_as_the_local_engine(ray_local, bert_cls, tmp_path, monkeypatch, rows):
+    """Plain rows go to Ray tasks (units of 64 bytes: bad lines in several units, numbered in the file); rows
+    that need the builder go to Ray Data. Either way the report equals the local engine's."""
+    from hf_vocab_audit.dataset.engines import ray_tasks
+
+    monkeypatch.setattr(ray_tasks, "MIN_UNIT_BYTES", 64)
+    data = write_with_bad_lines(tmp_path / "data.jsonl", rows, {1: "{", 9: "oops", 30: "7"})
+    local = audit(bert_cls, datasets=[data])
+    ray = audit(bert_cls, datasets=[data], engine="ray")
+    assert "3 line(s) are not JSON rows" in bad_lines_said(local)
+    assert ray.exit_code() == local.exit_code() == 1
     assert _report_json(ray) == _report_json(local)

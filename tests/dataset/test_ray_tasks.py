@@ -26,16 +26,16 @@ def _groups(tmp_path) -> tuple[Unit, pa.Table]:
 
 def test_a_unit_stops_at_the_batch_past_its_limit(tmp_path):
     unit, table = _groups(tmp_path)
-    summary, done, total = scan_unit(unit, CTX, [], 5, 45, None)
+    summary, done, total, _ = scan_unit(unit, CTX, [], 5, 45, None)
     assert (done, total) == (45, 50)  # ten batches of five rows read, not twenty
     assert summary == summarize(table.slice(0, 45), 0, CTX)  # row 40 found, row 90 never read
 
 
 def test_a_unit_without_a_limit_or_with_none_left(tmp_path):
     unit, table = _groups(tmp_path)
-    summary, done, total = scan_unit(unit, CTX, [], 7, None, None)
+    summary, done, total, _ = scan_unit(unit, CTX, [], 7, None, None)
     assert (done, total) == (100, 100) and summary == summarize(table, 0, CTX)
-    _, done, total = scan_unit(unit, CTX, [], 7, 0, None)
+    _, done, total, _ = scan_unit(unit, CTX, [], 7, 0, None)
     assert (done, total) == (0, 7)  # one batch tells the driver the split goes on
-    _, done, total = scan_unit(unit, CTX, [], 7, 100, None)
+    _, done, total, _ = scan_unit(unit, CTX, [], 7, 100, None)
     assert (done, total) == (100, 100)  # a limit the unit does not reach: every row counted

@@ -57,8 +57,28 @@ def test_bars_only_for_what_the_model_has(tmp_path):
     facts = hva.audit(folder).facts
     assert [label for label, _ in plots._vocab_sizes(facts)] == [
         "tokenizer ids (max id + 1)", "embedding rows", "config vocab_size"]
-    lm = hva.audit(checkpoint(tmp_path / "mlm", "bert", 104)).facts
-    assert "lm_head rows" in [label for label, _ in plots._vocab_sizes(lm)]
+    lm = hva.audit(checkpoint(tmp_path / "mlm", "bert", 104)).facts  # a tied MLM head: the embedding itself
+    assert [label for label, _ in plots._vocab_sizes(lm)] == [
+        "tokenizer ids (max id + 1)", "embedding rows (= tied lm_head)", "config vocab_size"]
+    untied = hva.audit(checkpoint(tmp_path / "llama", "llama", 104)).facts
+    assert [label for label, _ in plots._vocab_sizes(untied)] == [
+        "tokenizer ids (max id + 1)", "embedding rows", "lm_head rows", "config vocab_size"]
+
+
+@pytest.mark.parametrize(("output_rows", "bars"), [
+    (None, [("tokenizer ids (max id + 1)", 64), ("embedding rows (= tied lm_head)", 64)]),  # llama.cpp ties
+    (40, [("tokenizer ids (max id + 1)", 64), ("embedding rows", 64), ("lm_head rows", 40)]),
+])
+def test_a_gguf_without_an_output_tensor_draws_no_lm_head_of_its_own(tmp_path, output_rows, bars):
+    """A GGUF with no ``output.weight`` uses ``token_embd`` as its output: no second bar for a matrix it lacks."""
+    from gguf_builders import write_gguf
+
+    report = hva.audit(write_gguf(tmp_path / "m.gguf", output_rows=output_rows))
+    assert plots._vocab_sizes(report.facts) == bars
+    if plots.available():
+        page = html.render(report)
+        alt = re.search(r'<img alt="(Vocabulary: [^"]*)"', page).group(1)
+        assert alt.startswith("Vocabulary: " + ", ".join(label for label, _ in bars) + ";")
 
 
 def test_the_label_axis_starts_at_zero_and_out_of_range_values_are_red():

@@ -19,6 +19,7 @@ import itertools
 import logging
 import os
 import pickle
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -30,7 +31,9 @@ import pyarrow as pa
 
 from ...core.options import ScanOptions
 from ...errors import AuditError, first_line
+from ...io.jsonlines import MAX_BAD_LINES, BadLines, bad_lines_of, copy_without_lines, first_line_at
 from ..chat import summarize
+from ..kernel import bad_lines_summary
 from ..scan import ResolvedScan
 from ..spec import ResolvedSpec
 from ..summary import ScanContext, Summary, merge
@@ -205,12 +208,14 @@ def _datasets_table(resolved: ResolvedSpec, split: str, config: str | None) -> p
     return ds.with_format("arrow")[:]
 
 
-def read_split(resolved: ResolvedSpec, split: str, config: str | None, batch_size: int) -> Any:
-    """A Ray Dataset of one split: Ray Data's file readers, or the datasets table with an index column."""
+def read_split(resolved: ResolvedSpec, split: str, config: str | None, batch_size: int,
+               files_read: tuple[str, ...] | None = None) -> Any:
+    """A Ray Dataset of one split: Ray Data's file readers, or the datasets table with an index column.
+    ``files_read``: the files to read in place of the split's own (a JSON Lines file without its bad lines)."""
     import ray.data
 
     src = source_for(resolved, split, config)
-    files = list(src.files)
+    files = list(files_read if files_read is not None else src.files)
     if src.reader == "parquet":
         return ray.data.read_parquet(files, file_extensions=None, partitioning=None)
     if src.reader == "jsonl":
@@ -291,6 +296,7 @@ def scan_files(src: RaySource, ctx: ScanContext, *, tokenizer: Any, batch_size: 
     pending: dict[Any, int] = {}
     results: dict[int, Any] = {}
     summary, rows, truncated, submitted, folded = Summary(), 0, False, 0, 0
+    bad = _BadLinesOfUnits()
 
     def submit(i: int, limit: int | None) -> None:
         pending[task.remote(units[i], bare, refs, batch_size, limit, schema)] = i
@@ -308,7 +314,9 @@ def scan_files(src: RaySource, ctx: ScanContext, *, tokenizer: Any, batch_size: 
                         if bar is not None:
                             bar.restart()
                         return None
-            part, done, total = results.pop(folded)
+            part, done, total, unit_bad = results.pop(folded)
+            if unit_bad is not None:
+                bad.add(units[folded].path, units[folded].start, unit_bad)
             room = None if max_rows is None else max_rows - rows
             if room is not None and total > room:
                 truncated = True
@@ -323,10 +331,35 @@ def scan_files(src: RaySource, ctx: ScanContext, *, tokenizer: Any, batch_size: 
             folded += 1
             if truncated:
                 break
-        return summary, rows, truncated
+        return bad.reported(summary, ctx), rows, truncated
     finally:
         for ref in pending:
             ray.cancel(ref)
+
+
+class _BadLinesOfUnits:
+    """The lines the units skipped as not JSON rows, at their lines in the file (a unit numbers them from its
+    first line), reported as the local engine reports them: HVA533, at most MAX_BAD_LINES, where a reader
+    stopped the line it stopped at."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[int, str]] = []
+        self.stopped: int | None = None
+
+    def add(self, path: str, start: int, unit: BadLines) -> None:
+        first = first_line_at(Path(path), start) - 1  # lines before the unit (one pass, only for a bad unit)
+        self.lines += [(first + k, message) for k, message in unit.lines]
+        if unit.stopped is not None and self.stopped is None:
+            self.stopped = first + unit.stopped
+
+    def reported(self, summary: Summary, ctx: ScanContext) -> Summary:
+        if not self.lines and self.stopped is None:
+            return summary
+        lines = tuple(self.lines[:MAX_BAD_LINES])
+        stopped = self.stopped
+        if len(self.lines) >= MAX_BAD_LINES:
+            stopped = lines[-1][0] if stopped is None else min(stopped, lines[-1][0])
+        return merge(summary, bad_lines_summary(BadLines(lines, stopped), ctx))
 
 
 def _get(ref: Any) -> Any:
@@ -343,8 +376,30 @@ def _get(ref: Any) -> Any:
 
 def _scan_ray_data(resolved: ResolvedSpec, split: str, ctx: ScanContext, *, config: str | None, batch_size: int,
                    max_rows: int | None, num_rows: int | None, bar: Any = None) -> tuple[Summary, int, bool]:
-    """Scan one split with Ray Data's readers and ``map_batches`` (specs the fast path does not take)."""
-    ds = read_split(resolved, split, config, batch_size)
+    """Scan one split with Ray Data's readers and ``map_batches`` (specs the fast path does not take).
+
+    Ray Data's JSON reader, like ``datasets``' builder, refuses a file at its first line that is not a JSON
+    row; a JSON Lines file with such lines is read from a copy without them (on the driver's temporary disk,
+    at most the file's size), and they are reported as HVA533 at their lines, as the local engine does."""
+    src = source_for(resolved, split, config)
+    with tempfile.TemporaryDirectory(prefix="hva-ray-jsonl-") as tmp:
+        bad = _BadLinesOfUnits()
+        files_read = None
+        if src.reader == "jsonl" and resolved.kind == "file" and len(src.files) == 1:
+            found = bad_lines_of(Path(src.files[0]))
+            if found is not None:
+                copy = Path(tmp) / "train.jsonl"
+                copy_without_lines(Path(src.files[0]), found, copy)
+                files_read = (str(copy),)
+                bad.add(src.files[0], 0, found)
+        summary, rows, truncated = _scan_ray_dataset(read_split(resolved, split, config, batch_size, files_read),
+                                                     ctx, batch_size=batch_size, max_rows=max_rows,
+                                                     num_rows=num_rows, bar=bar)
+    return bad.reported(summary, ctx), rows, truncated
+
+
+def _scan_ray_dataset(ds: Any, ctx: ScanContext, *, batch_size: int, max_rows: int | None, num_rows: int | None,
+                      bar: Any) -> tuple[Summary, int, bool]:
     truncated = False
     if max_rows is not None:
         truncated = num_rows > max_rows if num_rows is not None else ds.limit(max_rows + 1).count() > max_rows

@@ -20,7 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ...io.jsonlines import NotPlain, jsonl_batches, text_batches
+from ...io.jsonlines import BadLines, NotPlain, jsonl_range_rows_and_bad_lines, text_batches
 from ..chat import summarize
 from ..expansion import check_batch
 from ..summary import ScanContext, Summary, merge
@@ -74,9 +74,10 @@ def _row_group_units(path: str, target: int) -> list[Unit]:
     return units
 
 
-def _batches(unit: Unit, batch_size: int, schema: pa.Schema | None) -> Iterator[pa.Table]:
-    if unit.reader == "jsonl":
-        yield from jsonl_batches(Path(unit.path), batch_size, start=unit.start, stop=unit.stop, schema=schema)
+def _batches(unit: Unit, batch_size: int, schema: pa.Schema | None) -> Iterator[pa.Table | BadLines]:
+    if unit.reader == "jsonl":  # lines that are not JSON rows come as BadLines (HVA533), as on the local engine
+        yield from jsonl_range_rows_and_bad_lines(Path(unit.path), batch_size, start=unit.start, stop=unit.stop,
+                                                  schema=schema)
     elif unit.reader == "text":
         yield from text_batches(Path(unit.path), batch_size, start=unit.start, stop=unit.stop)
     else:
@@ -110,16 +111,24 @@ def _context(ctx: ScanContext, tokenizer: list[Any]) -> ScanContext:
 
 
 def scan_unit(unit: Unit, ctx: ScanContext, tokenizer: list[Any], batch_size: int, limit: int | None,
-              schema: pa.Schema | None) -> tuple[Summary, int, int] | str:
+              schema: pa.Schema | None) -> tuple[Summary, int, int, BadLines | None] | str:
     """The Ray task: (summary of the unit's first ``limit`` rows counted from 0, rows summarised, rows in
-    the unit), or the reason the unit needs ``datasets``' JSON builder (the driver then uses Ray Data).
+    the unit, the unit's lines that are not JSON rows, numbered from its first line, or None), or the reason
+    the unit needs ``datasets``' JSON builder (the driver then uses Ray Data, which refuses a bad line: so
+    bad lines are skipped and returned here, and the driver reports them as HVA533 at their file lines).
 
     Past ``limit`` the unit stops at the batch that holds its first row beyond it: the count is then only
     a lower bound, but one above ``limit``, which is all the driver asks (whether the split goes on)."""
     ctx = _context(ctx, tokenizer)
     summary, done, total = Summary(), 0, 0
+    bad: list[tuple[int, str]] = []
+    stopped: int | None = None
     try:
         for batch in _batches(unit, batch_size, schema):
+            if isinstance(batch, BadLines):
+                bad += batch.lines
+                stopped = batch.stopped if batch.stopped is not None else stopped
+                continue
             batch.validate(full=True)  # as the local engine: a bad offset must not read foreign memory
             check_batch(batch, unit.path, "", total)  # as the local engine: columns and dictionaries bounded
             total += batch.num_rows
@@ -132,4 +141,4 @@ def scan_unit(unit: Unit, ctx: ScanContext, tokenizer: list[Any], batch_size: in
                 break
     except NotPlain as exc:
         return str(exc)
-    return summary, done, total
+    return summary, done, total, (BadLines(tuple(bad), stopped) if bad or stopped is not None else None)
