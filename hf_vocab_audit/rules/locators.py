@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..core.findings import Finding
+from ..core.source import Source
 from ..facts import Facts
 from ..facts.llama_cpp_tables import SPECIAL_ID_KEYS
 from ..facts.sources import FactsSource
@@ -93,8 +94,10 @@ LOCATORS: dict[type[FactsSource], Locator] = {
 
 
 def locator_of(source: FactsSource) -> Locator:
-    """The locator of ``source``'s class, or of the nearest class it derives from; else findings stay in place."""
-    return next((LOCATORS[cls] for cls in type(source).__mro__ if cls in LOCATORS), in_place)
+    """The locator of ``source``'s class, or of the nearest class it derives from; else a source of live objects
+    (``origin`` MEMORY, whatever its class) names the objects, as its causes do, and a folder's stay in place."""
+    default = on_memory_objects if source.origin is Source.MEMORY else in_place
+    return next((LOCATORS[cls] for cls in type(source).__mro__ if cls in LOCATORS), default)
 
 
 __all__ = ["FIX_IN_HF", "FIXED_IN_HF", "LOCATORS", "Locator", "in_base", "in_gguf", "locator_of"]
