@@ -217,12 +217,13 @@ def test_the_dispatch_checker_sees_string_dispatch():
 # ---- sources, weight formats and targets are dispatched by type, never by name (docs/architecture.md) ----
 
 # What holds a source's, a weight format's or a target's name: a string compared with one of these is dispatch.
-ROUTE_SUBJECTS = ("name", "format", "fmt", "weights_format", "target", "target_kind", "origin")
+ROUTE_SUBJECTS = ("name", "format", "fmt", "weights_format", "target", "target_kind", "origin", "method", "route")
 
 
 def _route_names() -> set[str]:
-    """Every facts source's ``name``, every weight format's ``name``, every ``--target`` kind, every origin."""
-    from hf_vocab_audit.core.options import TargetKind
+    """Every facts source's ``name``, every weight format's ``name``, every ``--target`` kind, every origin,
+    every ``--fix`` route (``--method``)."""
+    from hf_vocab_audit.core.options import Method, TargetKind
     from hf_vocab_audit.core.source import Source
     from hf_vocab_audit.facts.sources import FactsSource
     from hf_vocab_audit.facts.sources.registry import SOURCES
@@ -231,7 +232,7 @@ def _route_names() -> set[str]:
     sources: set[type[FactsSource]] = set(SOURCES)
     sources |= {sub for cls in SOURCES for sub in cls.__subclasses__()}
     return ({c.name for c in sources} | {f.name for f in WEIGHT_FORMATS} | {k.value for k in TargetKind}
-            | {s.value for s in Source})
+            | {s.value for s in Source} | {m.value for m in Method})
 
 
 def _source_classes() -> set[str]:
@@ -274,7 +275,7 @@ def source_type_dispatch(source: str, classes: set[str] | None = None) -> list[i
     return lines
 
 
-def test_no_module_dispatches_on_source_format_or_target_names():
+def test_no_module_dispatches_on_source_format_target_or_route_names():
     found = {module_name(p): route_string_dispatch(p.read_text(encoding="utf-8")) for p in sorted(PACKAGE.rglob("*.py"))}
     assert not {m: lines for m, lines in found.items() if lines}
 
@@ -291,6 +292,8 @@ def test_the_route_checker_sees_name_dispatch():
     assert route_string_dispatch('ok = source.name in ("gguf", "hub")\n') == [1]
     assert route_string_dispatch('ok = "bin" == fmt\n') == [1]
     assert route_string_dispatch('match t.target:\n    case "gguf":\n        pass\n') == [1]
+    assert route_string_dispatch('if method == "surgical":\n    pass\n') == [1]  # --fix routes are objects
+    assert route_string_dispatch('ok = options.route != "transformers"\n') == [1]
     assert route_string_dispatch('ok = resolved.kind == "folder"\n') == []  # a dataset SPEC's kind, not a source
     assert route_string_dispatch('ok = path.suffix == ".gguf"\n') == []
     assert route_string_dispatch("ok = t.target is TargetKind.GGUF\n") == []

@@ -8,7 +8,7 @@ branch of ``bound``; every consumer then checks it.
 
 What a head's loss accepts as ``labels`` is decided the way transformers decides it (:func:`label_kind`):
 the head class named by ``architectures``, ``problem_type`` and ``num_labels`` (measured on CPU with the
-tiny heads of the test suite: see the README's "Labels per task head").
+tiny heads of the test suite: see docs/dataset-chat.md, "Labels per task head").
 """
 
 from __future__ import annotations
