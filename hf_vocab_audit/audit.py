@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .core.options import AUDIT_KEYWORDS, AuditOptions, OptionValues, build_audit_options
+from .core.options import AUDIT_KEYWORDS, AuditKeywords, AuditOptions, OptionValues, build_audit_options
 from .core.source import Source
 from .facts import Facts
 from .facts.sources import FactsSource
@@ -20,6 +20,8 @@ from .version import __version__
 # The report model, the rules and their runner are imported inside the functions, after the facts are read:
 # `check` parses the tokenizer first, and these imports overlap the proof of its ids (on other threads).
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from .core.report import Report
     from .facts.requirements import GapKind
     from .rules import Rule, Scope
@@ -51,7 +53,7 @@ def audit(
     progress: bool = False,
     dataset_histograms: bool = False,
     facts: Facts | None = None,
-    **keywords: Any,
+    **keywords: Unpack[AuditKeywords],
 ) -> Report:
     """Audit a local checkpoint folder from its files alone (no weights are loaded), or live objects.
 
@@ -101,7 +103,7 @@ def audit(
     return audit_source(source, options)
 
 
-def _keyword_options(keywords: dict[str, Any], *, progress: bool, histograms: bool) -> AuditOptions:
+def _keyword_options(keywords: Mapping[str, Any], *, progress: bool, histograms: bool) -> AuditOptions:
     """``audit()``'s option keywords as its typed options, through the declarations (``AUDIT_KEYWORDS``)."""
     from .rules import selected
 

@@ -15,10 +15,11 @@ before anything is gathered.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterator, Mapping
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..errors import AuditError
 from .outcome import FailOn
@@ -385,6 +386,41 @@ FLAGS = tuple(BY_KEY[key] for key in HELP_ORDER)  # the options of ``check``, in
 SETTINGS_KEYS = tuple(o for o in OPTIONS if o.settable)  # the keys of a settings file, in the table's order
 # ``audit()``'s option keywords: the options its typed object and the scan's hold
 AUDIT_KEYWORDS = frozenset(o.attr for o in OPTIONS if o.group is Group.SCAN or o.attr in {f.name for f in fields(AuditOptions)})
+
+
+class AuditKeywords(TypedDict, total=False):
+    """``audit()``'s option keywords for type checkers and editors (``**keywords: Unpack[AuditKeywords]``);
+    None means not given.
+
+    Not a declaration: the options are declared once, in ``OPTIONS``; this is their static face, which
+    ``tests/core/test_options.py`` holds to ``AUDIT_KEYWORDS`` key by key and to each option's kind."""
+
+    select: Iterable[str] | None
+    ignore: Iterable[str] | None
+    tokenizer: str | os.PathLike[str] | object | None  # a folder, or a live tokenizer
+    base: str | os.PathLike[str] | None
+    weights: bool | None
+    source: str | os.PathLike[str] | None
+    target_kind: str | TargetKind | None
+    hub_timeout: int | None
+    datasets: Iterable[Any] | None  # SPECs, or live ``datasets`` objects
+    dataset_config: str | None
+    splits: Iterable[str] | None
+    text_columns: Iterable[str] | None
+    label_columns: Iterable[str] | None
+    max_rows: int | None
+    batch_size: int | None
+    num_proc: int | None
+    engine: str | None
+    ray_address: str | None
+    chat_format: str | None
+    messages_column: str | None
+    max_length: int | None
+    assistant_only_loss: bool | None
+    completion_only_loss: bool | None
+    packing: bool | None
+    trl_config: str | os.PathLike[str] | None
+    show_mask: int | None
 
 
 @dataclass(frozen=True)

@@ -215,3 +215,21 @@ def test_what_a_flag_needs_may_come_from_the_settings(project):
     (project / "pyproject.toml").write_text('[tool.hf-vocab-audit]\nweights = false\n')
     with pytest.raises(AuditError, match="--suppress-ids-file needs --target vllm"):
         run_gate("models/broken", suppress_ids_file=project / "ids.json")
+
+
+def test_audit_keywords_type_every_keyword_of_audit_by_its_kind():
+    """Editors and mypy check ``audit(weigths=True)`` through ``AuditKeywords``: it holds exactly the keywords
+    ``audit()`` takes, each typed as its option's kind is written (a bool, an int, a path, a list...)."""
+    from hf_vocab_audit.core.options import AUDIT_KEYWORDS, OPTIONS, AuditKeywords, Kind
+
+    hints = AuditKeywords.__annotations__
+    assert set(hints) == set(AUDIT_KEYWORDS)
+    spelled = {Kind.BOOL: "bool |", Kind.INT: "int |", Kind.STR: "str |", Kind.PATH: "os.PathLike[str]",
+               Kind.RULES: "Iterable[str]", Kind.STRS: "Iterable[str]", Kind.SPECS: "Iterable[Any]"}
+    for option in OPTIONS:
+        if option.attr not in hints:
+            continue
+        hint = getattr(hints[option.attr], "__forward_arg__", hints[option.attr])  # the annotation as written
+        assert hint.endswith("| None"), option.attr  # None: not given, as everywhere else
+        expected = option.choices.__name__ if option.kind is Kind.CHOICE else spelled[option.kind]
+        assert expected in hint, (option.attr, hint)
