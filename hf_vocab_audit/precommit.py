@@ -13,8 +13,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from .core.outcome import FAIL_ON
+from .core.options import BY_KEY, Kind, Option
 from .errors import AuditError
+
+# The gate's options the hook takes, with check's declarations (flag, choices, help): declared once.
+HOOK_OPTIONS = ("fail-on", "exit-zero", "config")
 
 
 def model_folders(files: list[str], root: Path | None = None) -> list[Path]:
@@ -37,10 +40,8 @@ def model_folders(files: list[str], root: Path | None = None) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hf-vocab-audit-pre-commit", description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", help="changed files (pre-commit passes them)")
-    parser.add_argument("--fail-on", choices=FAIL_ON, default=None)
-    parser.add_argument("--exit-zero", action="store_true", default=None)
-    parser.add_argument("--config", type=Path, default=None,
-                        help="settings file to use instead of the working directory's and the models' own")
+    for key in HOOK_OPTIONS:
+        _add(parser, BY_KEY[key])
     args = parser.parse_args(argv)
     from .formats import render
     from .gate import run_gate
@@ -56,6 +57,20 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(render(outcome.report, "text"))
         worst = max(worst, outcome.exit_code)
     return worst
+
+
+def _add(parser: argparse.ArgumentParser, option: Option) -> None:
+    """``option`` as an argparse flag, as ``check`` declares it (None when not given: the settings decide)."""
+    flag = f"--{option.key}"
+    if option.kind is Kind.BOOL:
+        action = argparse.BooleanOptionalAction if option.negatable else "store_true"
+        parser.add_argument(flag, dest=option.attr, action=action, default=None, help=option.help)
+    elif option.kind is Kind.CHOICE:
+        parser.add_argument(flag, dest=option.attr, choices=option.choice_values, default=None, help=option.help)
+    elif option.kind is Kind.PATH:
+        parser.add_argument(flag, dest=option.attr, type=Path, default=None, help=option.help)
+    else:  # pragma: no cover - HOOK_OPTIONS holds only the kinds above
+        raise TypeError(f"the pre-commit hook cannot take {flag} ({option.kind.value})")
 
 
 if __name__ == "__main__":

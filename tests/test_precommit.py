@@ -102,3 +102,24 @@ def test_the_shipped_workflows_command_fails_a_model_that_brings_settings_to_pas
     code, out, err = run_cli("check", "models/my-model", *args[1:])
     assert code == 1, err
     assert "HVA003" in (tmp_path / "hf-vocab-audit.md").read_text()
+
+
+def test_the_hook_takes_checks_declarations_of_its_flags():
+    """--fail-on, --exit-zero/--no-exit-zero and --config mean in the hook what they mean in check: the same
+    declaration (choices, help), never a second copy that drifts."""
+    import argparse
+
+    from hf_vocab_audit import precommit
+    from hf_vocab_audit.core.options import BY_KEY
+
+    parser = argparse.ArgumentParser()
+    for key in precommit.HOOK_OPTIONS:
+        precommit._add(parser, BY_KEY[key])
+    by_flag = {a.option_strings[0]: a for a in parser._actions if a.option_strings}
+    assert by_flag["--fail-on"].choices == BY_KEY["fail-on"].choice_values
+    assert all(by_flag[f"--{k}"].help == BY_KEY[k].help for k in precommit.HOOK_OPTIONS)
+    assert "--no-exit-zero" in by_flag["--exit-zero"].option_strings
+    args = parser.parse_args(["--no-exit-zero", "--fail-on", "warning"])
+    assert args.exit_zero is False and args.fail_on == "warning" and args.config is None
+    source = Path(precommit.__file__).read_text(encoding="utf-8")
+    assert '"--fail-on"' not in source and '"--exit-zero"' not in source and '"--config"' not in source
