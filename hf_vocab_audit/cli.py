@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
+import typer.core
 
 from .core.options import FLAGS, Kind, Option, OutputFormat
 from .core.outcome import EXIT_ERROR
@@ -30,6 +31,16 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+
+class _Command(typer.core.TyperCommand):
+    """A command whose usage line names a required argument as its help does (``TARGET``): typer writes it
+    ``{TARGET}``, which reads as a placeholder left unfilled."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in super().collect_usage_pieces(ctx)]
+
 
 def _fail(message: str, debug: bool) -> NoReturn:
     if debug:
@@ -142,10 +153,10 @@ def check(target: str, **flags: Any) -> None:
 
 
 check.__signature__ = inspect.Signature([_TARGET, *map(_flag, FLAGS)])  # type: ignore[attr-defined]
-app.command()(check)  # typer reads the parameters from the signature: one per declared flag
+app.command(cls=_Command)(check)  # typer reads the parameters from the signature: one per declared flag
 
 
-@app.command("rules")
+@app.command("rules", cls=_Command)
 def rules_cmd(
     fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.TEXT,
 ) -> None:
@@ -166,7 +177,7 @@ def rules_cmd(
         typer.echo(f"{r.code}  {r.name:<36} {r.severity.value:<8} {r.summary}")
 
 
-@app.command()
+@app.command(cls=_Command)
 def explain(code: Annotated[str, typer.Argument(metavar="CODE", help="Rule code (HVA101) or name.")]) -> None:
     """Explain a rule: what it checks, why it matters, how to fix it."""
     from .rules import get_rule
@@ -177,7 +188,7 @@ def explain(code: Annotated[str, typer.Argument(metavar="CODE", help="Rule code 
     typer.echo(r.explain())
 
 
-@app.command()
+@app.command(cls=_Command)
 def repro(
     batch_file: Annotated[Path, typer.Argument(metavar="BATCH_FILE", help="A batch the guard saved (batch-*.safetensors; its .json sidecar "
                                                "next to it).")],
@@ -207,7 +218,7 @@ def repro(
     raise typer.Exit(code)
 
 
-@app.command()
+@app.command(cls=_Command)
 def demo(
     keep: Annotated[
         Optional[Path], typer.Option("--keep", help="Build the demo checkpoint in this folder and keep it.")

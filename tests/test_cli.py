@@ -104,6 +104,22 @@ def test_usage_errors_are_one_line_and_exit_2(args, says):
     assert f"{args[0]} --help" in lines[0]
 
 
+@pytest.mark.parametrize(("command", "usage"), [
+    ("check", "hf-vocab-audit check [OPTIONS] TARGET"),
+    ("explain", "hf-vocab-audit explain [OPTIONS] CODE"),
+    ("repro", "hf-vocab-audit repro [OPTIONS] BATCH_FILE [MODEL_DIR]"),
+])
+def test_usage_lines_name_the_arguments_as_the_help_does(command, usage):
+    """The usage line reads ``check [OPTIONS] TARGET``, as the help and the docs name it, never ``{TARGET}``."""
+    from typer.testing import CliRunner
+
+    from hf_vocab_audit.cli import app
+
+    result = CliRunner().invoke(app, [command, "--help"], terminal_width=200)
+    assert result.exit_code == 0
+    assert f"Usage: {usage} " in result.output and "{" not in result.output.split("Usage:", 1)[1].splitlines()[0]
+
+
 def test_rules_and_explain(run_cli):
     code, out, _ = run_cli("rules")
     assert code == 0 and "HVA101  token-id-beyond-embedding" in out
