@@ -104,7 +104,7 @@ class AuditOptions:
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] | None = None
     weights: bool = False
-    base: str | Path | None = None  # a PEFT adapter's base checkpoint
+    base: str | Path | None = None  # a PEFT adapter's base checkpoint, or the one a full checkpoint is compared with
     source: str | Path | None = None  # a GGUF target's HF checkpoint
     target_kind: str | None = None  # --target (TargetKind's values)
     scan: ScanOptions | None = None  # --dataset
@@ -284,8 +284,11 @@ OPTIONS: tuple[Option, ...] = (
            "model's hf-vocab-audit.toml.", settable=False),
     # ---- the audit
     Option("tokenizer", Kind.PATH, Group.AUDIT, "tokenizer folder", "Tokenizer folder, when not in the checkpoint."),
-    Option("base", Kind.PATH, Group.AUDIT, "base checkpoint of a PEFT adapter", "Base checkpoint folder of a PEFT "
-           "adapter TARGET (default: its base_model_name_or_path, a local folder or a Hub id)."),
+    Option("base", Kind.PATH, Group.AUDIT, "base checkpoint (a PEFT adapter's, or a fine-tune's to compare)",
+           "Base checkpoint of TARGET, a local folder or a Hub id. A PEFT adapter is audited against it (default: "
+           "its base_model_name_or_path); a full fine-tuned checkpoint is compared with it: rows cut, special ids "
+           "nulled or changed, the chat template lost (and with --weights, new tokens left in the base's padding "
+           "rows)."),
     Option("weights", Kind.BOOL, Group.AUDIT, "also read the embedding matrices",
            "Also read the embedding matrices to find untrained token rows.", default=False),
     Option("source", Kind.PATH, Group.AUDIT, "a GGUF target's HF checkpoint", "GGUF TARGET: the HF checkpoint "

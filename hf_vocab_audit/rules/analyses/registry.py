@@ -10,6 +10,7 @@ from ...core.scope import Scope
 from ..registry import Rule
 from ..runner import run_scope
 from . import Analysis, AnalysisResult, AuditContext
+from .base import BaseAnalysis, BaseRowsAnalysis
 from .dataset import DatasetAnalysis
 from .gguf_source import GGUFSourceAnalysis
 from .target import TargetAnalysis
@@ -20,6 +21,8 @@ ANALYSES: list[Analysis] = [
     DatasetAnalysis(),
     TargetAnalysis(),
     GGUFSourceAnalysis(),
+    BaseAnalysis(),
+    BaseRowsAnalysis(),  # reads BaseAnalysis's pair
 ]
 
 
