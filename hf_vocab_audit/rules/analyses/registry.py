@@ -12,6 +12,7 @@ from ..runner import run_scope
 from . import Analysis, AnalysisResult, AuditContext
 from .base import BaseAnalysis, BaseRowsAnalysis
 from .dataset import DatasetAnalysis
+from .draft import DraftAnalysis
 from .gguf_source import GGUFSourceAnalysis
 from .target import TargetAnalysis
 from .weights import WeightsAnalysis
@@ -23,6 +24,7 @@ ANALYSES: list[Analysis] = [
     GGUFSourceAnalysis(),
     BaseAnalysis(),
     BaseRowsAnalysis(),  # reads BaseAnalysis's pair
+    DraftAnalysis(),
 ]
 
 
