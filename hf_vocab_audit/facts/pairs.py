@@ -10,6 +10,7 @@ the fine-tune lost or changed that it should have kept, from both sides' JSON fi
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -17,6 +18,16 @@ from .checkpoint import Facts
 from .embeddings import EmbeddingFacts
 
 ROLES = ("bos", "eos", "pad")
+
+
+class Template(enum.Enum):
+    """The fine-tune's chat template against the base's."""
+
+    SAME = "same"
+    LOST = "lost"
+    CHANGED = "changed"
+    ADDED = "added"
+    NONE = "none"  # neither has one
 
 
 @dataclass(frozen=True)
@@ -52,8 +63,8 @@ class BaseFacts:
     base_ref: str
     shrunk: tuple[Shrunk, ...] = ()
     specials: tuple[SpecialChange, ...] = ()
-    template: str = "same"  # "same", "lost", "changed", "added", "none"
-    template_file: str | None = None  # the fine-tune's template file ("lost": the base's)
+    template: Template = Template.SAME
+    template_file: str | None = None  # the fine-tune's template file (LOST: the base's)
 
 
 def _matrices(emb: EmbeddingFacts | None) -> dict[str, tuple[str, int]]:
@@ -109,15 +120,15 @@ def compare_base(target: Facts, base: Facts, base_ref: str) -> BaseFacts:
     mine = target.tokenizer.chat_template if target.tokenizer is not None else None
     old = base.tokenizer.chat_template if base.tokenizer is not None else None
     if old is None:
-        template = "none" if mine is None else "added"
+        template = Template.NONE if mine is None else Template.ADDED
     elif mine is None:
-        template = "lost" if target.tokenizer is not None else "same"  # no tokenizer: HVA2xx say so
+        template = Template.LOST if target.tokenizer is not None else Template.SAME  # no tokenizer: HVA2xx say so
     else:
-        template = "same" if mine == old else "changed"
+        template = Template.SAME if mine == old else Template.CHANGED
     where = target.tokenizer.chat_template_file if target.tokenizer is not None else None
-    if template == "lost" and base.tokenizer is not None:
+    if template is Template.LOST and base.tokenizer is not None:
         where = base.tokenizer.chat_template_file
     return BaseFacts(target, base, base_ref, shrunk, tuple(specials), template, where)
 
 
-__all__ = ["BaseFacts", "Shrunk", "SpecialChange", "compare_base", "declared"]
+__all__ = ["BaseFacts", "Shrunk", "SpecialChange", "Template", "compare_base", "declared"]

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..core.findings import Location, Severity
-from ..facts.pairs import BaseFacts
+from ..facts.pairs import BaseFacts, Template
 from .registry import Hit, Scope, rule
 
 if TYPE_CHECKING:  # numpy is imported only when a --weights rule runs
@@ -91,7 +91,7 @@ def base_chat_template_lost(pair: BaseFacts) -> Iterator[Hit]:
     Save the tokenizer with the template (`tokenizer.chat_template = base_tokenizer.chat_template`), or copy
     the base's `chat_template.jinja` / `tokenizer_config.json` `chat_template` into the fine-tune.
     """
-    if pair.template != "lost":
+    if pair.template is not Template.LOST:
         return
     yield Hit("the base's tokenizer has a chat template; the fine-tune's has none",
               Location(file="tokenizer_config.json", key="chat_template"),
@@ -110,7 +110,7 @@ def base_chat_template_changed(pair: BaseFacts) -> Iterator[Hit]:
     Fix:
     Nothing, if the new template is the one the fine-tune was trained with; otherwise restore the base's.
     """
-    if pair.template != "changed":
+    if pair.template is not Template.CHANGED:
         return
     yield Hit("the fine-tune's chat template differs from the base's",
               Location(file=pair.template_file or "tokenizer_config.json", key="chat_template"),
