@@ -173,3 +173,28 @@ def test_cli_json_names_both_artifacts(base, tmp_path, run_cli):
     finding = json.loads(out)["findings"][0]
     assert finding["code"] == "HVA840" and finding["location"]["file"] == "model.safetensors"
     assert finding["details"]["base"] == str(base) and finding["details"]["base_file"] == "model.safetensors"
+
+
+def test_a_hub_base_is_read_from_its_headers(base, tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from hub_server import HubServer, Repo
+
+    folder = fine_tune(base, tmp_path / "ft", resize=100)
+    root = Path(__file__).resolve().parents[2]
+    with HubServer({"org/base": Repo.from_folder(base)}) as server:
+        env = {**os.environ, "HF_ENDPOINT": server.url, "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_OFFLINE": "0",
+               "PYTHONPATH": str(root), "HF_HUB_DISABLE_TELEMETRY": "1"}
+        env.pop("HF_TOKEN", None)
+        proc = subprocess.run([sys.executable, "-m", "hf_vocab_audit", "check", str(folder), "--base", "org/base",
+                               "--weights", "--allow-partial", "--format", "json"],
+                              env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    hit = next(f for f in report["findings"] if f["code"] == "HVA840")
+    assert hit["details"]["base"] == "org/base" and hit["details"]["base_rows"] == 128
+    skipped = {s["rule"]: s["reason"] for s in report["skipped"] if s.get("rule")}
+    assert "Hub id" in skipped["HVA844"] and "Hub id" in skipped["HVA845"]
