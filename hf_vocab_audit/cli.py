@@ -120,7 +120,8 @@ def check(target: str, **flags: Any) -> None:
     except AuditError as exc:
         _fail(str(exc), False)
     try:
-        inputs = [target, given.get("tokenizer"), given.get("base"), given.get("config"), *(given.get("datasets") or [])]
+        inputs = [target, given.get("tokenizer"), given.get("base"), given.get("draft"), given.get("config"),
+                  *(given.get("datasets") or [])]
         for _, out_path in pair_outputs(formats, output_files):
             if out_path is not None:  # a planted link or a path into the checkpoint: refused before the audit
                 check_output_file(out_path, inputs)

@@ -114,7 +114,7 @@ def _fix(source: FactsSource, options: GateOptions, settings: Settings) -> Repor
     output = keywords.pop("output")
     scan = audit_options.scan
     check_output_folder(Path(output) if output is not None else default_output(src), (
-        audit_options.base, audit_options.source, *(scan.specs if scan is not None else ()),
+        audit_options.base, audit_options.draft, audit_options.source, *(scan.specs if scan is not None else ()),
         scan.trl_config if scan is not None else None, *settings.sources))  # before --force deletes anything
 
     # the audit check runs (the same options, the allowlist applied once), on --fix's input and output

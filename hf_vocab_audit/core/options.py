@@ -105,8 +105,9 @@ class AuditOptions:
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] | None = None
     weights: bool = False
-    base: str | Path | None = None  # a PEFT adapter's base checkpoint
+    base: str | Path | None = None  # a PEFT adapter's base checkpoint, or the one a full checkpoint is compared with
     source: str | Path | None = None  # a GGUF target's HF checkpoint
+    draft: str | Path | None = None  # a speculative-decoding draft compared with the target
     target_kind: str | None = None  # --target (TargetKind's values)
     scan: ScanOptions | None = None  # --dataset
     hub_timeout: int | None = None  # seconds for a Hub target's requests (None: the environment, else 30)
@@ -285,8 +286,14 @@ OPTIONS: tuple[Option, ...] = (
            "model's hf-vocab-audit.toml.", settable=False),
     # ---- the audit
     Option("tokenizer", Kind.PATH, Group.AUDIT, "tokenizer folder", "Tokenizer folder, when not in the checkpoint."),
-    Option("base", Kind.PATH, Group.AUDIT, "base checkpoint of a PEFT adapter", "Base checkpoint folder of a PEFT "
-           "adapter TARGET (default: its base_model_name_or_path, a local folder or a Hub id)."),
+    Option("base", Kind.PATH, Group.AUDIT, "base checkpoint (a PEFT adapter's, or a fine-tune's to compare)",
+           "Base checkpoint of TARGET, a local folder or a Hub id. A PEFT adapter is audited against it (default: "
+           "its base_model_name_or_path); a full fine-tuned checkpoint is compared with it: rows cut, special ids "
+           "nulled or changed, the chat template lost (and with --weights, new tokens left in the base's padding "
+           "rows)."),
+    Option("draft", Kind.PATH, Group.AUDIT, "a speculative-decoding draft to compare",
+           "Draft model of TARGET for speculative decoding (a local folder or a Hub id): the same tokens at the "
+           "same ids, the same special ids, and an EAGLE-3 draft's d2t/t2d maps within the target's vocabulary."),
     Option("weights", Kind.BOOL, Group.AUDIT, "also read the embedding matrices",
            "Also read the embedding matrices to find untrained token rows.", default=False),
     Option("source", Kind.PATH, Group.AUDIT, "a GGUF target's HF checkpoint", "GGUF TARGET: the HF checkpoint "
@@ -374,7 +381,7 @@ OPTIONS: tuple[Option, ...] = (
            default=(), flag=False, stricter=_union),
 )
 # The order of ``check --help`` (and of the command reference): the everyday flags first, then each panel.
-HELP_ORDER = ("tokenizer", "base", "format", "fail-on", "exit-zero", "allow-partial", "select", "ignore",
+HELP_ORDER = ("tokenizer", "base", "draft", "format", "fail-on", "exit-zero", "allow-partial", "select", "ignore",
               "output-file", "config", "weights", "debug", "fix", "output", "pad-to-multiple-of", "unsafe-fixes",
               "force", "allow-large-growth", "method", "verify-load", "hub-timeout", "dataset", "dataset-config",
               "split", "text-column", "label-column", "max-rows", "batch-size", "num-proc", "engine", "ray-address",
@@ -494,7 +501,7 @@ def refuse_clashes(values: OptionValues, target: object = None, *, complete: boo
         raise AuditError(where, "--dataset cannot be combined with --fix: fix the checkpoint, then audit "
                          "the dataset against the fixed copy")
     if given("source"):
-        hf_only = [f"--{BY_ATTR[attr].key}" for attr in ("fix", "weights", "datasets", "base", "target_kind")
+        hf_only = [f"--{BY_ATTR[attr].key}" for attr in ("fix", "weights", "datasets", "base", "draft", "target_kind")
                    if given(attr)]
         if hf_only:
             raise AuditError(where, f"--source HF_DIR names a GGUF target's checkpoint: a GGUF is checked from its "
@@ -529,7 +536,7 @@ def build_audit_options(values: OptionValues, *, progress: bool = False, histogr
             trl_config=str(trl) if trl is not None else None, show_mask=v.get("show_mask"), live=dict(live or {}))
     return AuditOptions(
         tokenizer=v.get("tokenizer"), select=_tuple(v.get("select")), ignore=_tuple(v.get("ignore")),
-        weights=bool(v.get("weights")), base=v.get("base"), source=v.get("source"),
+        weights=bool(v.get("weights")), base=v.get("base"), source=v.get("source"), draft=v.get("draft"),
         target_kind=v.get("target_kind"), scan=scan, hub_timeout=v.get("hub_timeout"))
 
 

@@ -18,6 +18,9 @@ class Scope(str, enum.Enum):
     GGUF = "gguf"  # facts only a GGUF file has (llama.cpp's format): run by `check model.gguf`
     GGUF_SOURCE = "gguf-source"  # a GGUF against its HF checkpoint: `check model.gguf --source HF_DIR`
     TARGET = "target"  # what a converter or engine will do with a checkpoint: `check DIR --target gguf|vllm`
+    BASE = "base"  # a full checkpoint against the one it was fine-tuned from: `check DIR --base BASE`
+    BASE_ROWS = "base-rows"  # the same pair's embedding rows, read with `--weights`
+    DRAFT = "draft"  # a target against its speculative-decoding draft: `check DIR --draft DRAFT`
     SETTINGS = "settings"  # what the target's own settings file asked and the gate did not obey: run by the gate
 
     def __str__(self) -> str:

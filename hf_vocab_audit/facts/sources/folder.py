@@ -124,8 +124,6 @@ class FolderSource(FactsSource):
         if options.source is not None:
             raise SourceError(str(self.target), "--source HF_DIR applies to a GGUF target (check model.gguf "
                               "--source HF_DIR)")
-        if options.base is not None:
-            raise SourceError(self.path, "--base applies to a PEFT adapter folder (adapter_config.json) only")
 
     def gather(self, options: AuditOptions) -> Facts:
         folder = os.fspath(self.path or "")

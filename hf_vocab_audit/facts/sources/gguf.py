@@ -345,9 +345,10 @@ class GGUFSource(FactsSource):
         return isinstance(target, (str, os.PathLike)) and is_gguf_target(Path(os.fspath(target)))
 
     def refuse(self, options: AuditOptions, fixing: bool = False) -> None:
-        if fixing or options.weights or options.scan is not None or options.base is not None or options.target_kind:
+        if fixing or options.weights or options.scan is not None or options.base is not None or options.target_kind \
+                or options.draft is not None:
             raise SourceError(str(self.target), "a GGUF is checked from its metadata only: --fix, --weights, "
-                              "--dataset, --base and --target apply to a transformers checkpoint folder")
+                              "--dataset, --base, --draft and --target apply to a transformers checkpoint folder")
         if options.tokenizer is not None and options.source is None:
             raise SourceError(Path(os.fspath(options.tokenizer)), "--tokenizer with a GGUF target names the source's "
                               "tokenizer: pass --source HF_DIR too")

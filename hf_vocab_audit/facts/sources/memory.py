@@ -304,7 +304,7 @@ class MemorySource(FactsSource):
 
     def refuse(self, options: AuditOptions, fixing: bool = False) -> None:
         if options.base is not None:
-            raise SourceError(None, "--base applies to a PEFT adapter folder (adapter_config.json) only")
+            raise SourceError(None, "--base applies to a checkpoint folder or a PEFT adapter folder, not live objects")
 
     def gather(self, options: AuditOptions) -> Facts:
         return facts_from_memory(self.target, options.tokenizer)

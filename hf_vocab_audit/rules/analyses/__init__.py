@@ -1,5 +1,5 @@
-"""The analyses one audit may add to the static rules: ``--weights``, ``--dataset``, ``--target`` and a GGUF's
-``--source``, each one :class:`Analysis`.
+"""The analyses one audit may add to the static rules: ``--weights``, ``--dataset``, ``--target``, a GGUF's
+``--source``, and a pair of artifacts (``--base`` beside a full checkpoint, ``--draft``), each one :class:`Analysis`.
 
 An analysis says whether the options ask for it (``wanted``), which rule scope it feeds (``scope``: a source
 that cannot feed it has its rules skipped, with the source's reason, ``FactsSource.cannot``), whether its

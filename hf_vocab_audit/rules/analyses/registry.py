@@ -10,7 +10,9 @@ from ...core.scope import Scope
 from ..registry import Rule
 from ..runner import run_scope
 from . import Analysis, AnalysisResult, AuditContext
+from .base import BaseAnalysis, BaseRowsAnalysis
 from .dataset import DatasetAnalysis
+from .draft import DraftAnalysis
 from .gguf_source import GGUFSourceAnalysis
 from .target import TargetAnalysis
 from .weights import WeightsAnalysis
@@ -20,6 +22,9 @@ ANALYSES: list[Analysis] = [
     DatasetAnalysis(),
     TargetAnalysis(),
     GGUFSourceAnalysis(),
+    BaseAnalysis(),
+    BaseRowsAnalysis(),  # reads BaseAnalysis's pair
+    DraftAnalysis(),
 ]
 
 

@@ -1,0 +1,167 @@
+"""HVA84x: a full fine-tuned checkpoint against its base (``check FT --base BASE``; the rows with ``--weights``).
+
+Findings are placed in the fine-tune's files (the report's target); their details name the base's file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ..core.findings import Location, Severity
+from ..facts.pairs import BaseFacts, Template
+from .registry import Hit, Scope, rule
+
+if TYPE_CHECKING:  # numpy is imported only when a --weights rule runs
+    from ..weights.base_rows import BaseRows
+
+SHOW = 10
+
+
+def _ids(ids: tuple[int, ...]) -> str:
+    return ", ".join(map(str, ids[:SHOW])) + (f" and {len(ids) - SHOW} more" if len(ids) > SHOW else "")
+
+
+@rule("HVA840", "base-rows-shrunk", Severity.ERROR, scope=Scope.BASE)
+def base_rows_shrunk(pair: BaseFacts) -> Iterator[Hit]:
+    """A vocabulary matrix of the fine-tune has fewer rows than the base's: rows the base had were cut.
+
+    Why:
+    `resize_token_embeddings(len(tokenizer))` shrinks without complaint when the tokenizer is shorter than the
+    matrix, as it is on every padded model (Gemma-3 262208 rows for 262145 tokens, OLMo-2, Qwen). The cut rows
+    are gone from the fine-tune: padding rows the base kept for alignment, and any trained row past
+    `len(tokenizer)` (unsloth-zoo#121); a tokenizer that later grows back into them gets fresh, untrained rows,
+    and the fine-tune no longer loads with the base's config (`size mismatch`).
+
+    Fix:
+    Resize only when the tokenizer is larger than the matrix (`len(tokenizer) > embeddings.num_embeddings`, as
+    transformers' examples do since PR #20043) and fine-tune again from the base.
+    """
+    for s in pair.shrunk:
+        yield Hit(f"{s.tensor} has {s.rows} rows; the base's {s.base_tensor} has {s.base_rows}: "
+                  f"{s.base_rows - s.rows} row(s) of the base were cut",
+                  Location(file=_file_of(pair, s.role), tensor=s.tensor),
+                  details={"matrix": s.role, "rows": s.rows, "base_rows": s.base_rows, "base": pair.base_ref,
+                           "base_tensor": s.base_tensor, "base_file": _file_of(pair, s.role, base=True)})
+
+
+def _file_of(pair: BaseFacts, role: str, *, base: bool = False) -> str | None:
+    emb = (pair.base if base else pair.target).embeddings
+    info = None if emb is None else emb.input if role == "input" else emb.output
+    return info.file if info is not None else None
+
+
+@rule("HVA841", "base-special-id-changed", Severity.WARNING, scope=Scope.BASE)
+def base_special_id_changed(pair: BaseFacts) -> Iterator[Hit]:
+    """A bos/eos/pad id the base declares (config, generation_config, tokenizer) is null or different in the
+    fine-tune.
+
+    Why:
+    `generate()` stops at `generation_config.eos_token_id`: with it null or changed, a fine-tune that emits
+    the base's eos runs on to `max_new_tokens` (measured with transformers 5 on CPU). With `bos_token_id` null,
+    `generate()` without a prompt raises "`bos_token_id` has to be defined when no `input_ids` are provided";
+    a tokenizer without the base's pad token makes the collators refuse to pad. Trainers write such files:
+    `"bos_token_id": null` where the base had an id.
+
+    Fix:
+    Copy the base's ids back into the fine-tune's file (`config.json`, `generation_config.json`,
+    `tokenizer_config.json`), unless the change was meant (a new chat turn terminator as eos).
+    """
+    for c in pair.specials:
+        now = ("null" if c.null else "missing") if c.now is None else _one(c.now)
+        yield Hit(f"{c.file} {c.key}: the base has {_one(c.base)}, the fine-tune {now}",
+                  Location(file=c.file, key=c.key),
+                  details={"role": c.role, "base_ids": list(c.base), "ids": list(c.now) if c.now else None,
+                           "null": c.null, "base": pair.base_ref, "base_file": c.file})
+
+
+def _one(ids: tuple[int, ...]) -> str:
+    return str(ids[0]) if len(ids) == 1 else str(list(ids))
+
+
+@rule("HVA842", "base-chat-template-lost", Severity.WARNING, scope=Scope.BASE)
+def base_chat_template_lost(pair: BaseFacts) -> Iterator[Hit]:
+    """The base's tokenizer has a chat template and the fine-tune's has none.
+
+    Why:
+    `apply_chat_template` raises without a template, and servers (vLLM, TGI, llama.cpp after conversion) fall
+    back to a generic format the model was not trained with: an instruct fine-tune answers badly or not at all.
+
+    Fix:
+    Save the tokenizer with the template (`tokenizer.chat_template = base_tokenizer.chat_template`), or copy
+    the base's `chat_template.jinja` / `tokenizer_config.json` `chat_template` into the fine-tune.
+    """
+    if pair.template is not Template.LOST:
+        return
+    yield Hit("the base's tokenizer has a chat template; the fine-tune's has none",
+              Location(file="tokenizer_config.json", key="chat_template"),
+              details={"base": pair.base_ref, "base_file": pair.template_file})
+
+
+@rule("HVA843", "base-chat-template-changed", Severity.INFO, scope=Scope.BASE)
+def base_chat_template_changed(pair: BaseFacts) -> Iterator[Hit]:
+    """The fine-tune's chat template differs from the base's.
+
+    Why:
+    A fine-tune trained with its own template must be served with it, and one trained with the base's must
+    keep it: a template changed by accident (a tool's default written over the base's) formats prompts
+    differently from training.
+
+    Fix:
+    Nothing, if the new template is the one the fine-tune was trained with; otherwise restore the base's.
+    """
+    if pair.template is not Template.CHANGED:
+        return
+    yield Hit("the fine-tune's chat template differs from the base's",
+              Location(file=pair.template_file or "tokenizer_config.json", key="chat_template"),
+              details={"base": pair.base_ref})
+
+
+@rule("HVA844", "base-padding-row-as-token", Severity.ERROR, scope=Scope.BASE_ROWS)
+def base_padding_row_as_token(rows: BaseRows) -> Iterator[Hit]:
+    """A token the fine-tune added sits in one of the base's padding rows, and its row is still the base's
+    padding row, bit for bit: never initialised, never trained.
+
+    Why:
+    A padded base (Qwen, Gemma, Llama-3's reserved ids) has rows past `len(tokenizer)`; adding tokens there
+    needs no resize, so nothing initialises them. The input row was never looked up in pre-training, and the
+    output row was only ever pushed down: the new token embeds as noise (NaN losses when training with it,
+    unsloth#1056) and is never generated.
+
+    Fix:
+    Initialise the new rows (the mean of the trained rows, as `resize_token_embeddings(mean_resizing=True)`
+    does) and train them (`modules_to_save=["embed_tokens", "lm_head"]` or `trainable_token_indices`).
+    """
+    for side in rows.sides:
+        if not side.padding_copies:
+            continue
+        ids = side.padding_copies
+        yield Hit(f"{len(ids)} added token(s) still have the base's padding row in {side.tensor}: ids {_ids(ids)}",
+                  Location(file=side.file, tensor=side.tensor, token_id=ids[0]),
+                  details={"matrix": side.name, "ids": list(ids[:SHOW]), "count": len(ids),
+                           "base_len": rows.base_len, "base_rows": rows.base_rows, "base": rows.base_ref,
+                           "base_file": side.base_file, "base_tensor": side.base_tensor})
+
+
+@rule("HVA845", "base-old-rows-changed", Severity.WARNING, scope=Scope.BASE_ROWS)
+def base_old_rows_changed(rows: BaseRows) -> Iterator[Hit]:
+    """Rows of tokens the base already had changed, while the rest of the matrix is the base's, bit for bit.
+
+    Why:
+    Adding tokens should write only the new rows. A matrix whose old rows are (almost) all the base's was not
+    trained; a few that changed were written by the resize itself (a hand-written mean initialisation that
+    indexed the wrong rows, an off-by-n slice), and those tokens lost what pre-training taught them.
+
+    Fix:
+    Copy the base's rows back for those ids, and initialise only ids at or past `len(base tokenizer)`.
+    """
+    for side in rows.sides:
+        if not side.old_changed:
+            continue
+        ids = side.old_changed
+        yield Hit(f"{len(ids)} of {side.old_compared} compared row(s) of old tokens differ from the base's in "
+                  f"{side.tensor} while the others are identical: ids {_ids(ids)}",
+                  Location(file=side.file, tensor=side.tensor, token_id=ids[0]),
+                  details={"matrix": side.name, "ids": list(ids[:SHOW]), "count": len(ids),
+                           "compared": side.old_compared, "base": rows.base_ref, "base_file": side.base_file,
+                           "base_tensor": side.base_tensor})
