@@ -406,6 +406,7 @@ class AuditKeywords(TypedDict, total=False):
     ignore: Iterable[str] | None
     tokenizer: str | os.PathLike[str] | object | None  # a folder, or a live tokenizer
     base: str | os.PathLike[str] | None
+    draft: str | os.PathLike[str] | None
     weights: bool | None
     source: str | os.PathLike[str] | None
     target_kind: str | TargetKind | None
