@@ -25,7 +25,7 @@ NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 RULE_MODULES = ("safety", "vocab", "vocab_biases", "special_tokens", "generation", "positions", "classification",
                 "dataset", "dataset_labels", "dataset_lm_labels", "dataset_alignment", "multimodal", "adapters",
                 "weights", "batch", "dataset_chat", "gguf", "targets", "dataset_heads",
-                "dataset_chat_content", "dataset_frozen", "dataset_chat_media", "clip_pooling")
+                "dataset_chat_content", "dataset_frozen", "dataset_chat_media", "clip_pooling", "engines")
 
 
 @dataclass(frozen=True)
