@@ -30,7 +30,7 @@ class HeadsRule:
     """How a tensor-parallel engine splits attention heads across ``tp`` ranks."""
 
     heads_divisible: bool = True  # num_attention_heads % tp == 0
-    kv_replicates: bool = True  # num_key_value_heads % tp == 0, or tp % num_key_value_heads == 0 (replicated)
+    kv_replicates: bool = True  # fewer KV heads than ranks: tp % num_key_value_heads == 0 (each rank a replica)
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ TGI = Consumer(
     "tgi", "3.3.4",
     "server/text_generation_server/models/custom_modeling/flash_llama_modeling.py (lm_head loaded from "
     "embed_tokens when tie_word_embeddings)",
-    HeadUse.USES_EMBEDDING, HeadUse.NOT_READ, heads=HeadsRule(kv_replicates=False),
+    HeadUse.USES_EMBEDDING, HeadUse.NOT_READ,
 )
 LLAMA_CPP = Consumer(
     "llama.cpp", "as vendored by llama-cpp-python 0.3.36",
@@ -147,5 +147,60 @@ def head_verdicts(use: str) -> str:
     return "; ".join(parts)
 
 
+def _positive_int(section: dict[str, object], key: str) -> int | None:
+    value = section.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def pad_vocab(rows: int, multiple: int) -> int:
+    """vLLM's ``pad_vocab_size``: ``rows`` rounded up to a multiple of ``multiple``."""
+    return (rows + multiple - 1) // multiple * multiple
+
+
+@dataclass(frozen=True)
+class TensorParallel:
+    """What an engine makes of the checkpoint split ``tp`` ways, and what it refuses (each a message it says)."""
+
+    tp: int
+    heads: int | None
+    kv_heads: int | None
+    vocab: int | None
+    padded_vocab: int | None  # the vocabulary rows after the engine's padding (None: it does not pad)
+    refusals: tuple[tuple[str, str], ...]  # (config key, what the engine says)
+
+
+def tensor_parallel(consumer: Consumer, facts: Facts, tp: int) -> TensorParallel:
+    """``consumer``'s checks of a ``tp``-way split, from ``config.json`` (text config first).
+
+    vLLM 0.10.2: ``ModelConfig.verify_with_parallel_config`` (``vllm/config/__init__.py``) raises "Total number
+    of attention heads (H) must be divisible by tensor parallel size (T)."; ``LlamaAttention.__init__``
+    (``vllm/model_executor/models/llama.py``) asserts ``total_num_kv_heads % tp_size == 0`` when there are at
+    least ``tp`` KV heads, else ``tp_size % total_num_kv_heads == 0`` (each rank holds a replica); the
+    vocabulary is padded to a multiple of ``DEFAULT_VOCAB_PADDING_SIZE`` = 64 (``pad_vocab_size`` in
+    ``vllm/model_executor/layers/vocab_parallel_embedding.py``) and ``VocabParallelEmbedding`` then splits the
+    padded rows with ``divide(num_embeddings_padded, tp_size)``, whose ``ensure_divisibility``
+    (``vllm/distributed/utils.py``) asserts "P is not divisible by T"."""
+    text, prefix = facts.config.text, facts.config.text_prefix
+    heads = _positive_int(text, "num_attention_heads")
+    kv = _positive_int(text, "num_key_value_heads") or heads
+    vocab = facts.config.vocab_size
+    padded = pad_vocab(vocab, consumer.vocab_padding) if vocab is not None and consumer.vocab_padding else None
+    refusals: list[tuple[str, str]] = []
+    rule = consumer.heads
+    if rule is not None and rule.heads_divisible and heads is not None and heads % tp:
+        refusals.append((prefix + "num_attention_heads", f"ValueError: Total number of attention heads ({heads}) must be "
+                         f"divisible by tensor parallel size ({tp})."))
+    if rule is not None and kv is not None and kv != heads:  # kv == heads: the heads check above says it
+        replicated = rule.kv_replicates and kv < tp
+        if (tp % kv) if replicated else (kv % tp):
+            need = (f"tp_size % total_num_kv_heads == 0 ({tp} % {kv}: a replica per rank)" if replicated
+                    else f"total_num_kv_heads % tp_size == 0 ({kv} % {tp})")
+            refusals.append((prefix + "num_key_value_heads", f"AssertionError: {need}"))
+    if padded is not None and padded % tp:
+        refusals.append((prefix + "vocab_size", f"AssertionError: {padded} is not divisible by {tp} (vocab_size {vocab} "
+                         f"padded to a multiple of {consumer.vocab_padding})"))
+    return TensorParallel(tp, heads, kv, vocab, padded, tuple(refusals))
+
+
 __all__ = ["CONSUMERS", "Consumer", "HeadLayout", "HeadUse", "HeadsRule", "causal_lm", "head_layout", "head_verdicts",
-           "initializer_range", "saved_lm_head"]
+           "initializer_range", "pad_vocab", "saved_lm_head", "tensor_parallel", "TensorParallel", "VLLM"]

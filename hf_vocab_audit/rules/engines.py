@@ -2,7 +2,8 @@
 lm_head layout, where ``tie_word_embeddings`` and the tensors disagree.
 
 These run without ``--target``: transformers itself goes wrong (it was run here, 5.24 on CPU), and the engines'
-verdicts are quoted beside it from their source (the versions in ``facts.consumers``).
+verdicts are quoted beside it from their source (the versions in ``facts.consumers``). HVA965 runs under
+``--target vllm --tp N``: the splits vLLM refuses.
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..core.findings import Location, Severity
+from ..core.options import TargetKind
 from ..facts.checkpoint import Facts
-from ..facts.consumers import head_layout, head_verdicts, initializer_range
+from ..facts.consumers import VLLM, head_layout, head_verdicts, initializer_range, tensor_parallel
 from ..facts.requirements import Requirement
 from .registry import Hit, Scope, rule
 
 if TYPE_CHECKING:
+    from ..facts.targets import TargetFacts
     from ..io.rows import RowReader
     from ..weights.analysis import WeightFacts
 
@@ -189,4 +192,38 @@ def _fresh(reader: RowReader, std: float, np: Any) -> bool:
     return off <= FRESH_OFF_ROWS * reader.rows
 
 
-__all__ = ["lm_head_freshly_initialised", "tied_lm_head_differs", "tied_lm_head_saved", "untied_lm_head_missing"]
+@rule("HVA965", "vllm-tensor-parallel-refused", Severity.ERROR, scope=Scope.TARGET)
+def vllm_tensor_parallel_refused(t: TargetFacts) -> Iterator[Hit]:
+    """vLLM will refuse to serve this checkpoint with `--tensor-parallel-size` = `--tp`: the attention heads, the
+    KV heads or the padded vocabulary do not split that many ways.
+
+    Why:
+    Read in vLLM 0.10.2 (not run: vLLM does not run on the project's CPU machines).
+    `ModelConfig.verify_with_parallel_config` (`vllm/config/__init__.py`) raises "Total number of
+    attention heads (H) must be divisible by tensor parallel size (T)."; `LlamaAttention.__init__`
+    (`vllm/model_executor/models/llama.py`) asserts `total_num_kv_heads % tp_size == 0` when there are
+    at least `tp` KV heads and `tp_size % total_num_kv_heads == 0` otherwise (each rank holds a replica);
+    `VocabParallelEmbedding` (`vllm/model_executor/layers/vocab_parallel_embedding.py`) pads
+    `vocab_size` to a multiple of `DEFAULT_VOCAB_PADDING_SIZE` = 64 and splits the padded rows with
+    `divide`, whose `ensure_divisibility` asserts "P is not divisible by T": any `tp` that does not
+    divide 64 can fail there (3, 6, 12). The engine stops while loading, on every rank.
+
+    Fix:
+    Serve with a tensor-parallel size that divides the attention heads, is compatible with the KV heads
+    (divides them, or is a multiple of them) and divides the padded vocabulary; a power of two up to the
+    KV head count always does.
+    """
+    if t.target is not TargetKind.VLLM or t.tp is None:
+        return
+    split = tensor_parallel(VLLM, t.facts, t.tp)
+    for key, says in split.refusals:
+        yield Hit(
+            f"vLLM {VLLM.version} with --tensor-parallel-size {t.tp} will stop while loading: {says}",
+            Location(file="config.json", key=key),
+            details={"tp": t.tp, "num_attention_heads": split.heads, "num_key_value_heads": split.kv_heads,
+                     "vocab_size": split.vocab, "padded_vocab_size": split.padded_vocab},
+        )
+
+
+__all__ = ["lm_head_freshly_initialised", "tied_lm_head_differs", "tied_lm_head_saved", "untied_lm_head_missing",
+           "vllm_tensor_parallel_refused"]
