@@ -46,6 +46,9 @@ class Consumer:
     vocab_padding: int | None = None  # tensor parallelism: the vocabulary is padded to a multiple of this
     heads: HeadsRule | None = None  # tensor parallelism: None when the consumer has none
     executed: bool = False  # decided by running it here, not by reading its source
+    # serving a chat: the files it reads a chat template from (any of them), and where it reads it
+    template_files: tuple[str, ...] = ()
+    template_source: str = ""
 
 
 TRANSFORMERS = Consumer(
@@ -62,6 +65,13 @@ VLLM = Consumer(
     HeadUse.USES_EMBEDDING, HeadUse.REFUSES,
     untied_refusal="ValueError: Following weights were not initialized from checkpoint: {'lm_head.weight'}",
     vocab_padding=64, heads=HeadsRule(),
+    template_files=("chat_template.json", "chat_template.jinja", "tokenizer_config.json"),
+    template_source="vllm/entrypoints/chat_utils.py (resolve_hf_chat_template: the processor's template, then "
+    "the tokenizer's as transformers loads it; none: \"As of transformers v4.44, default chat template is no longer "
+    "allowed, so you must provide a chat template if the tokenizer does not define one.\"); vllm/sampling_params.py "
+    "(SamplingParams.update_from_generation_config: stop ids = the tokenizer's eos_token_id and generation_config's "
+    "eos_token_id); vllm/transformers_utils/config.py (try_get_generation_config: generation_config.json, else "
+    "config.json)",
 )
 SGLANG = Consumer(
     "sglang", "0.4.10",
@@ -80,7 +90,9 @@ TGI = Consumer(
     "tgi", "3.3.4",
     "server/text_generation_server/models/custom_modeling/flash_llama_modeling.py (lm_head loaded from "
     "embed_tokens when tie_word_embeddings)",
-    HeadUse.USES_EMBEDDING, HeadUse.NOT_READ,
+    HeadUse.USES_EMBEDDING, HeadUse.NOT_READ, template_files=("tokenizer_config.json",),
+    template_source="router/src/config.rs and router/src/lib.rs (HubTokenizerConfig: chat_template from "
+    "tokenizer_config.json only)",
 )
 LLAMA_CPP = Consumer(
     "llama.cpp", "as vendored by llama-cpp-python 0.3.36",
@@ -147,6 +159,23 @@ def head_verdicts(use: str) -> str:
     return "; ".join(parts)
 
 
+def serving_stop_ids(facts: Facts) -> dict[int, str]:
+    """The ids vLLM stops generating at by default, each with where it came from: the tokenizer's eos and
+    ``eos_token_id`` of generation_config.json (of config.json when there is no generation_config.json, as
+    ``try_get_generation_config`` falls back)."""
+    stops: dict[int, str] = {}
+    tok = facts.tokenizer
+    if tok is not None:
+        content, eos = tok.special_tokens.get("eos", (None, None))
+        if eos is not None:
+            stops[eos] = f"the tokenizer's eos_token {content!r}"
+    source = facts.generation.special if facts.generation is not None else facts.config.special
+    where = "generation_config.json" if facts.generation is not None else "config.json"
+    for i in source.ids.get("eos_token_id", ()):
+        stops[i] = f"{stops[i]} and {where} eos_token_id" if i in stops else f"{where} eos_token_id"
+    return stops
+
+
 def _positive_int(section: dict[str, object], key: str) -> int | None:
     value = section.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
@@ -203,4 +232,4 @@ def tensor_parallel(consumer: Consumer, facts: Facts, tp: int) -> TensorParallel
 
 
 __all__ = ["CONSUMERS", "Consumer", "HeadLayout", "HeadUse", "HeadsRule", "causal_lm", "head_layout", "head_verdicts",
-           "initializer_range", "pad_vocab", "saved_lm_head", "tensor_parallel", "TensorParallel", "VLLM"]
+           "initializer_range", "pad_vocab", "serving_stop_ids", "saved_lm_head", "tensor_parallel", "TensorParallel", "VLLM"]
