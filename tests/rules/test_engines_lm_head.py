@@ -114,3 +114,11 @@ def test_consumer_table_names_a_version_and_source_for_every_entry():
         assert consumer.version and consumer.source
     assert CONSUMERS["transformers"].executed and CONSUMERS["transformers"].untied_without_head is HeadUse.RANDOM_INIT
     assert CONSUMERS["vllm"].untied_without_head is HeadUse.REFUSES
+
+
+@pytest.mark.parametrize("tie", [False, True])
+def test_live_models_are_quiet_whatever_the_flag(tie):
+    from builders import new_model, new_tokenizer
+
+    report = audit(model=new_model("llama", 104, tie_word_embeddings=tie), tokenizer=new_tokenizer(104))
+    assert [f.code for f in report.findings if f.code.startswith("HVA96")] == []
