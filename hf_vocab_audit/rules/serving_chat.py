@@ -82,6 +82,14 @@ def turn_end(facts: Facts) -> TurnEnd | None:
     return TurnEnd(file, after, ids[0], tok.id_to_token(ids[0]))
 
 
+def _turn_end_once(t: TargetFacts) -> TurnEnd | None:
+    """:func:`turn_end` rendered once per audit for both rules (kept in the prediction's ``extra``)."""
+    if "turn_end" not in t.extra:
+        t.extra["turn_end"] = turn_end(t.facts)
+    found = t.extra["turn_end"]
+    return found if isinstance(found, TurnEnd) else None
+
+
 @rule("HVA966", "vllm-chat-template-unusable", Severity.WARNING, scope=Scope.TARGET)
 def vllm_chat_template_unusable(t: TargetFacts) -> Iterator[Hit]:
     """vLLM's chat endpoint cannot use this checkpoint's chat template: it is saved where vLLM does not take it,
@@ -105,7 +113,7 @@ def vllm_chat_template_unusable(t: TargetFacts) -> Iterator[Hit]:
     facts = t.facts
     if t.target is not TargetKind.VLLM or facts.tokenizer is None or not causal_lm(facts) or facts.adapter is not None:
         return
-    end = turn_end(facts)
+    end = _turn_end_once(t)
     present = [name for name in VLLM.template_files[:2] if (facts.tokenizer.folder / name).is_file()]
     if end is None and present:  # a template saved where vLLM does not take it (no chat at all: a base model)
         yield Hit(
@@ -145,7 +153,7 @@ def vllm_turn_end_not_a_stop_id(t: TargetFacts) -> Iterator[Hit]:
     facts = t.facts
     if t.target is not TargetKind.VLLM or facts.tokenizer is None or not causal_lm(facts) or facts.adapter is not None:
         return
-    end = turn_end(facts)
+    end = _turn_end_once(t)
     if end is None or end.error is not None or end.token_id is None:
         return
     stops = serving_stop_ids(facts)
