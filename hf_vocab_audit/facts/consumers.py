@@ -176,9 +176,19 @@ def serving_stop_ids(facts: Facts) -> dict[int, str]:
     return stops
 
 
-def _positive_int(section: dict[str, object], key: str) -> int | None:
-    value = section.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+# The keys a config class maps to ``num_attention_heads`` / ``num_key_value_heads`` (its ``attribute_map``: GPT-2's
+# ``n_head``, Falcon's ``num_kv_heads``), in the order they are tried.
+HEADS_KEYS = ("num_attention_heads", "n_head", "num_heads", "n_heads")
+KV_HEADS_KEYS = ("num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num")
+
+
+def _positive_int(section: dict[str, object], keys: tuple[str, ...]) -> tuple[str, int] | None:
+    """The first of ``keys`` that holds a positive integer, with its key (anything else is not read)."""
+    for key in keys:
+        value = section.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return key, value
+    return None
 
 
 def pad_vocab(rows: int, multiple: int) -> int:
@@ -210,21 +220,22 @@ def tensor_parallel(consumer: Consumer, facts: Facts, tp: int) -> TensorParallel
     padded rows with ``divide(num_embeddings_padded, tp_size)``, whose ``ensure_divisibility``
     (``vllm/distributed/utils.py``) asserts "P is not divisible by T"."""
     text, prefix = facts.config.text, facts.config.text_prefix
-    heads = _positive_int(text, "num_attention_heads")
-    kv = _positive_int(text, "num_key_value_heads") or heads
+    found, found_kv = _positive_int(text, HEADS_KEYS), _positive_int(text, KV_HEADS_KEYS)
+    heads_key, heads = found if found is not None else ("num_attention_heads", None)
+    kv_key, kv = found_kv if found_kv is not None else (heads_key, heads)
     vocab = facts.config.vocab_size
     padded = pad_vocab(vocab, consumer.vocab_padding) if vocab is not None and consumer.vocab_padding else None
     refusals: list[tuple[str, str]] = []
     rule = consumer.heads
     if rule is not None and rule.heads_divisible and heads is not None and heads % tp:
-        refusals.append((prefix + "num_attention_heads", f"ValueError: Total number of attention heads ({heads}) must be "
+        refusals.append((prefix + heads_key, f"ValueError: Total number of attention heads ({heads}) must be "
                          f"divisible by tensor parallel size ({tp})."))
     if rule is not None and kv is not None and kv != heads:  # kv == heads: the heads check above says it
         replicated = rule.kv_replicates and kv < tp
         if (tp % kv) if replicated else (kv % tp):
             need = (f"tp_size % total_num_kv_heads == 0 ({tp} % {kv}: a replica per rank)" if replicated
                     else f"total_num_kv_heads % tp_size == 0 ({kv} % {tp})")
-            refusals.append((prefix + "num_key_value_heads", f"AssertionError: {need}"))
+            refusals.append((prefix + kv_key, f"AssertionError: {need}"))
     if padded is not None and padded % tp:
         refusals.append((prefix + "vocab_size", f"AssertionError: {padded} is not divisible by {tp} (vocab_size {vocab} "
                          f"padded to a multiple of {consumer.vocab_padding})"))

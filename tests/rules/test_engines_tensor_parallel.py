@@ -74,3 +74,10 @@ def test_cli_tp_needs_target_vllm_and_a_positive_size(gqa):
     edit_json(gqa / "config.json", num_attention_heads=6, num_key_value_heads=6, hidden_size=24)
     done = _cli(str(gqa), "--target", "vllm", "--tp", "4")
     assert done.returncode == 1 and "HVA965" in done.stdout
+
+
+def test_gpt2_head_count_is_read_under_its_own_key(tmp_path):
+    folder = checkpoint(tmp_path / "g", "gpt2", 128)  # GPT-2 names its heads n_head (2 here)
+    (f,) = codes(audit(folder, target_kind="vllm", tp=4), "HVA965")
+    assert f.location.key == "n_head" and "Total number of attention heads (2)" in f.message
+    assert codes(audit(folder, target_kind="vllm", tp=2), "HVA965") == []
