@@ -111,6 +111,7 @@ class AuditOptions:
     target_kind: str | None = None  # --target (TargetKind's values)
     scan: ScanOptions | None = None  # --dataset
     hub_timeout: int | None = None  # seconds for a Hub target's requests (None: the environment, else 30)
+    tp: int | None = None  # --tp: the tensor-parallel size the serving engine of --target runs with
 
     @property
     def tokenizer_path(self) -> str | None:
@@ -301,6 +302,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("target", Kind.CHOICE, Group.AUDIT, "consumer to predict (gguf, vllm)", "Also say what this consumer will "
            "do with the checkpoint: gguf (llama.cpp's converter) or vllm (engines sampling the whole lm_head).",
            attr="target_kind", choices=TargetKind, panel=GGUF_PANEL, flag_checks_choice=False),
+    Option("tp", Kind.INT, Group.AUDIT, "with target vllm: the tensor-parallel size to serve with",
+           "With --target vllm: the tensor-parallel size the engine will run with; say whether it can split the "
+           "attention heads and the padded vocabulary that many ways.", panel=GGUF_PANEL),
     Option("hub-timeout", Kind.INT, Group.AUDIT, "seconds a Hub target's requests may take in all (default 30)",
            "Org/name TARGET: seconds all Hub requests may take together (default: HF_VOCAB_AUDIT_HUB_TIMEOUT, "
            "else 30)."),
@@ -386,7 +390,7 @@ HELP_ORDER = ("tokenizer", "base", "draft", "format", "fail-on", "exit-zero", "a
               "force", "allow-large-growth", "method", "verify-load", "hub-timeout", "dataset", "dataset-config",
               "split", "text-column", "label-column", "max-rows", "batch-size", "num-proc", "engine", "ray-address",
               "chat-format", "messages-column", "max-length", "assistant-only-loss", "completion-only-loss",
-              "packing", "trl-config", "show-mask", "source", "target", "suppress-ids-file")
+              "packing", "trl-config", "show-mask", "source", "target", "tp", "suppress-ids-file")
 BY_KEY = {o.key: o for o in OPTIONS}
 BY_ATTR = {o.attr: o for o in OPTIONS}
 FLAGS = tuple(BY_KEY[key] for key in HELP_ORDER)  # the options of ``check``, in its help's order
@@ -407,6 +411,7 @@ class AuditKeywords(TypedDict, total=False):
     tokenizer: str | os.PathLike[str] | object | None  # a folder, or a live tokenizer
     base: str | os.PathLike[str] | None
     draft: str | os.PathLike[str] | None
+    tp: int | None
     weights: bool | None
     source: str | os.PathLike[str] | None
     target_kind: str | TargetKind | None
@@ -498,6 +503,8 @@ def refuse_clashes(values: OptionValues, target: object = None, *, complete: boo
     where = target if isinstance(target, (str, Path)) else None
     if complete and given("suppress_ids_file") and v.get("target_kind") != TargetKind.VLLM.value:
         raise AuditError(v["suppress_ids_file"], "--suppress-ids-file needs --target vllm")
+    if complete and given("tp") and v.get("target_kind") != TargetKind.VLLM.value:
+        raise AuditError(where, "--tp needs --target vllm (the engine whose tensor parallelism is checked)")
     if given("fix") and given("datasets"):
         raise AuditError(where, "--dataset cannot be combined with --fix: fix the checkpoint, then audit "
                          "the dataset against the fixed copy")
@@ -538,7 +545,8 @@ def build_audit_options(values: OptionValues, *, progress: bool = False, histogr
     return AuditOptions(
         tokenizer=v.get("tokenizer"), select=_tuple(v.get("select")), ignore=_tuple(v.get("ignore")),
         weights=bool(v.get("weights")), base=v.get("base"), source=v.get("source"), draft=v.get("draft"),
-        target_kind=v.get("target_kind"), scan=scan, hub_timeout=v.get("hub_timeout"))
+        target_kind=v.get("target_kind"), scan=scan, hub_timeout=v.get("hub_timeout"),
+        tp=v.get("tp"))
 
 
 def build_gate_options(values: OptionValues, target: object = None, *, progress: bool = False,

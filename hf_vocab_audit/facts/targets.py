@@ -44,6 +44,7 @@ class TargetFacts:
     pre_name: str | None = None
     hash_error: str | None = None
     extra: dict[str, object] = field(default_factory=dict)
+    tp: int | None = None  # --tp (vllm): the tensor-parallel size the engine runs with
 
 
 def _declared_added(folder: Path) -> frozenset[int]:
@@ -66,13 +67,13 @@ def _declared_added(folder: Path) -> frozenset[int]:
     return frozenset(ids)
 
 
-def predict(facts: Facts, kind: str) -> TargetFacts:
+def predict(facts: Facts, kind: str, tp: int | None = None) -> TargetFacts:
     try:
         target = TargetKind(kind)
     except ValueError:
         raise AuditError(None, f"--target must be one of {', '.join(TARGETS)}, not {kind!r}") from None
     if target is TargetKind.VLLM:
-        return TargetFacts(facts, target)
+        return TargetFacts(facts, target, tp=tp)
     tok = facts.tokenizer
     folder = tok.folder if tok is not None else facts.model_dir
     spm = (folder / "tokenizer.model").is_file()

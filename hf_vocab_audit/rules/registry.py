@@ -24,9 +24,9 @@ NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 # Modules that register rules; each extension (dataset, weights) adds its own module here.
 RULE_MODULES = ("safety", "vocab", "vocab_biases", "special_tokens", "generation", "positions", "classification",
                 "dataset", "dataset_labels", "dataset_lm_labels", "dataset_alignment", "multimodal", "adapters",
-                "weights", "batch", "dataset_chat", "gguf", "targets", "dataset_heads",
+                "weights", "batch", "dataset_chat", "gguf", "targets", "dataset_heads", "serving_chat",
                 "dataset_chat_content", "dataset_frozen", "dataset_chat_media", "clip_pooling", "pairs",
-                "drafts")
+                "drafts", "engines")
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ class TargetAnalysis(Analysis):
         from ...facts.targets import predict, undecodable_ids
 
         assert ctx.options.target_kind is not None
-        predicted = predict(ctx.facts, ctx.options.target_kind)
+        predicted = predict(ctx.facts, ctx.options.target_kind, ctx.options.tp)
         run = run_scope(ctx.rules, Scope.TARGET, predicted)
         if predicted.target is not TargetKind.VLLM:
             return AnalysisResult(run)

@@ -1,0 +1,173 @@
+"""HVA966-HVA967: whether a serving engine (``--target vllm``) can hold a chat with the checkpoint: a chat template
+where the engine reads it, and the token that closes an assistant turn among the ids the engine stops at.
+
+The template is untrusted: it is rendered only in the project's budgeted sandbox (``dataset.chat_budget``),
+one user turn with the generation prompt and one user + assistant conversation, never with transformers'
+unbudgeted ``apply_chat_template``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..core.findings import Location, Severity
+from ..core.options import TargetKind
+from ..facts.consumers import VLLM, causal_lm, serving_stop_ids
+from .registry import Hit, Scope, rule
+
+if TYPE_CHECKING:
+    from ..facts.checkpoint import Facts
+    from ..facts.targets import TargetFacts
+
+USER = "What is six times seven?"
+ANSWER = "Six times seven is 42."
+
+
+@dataclass(frozen=True)
+class TurnEnd:
+    """What the template writes after an assistant's words: its text, the first token of it, or why unknown."""
+
+    template_file: str | None
+    text: str = ""
+    token_id: int | None = None
+    token: str | None = None
+    error: str | None = None
+
+
+def _template(facts: Facts) -> tuple[str | None, str | None]:
+    """The template vLLM renders (the processor's, else the tokenizer's as transformers loads it) and its file."""
+    from ..dataset.chat_processor import choose_template
+
+    tok = facts.tokenizer
+    if tok is None:
+        return None, None
+    choice = choose_template(tok.folder, facts.config.model_type, tok.chat_template, tok.chat_template_file)
+    if choice.template:
+        return choice.template, choice.file
+    return tok.chat_template, tok.chat_template_file
+
+
+def turn_end(facts: Facts) -> TurnEnd | None:
+    """The text and first token after an assistant turn's words, rendered in the budgeted sandbox; None when
+    there is no tokenizer or template (HVA966 says so)."""
+    from ..dataset.chat_budget import RowMeter, compiled, input_chars, new_key, over_budget_message, split_spend
+
+    tok = facts.tokenizer
+    template, file = _template(facts)
+    if tok is None or not template:
+        return None
+    special = {f"{role}_token": content for role, (content, _) in tok.special_tokens.items() if content}
+    user = [{"role": "user", "content": USER}]
+    chat = [*user, {"role": "assistant", "content": ANSWER}]
+    try:
+        with RowMeter(split_spend(new_key()), lambda: input_chars(chat)):
+            tmpl: Any = compiled(template)
+            prompt = str(tmpl.render(messages=user, tools=None, documents=None, add_generation_prompt=True, **special))
+            full = str(tmpl.render(messages=chat, tools=None, documents=None, add_generation_prompt=False, **special))
+    except Exception as exc:  # noqa: BLE001 - an untrusted template: its refusal or its budget, as one line
+        said = over_budget_message(exc) or f"{exc.__class__.__name__}: {exc}"
+        return TurnEnd(file, error=said.splitlines()[0][:200] if said else exc.__class__.__name__)
+    start = len(prompt) if full.startswith(prompt) else 0
+    at = full.rfind(ANSWER, start)
+    if at < 0:
+        return TurnEnd(file, error="the assistant's words are not in the rendered conversation")
+    after = full[at + len(ANSWER):].lstrip()
+    if not after:
+        return TurnEnd(file)
+    ids = tok.encode_many([after])[0]
+    if not ids:
+        return TurnEnd(file, after)
+    return TurnEnd(file, after, ids[0], tok.id_to_token(ids[0]))
+
+
+def _turn_end_once(t: TargetFacts) -> TurnEnd | None:
+    """:func:`turn_end` rendered once per audit for both rules (kept in the prediction's ``extra``)."""
+    if "turn_end" not in t.extra:
+        t.extra["turn_end"] = turn_end(t.facts)
+    found = t.extra["turn_end"]
+    return found if isinstance(found, TurnEnd) else None
+
+
+@rule("HVA966", "vllm-chat-template-unusable", Severity.WARNING, scope=Scope.TARGET)
+def vllm_chat_template_unusable(t: TargetFacts) -> Iterator[Hit]:
+    """vLLM's chat endpoint cannot use this checkpoint's chat template: it is saved where vLLM does not take it,
+    or it fails on one user turn and one assistant turn.
+
+    Why:
+    vLLM 0.10.2 (`resolve_hf_chat_template` in `vllm/entrypoints/chat_utils.py`) renders the
+    processor's template (`chat_template.json` / `chat_template.jinja`), else the tokenizer's as
+    transformers loads it (`chat_template.jinja` first, then `tokenizer_config.json` `chat_template`);
+    with none, every `/v1/chat/completions` request fails: "As of transformers v4.44, default chat
+    template is no longer allowed, so you must provide a chat template if the tokenizer does not define
+    one." (TGI reads `tokenizer_config.json` alone.) A `chat_template.json` beside a tokenizer with no
+    processor class is read by neither. A template that raises on a plain conversation fails every
+    request the same way. The render here runs in the budgeted sandbox. A checkpoint with no template at
+    all (a base model, served through the completions endpoint) is not reported.
+
+    Fix:
+    Save the template with the tokenizer (`tokenizer.chat_template = ...; tokenizer.save_pretrained`),
+    or pass `--chat-template` to `vllm serve`.
+    """
+    facts = t.facts
+    if t.target is not TargetKind.VLLM or facts.tokenizer is None or not causal_lm(facts) or facts.adapter is not None:
+        return
+    end = _turn_end_once(t)
+    present = [name for name in VLLM.template_files[:2] if (facts.tokenizer.folder / name).is_file()]
+    if end is None and present:  # a template saved where vLLM does not take it (no chat at all: a base model)
+        yield Hit(
+            f"{', '.join(present)} is in the folder but vLLM {VLLM.version} resolves no chat template from it "
+            "(the tokenizer has none and no processor loads it): its chat endpoint refuses every request (\"As of "
+            "transformers v4.44, default chat template is no longer allowed, so you must provide a chat template if "
+            "the tokenizer does not define one.\")",
+            Location(file=present[0]),
+            details={"present": present, "read_from": list(VLLM.template_files)},
+        )
+    elif end is not None and end.error is not None:
+        yield Hit(
+            f"the chat template ({end.template_file}) fails on one user turn and one assistant turn: {end.error}",
+            Location(file=end.template_file or "tokenizer_config.json"),
+            details={"error": end.error},
+        )
+
+
+@rule("HVA967", "vllm-turn-end-not-a-stop-id", Severity.ERROR, scope=Scope.TARGET)
+def vllm_turn_end_not_a_stop_id(t: TargetFacts) -> Iterator[Hit]:
+    """The token the chat template closes an assistant turn with is not one vLLM stops at: generation runs on
+    past the answer until `max_tokens`.
+
+    Why:
+    A chat model is trained to end its turn with the template's closing token (`<|im_end|>`,
+    `<|eot_id|>`, `<end_of_turn>`). vLLM 0.10.2 stops at the tokenizer's `eos_token_id` and the ids of
+    `generation_config.json`'s `eos_token_id` (`SamplingParams.update_from_generation_config`;
+    config.json's when there is no generation_config.json): when the closing token is neither, the
+    model writes it and keeps going, inventing the user's next turn (vllm-project/vllm#4180:
+    Llama-3-Instruct's `<|eot_id|>` was not in its eos). The template is rendered in the budgeted
+    sandbox (one user turn + an assistant answer) and the first token after the answer is checked.
+
+    Fix:
+    Add the closing token's id to `generation_config.json` `eos_token_id` (a list may hold several), or
+    make it the tokenizer's `eos_token`.
+    """
+    facts = t.facts
+    if t.target is not TargetKind.VLLM or facts.tokenizer is None or not causal_lm(facts) or facts.adapter is not None:
+        return
+    end = _turn_end_once(t)
+    if end is None or end.error is not None or end.token_id is None:
+        return
+    stops = serving_stop_ids(facts)
+    if end.token_id in stops:
+        return
+    listed = ", ".join(f"{i} ({why})" for i, why in stops.items()) or "none"
+    yield Hit(
+        f"the chat template ({end.template_file}) closes an assistant turn with {end.token!r} (id {end.token_id}), "
+        f"which vLLM {VLLM.version} does not stop at: its stop ids are {listed}; generation runs past the answer",
+        Location(file="generation_config.json" if facts.generation is not None else "config.json",
+                 key="eos_token_id", token=end.token, token_id=end.token_id),
+        details={"turn_end_id": end.token_id, "turn_end_token": end.token, "stop_ids": sorted(stops),
+                 "template_file": end.template_file},
+    )
+
+
+__all__ = ["TurnEnd", "turn_end", "vllm_chat_template_unusable", "vllm_turn_end_not_a_stop_id"]
