@@ -62,7 +62,7 @@ def untied_lm_head_missing(facts: Facts) -> Iterator[Hit]:
     )
 
 
-@rule("HVA961", "tied-lm-head-saved", Severity.WARNING, requires=(Requirement.TENSORS, Requirement.INPUT_EMBEDDING))
+@rule("HVA961", "tied-lm-head-saved", Severity.INFO, requires=(Requirement.TENSORS, Requirement.INPUT_EMBEDDING))
 def tied_lm_head_saved(facts: Facts) -> Iterator[Hit]:
     """`config.json` says `tie_word_embeddings: true` (or the architecture's default ties) but the weight files
     also hold an `lm_head.weight`: the consumers disagree on which matrix is the output projection.
@@ -73,7 +73,9 @@ def tied_lm_head_saved(facts: Facts) -> Iterator[Hit]:
     will NOT tie them" and serves the saved lm_head. vLLM (0.10.2, `models/llama.py` `load_weights`
     skips `lm_head.` when tied) and mlx-lm (0.26.3, `Model.sanitize` pops `lm_head.weight`) drop the
     saved head and use the embedding: the same checkpoint generates differently in training and in
-    serving. `--weights` compares the two (HVA962).
+    serving. `--weights` compares the two (HVA962, an error when they differ). A note, not a warning: a
+    tied model saved with `torch.save` (`pytorch_model.bin`) holds both keys, equal, in many healthy
+    checkpoints; only the comparison can tell a broken one.
 
     Fix:
     Decide which the model is: tied (delete `lm_head.weight` from the files) or untied (set
