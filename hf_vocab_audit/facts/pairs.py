@@ -39,6 +39,12 @@ class Shrunk:
     base_tensor: str
     rows: int
     base_rows: int
+    base_tokens: int | None = None  # len(base tokenizer): rows at or past it are padding no token maps to
+
+    @property
+    def tokens_cut(self) -> bool:
+        """Rows of the base's tokens were cut (or the base has no tokenizer to tell), not padding only."""
+        return self.base_tokens is None or self.rows < self.base_tokens
 
 
 @dataclass(frozen=True)
@@ -104,7 +110,8 @@ def declared(facts: Facts) -> Iterator[tuple[str, str, str, tuple[int, ...] | No
 
 def compare_base(target: Facts, base: Facts, base_ref: str) -> BaseFacts:
     ours, theirs = _matrices(target.embeddings), _matrices(base.embeddings)
-    shrunk = tuple(Shrunk(role, ours[role][0], theirs[role][0], ours[role][1], theirs[role][1])
+    base_tokens = base.tokenizer.length if base.tokenizer is not None else None
+    shrunk = tuple(Shrunk(role, ours[role][0], theirs[role][0], ours[role][1], theirs[role][1], base_tokens)
                    for role in ("input", "output") if role in ours and role in theirs
                    and ours[role][1] < theirs[role][1])
     now = {(file, key): (ids, null) for file, key, _role, ids, null in declared(target)}

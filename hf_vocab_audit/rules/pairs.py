@@ -24,7 +24,7 @@ def _ids(ids: tuple[int, ...]) -> str:
 
 @rule("HVA840", "base-rows-shrunk", Severity.ERROR, scope=Scope.BASE)
 def base_rows_shrunk(pair: BaseFacts) -> Iterator[Hit]:
-    """A vocabulary matrix of the fine-tune has fewer rows than the base's: rows the base had were cut.
+    """A vocabulary matrix of the fine-tune has fewer rows than the base's tokens: rows of tokens were cut.
 
     Why:
     `resize_token_embeddings(len(tokenizer))` shrinks without complaint when the tokenizer is shorter than the
@@ -38,11 +38,38 @@ def base_rows_shrunk(pair: BaseFacts) -> Iterator[Hit]:
     transformers' examples do since PR #20043) and fine-tune again from the base.
     """
     for s in pair.shrunk:
+        if not s.tokens_cut:
+            continue  # padding only: HVA846
         yield Hit(f"{s.tensor} has {s.rows} rows; the base's {s.base_tensor} has {s.base_rows}: "
                   f"{s.base_rows - s.rows} row(s) of the base were cut",
                   Location(file=_file_of(pair, s.role), tensor=s.tensor),
                   details={"matrix": s.role, "rows": s.rows, "base_rows": s.base_rows, "base": pair.base_ref,
                            "base_tensor": s.base_tensor, "base_file": _file_of(pair, s.role, base=True)})
+
+
+@rule("HVA846", "base-padding-rows-cut", Severity.WARNING, scope=Scope.BASE)
+def base_padding_rows_cut(pair: BaseFacts) -> Iterator[Hit]:
+    """A vocabulary matrix of the fine-tune lost padding rows of the base (rows past its tokens), none of a token.
+
+    Why:
+    The fine-tune itself runs (every id its tokenizer emits has a row: measured with transformers 5 on CPU), but
+    it no longer has its base's shape: an adapter trained on the base, a merge back into it, or an engine
+    config written for the base's `vocab_size` hit `size mismatch`, and a tokenizer that later grows into the
+    cut rows gets fresh, untrained ones. Gemma-3 (262208 rows for 262145 tokens), OLMo-2 and Qwen pad on purpose.
+
+    Fix:
+    Resize only when the tokenizer is larger than the matrix (`len(tokenizer) > embeddings.num_embeddings`), or
+    with `pad_to_multiple_of` so the rows stay at least the base's.
+    """
+    for s in pair.shrunk:
+        if s.tokens_cut:
+            continue  # HVA840
+        yield Hit(f"{s.tensor} has {s.rows} rows; the base's {s.base_tensor} has {s.base_rows} for its "
+                  f"{s.base_tokens} tokens: {s.base_rows - s.rows} padding row(s) were cut (no token lost its row)",
+                  Location(file=_file_of(pair, s.role), tensor=s.tensor),
+                  details={"matrix": s.role, "rows": s.rows, "base_rows": s.base_rows, "base_tokens": s.base_tokens,
+                           "base": pair.base_ref, "base_tensor": s.base_tensor,
+                           "base_file": _file_of(pair, s.role, base=True)})
 
 
 def _file_of(pair: BaseFacts, role: str, *, base: bool = False) -> str | None:
@@ -149,8 +176,10 @@ def base_old_rows_changed(rows: BaseRows) -> Iterator[Hit]:
 
     Why:
     Adding tokens should write only the new rows. A matrix whose old rows are (almost) all the base's was not
-    trained; a few that changed were written by the resize itself (a hand-written mean initialisation that
-    indexed the wrong rows, an off-by-n slice), and those tokens lost what pre-training taught them.
+    trained; when the few that changed are one run of consecutive ids, no longer than the tokens added, the
+    resize wrote them (a hand-written mean initialisation that indexed the wrong rows, an off-by-n slice), and
+    those tokens lost what pre-training taught them. Scattered changed rows are the tokens the data trained
+    (an untied embedding row without gradient stays bit for bit the base's) and are not reported.
 
     Fix:
     Copy the base's rows back for those ids, and initialise only ids at or past `len(base tokenizer)`.

@@ -39,7 +39,7 @@ class RowSide:
     padding_copies: tuple[int, ...] = ()  # new-token ids whose row is still the base's padding row
     new_in_padding: int = 0  # new-token ids that fall in the base's padding rows (compared)
     old_compared: int = 0
-    old_changed: tuple[int, ...] = ()  # only where the matrix was kept (KEPT)
+    old_changed: tuple[int, ...] = ()  # only where the matrix was kept (KEPT) and they are one misplaced block
 
 
 @dataclass(frozen=True)
@@ -100,13 +100,24 @@ def compare_rows(target: Facts, base: Facts, base_ref: str) -> tuple[BaseRows | 
         copies = new[_same_rows(a, b, new)] if len(new) else new
         old = _old_sample(min(base_len, limit))
         same = _same_rows(a, b, old) if len(old) else np.zeros(0, bool)
-        kept = len(old) > 0 and same.mean() >= KEPT and len(new) > 0
+        added = int((ids >= base_len).sum())  # the fine-tune's tokens past the base's, whatever rows they have
+        kept = len(old) > 0 and same.mean() >= KEPT and added > 0
         changed = old[~same] if kept else np.zeros(0, np.int64)
+        if not _misplaced_block(changed, added):
+            changed = np.zeros(0, np.int64)  # rows trained on the data's tokens, not a resize's misplaced write
         sides.append(RowSide(name, ours.file, ours.name, theirs.file, theirs.name, tuple(copies.tolist()),
                              len(new), len(old), tuple(changed.tolist())))
     if not sides:
         return None, skipped
     return BaseRows(tuple(sides), base_len, base_rows, base_ref), skipped
+
+
+def _misplaced_block(changed: np.ndarray, added: int) -> bool:
+    """Whether the old rows that changed are what a resize writing at the wrong offset leaves: one run of
+    consecutive ids, no longer than the tokens added. A fine-tune that trained its untied input embeddings
+    leaves the rows of exactly the tokens its data holds changed (AdamW leaves a row without gradient bit for
+    bit as it was, and the Trainer's weight decay is 0 by default): scattered ids, which this is not."""
+    return 0 < len(changed) <= added and bool(np.all(np.diff(changed) == 1))
 
 
 def _unreadable(facts: Facts, who: str) -> str | None:

@@ -66,20 +66,31 @@ def test_a_healthy_fine_tune_is_quiet(base, tmp_path):
     folder = fine_tune(base, tmp_path / "ft", tokens=["<tool>"])
     report, found = codes(folder, base, weights=True)
     assert found == {}
-    assert {"HVA840", "HVA841", "HVA842", "HVA843", "HVA844", "HVA845"} <= set(report.rules_run)
+    assert {"HVA840", "HVA841", "HVA842", "HVA843", "HVA844", "HVA845", "HVA846"} <= set(report.rules_run)
 
 
-def test_resize_to_len_tokenizer_cuts_the_bases_rows(base, tmp_path):
+def test_resize_to_len_tokenizer_cuts_the_bases_padding_rows(base, tmp_path):
     from transformers import LlamaForCausalLM
 
     folder = fine_tune(base, tmp_path / "ft", resize=100)
     model = LlamaForCausalLM.from_pretrained(folder)
     assert model.get_input_embeddings().num_embeddings == 100  # transformers shrank it without a word
-    _report, found = codes(folder, base)
-    hit = found["HVA840"]
-    assert hit.severity.value == "error" and hit.details["rows"] == 100 and hit.details["base_rows"] == 128
+    model(torch.arange(100).unsqueeze(0))  # yet every token keeps its row: the fine-tune itself runs
+    report, found = codes(folder, base)
+    assert "HVA840" not in found
+    hit = found["HVA846"]
+    assert hit.severity.value == "warning" and hit.details["rows"] == 100 and hit.details["base_rows"] == 128
+    assert hit.details["base_tokens"] == 100 and "padding row(s) were cut" in hit.message
     assert hit.location.file == "model.safetensors" and hit.details["base_file"] == "model.safetensors"
-    assert hit.details["base"] == str(base)
+    assert hit.details["base"] == str(base) and report.exit_code() == 0
+
+
+def test_a_resize_below_the_bases_tokens_cuts_token_rows(base, tmp_path):
+    folder = fine_tune(base, tmp_path / "ft", resize=96)
+    _report, found = codes(folder, base)
+    assert "HVA846" not in found
+    hit = found["HVA840"]
+    assert hit.severity.value == "error" and hit.details["rows"] == 96 and hit.details["base_rows"] == 128
 
 
 def test_a_trainer_nulling_bos_and_changing_eos_is_a_warning(base, tmp_path):
@@ -133,10 +144,19 @@ def test_a_new_token_left_in_the_bases_padding_row(base, tmp_path):
 
 
 def test_old_rows_touched_by_the_resize(base, tmp_path):
-    folder = fine_tune(base, tmp_path / "ft", tokens=["<tool>"], touch_old=(97, 98, 99))
+    tokens = ["<tool>", "<call>", "<end>"]
+    folder = fine_tune(base, tmp_path / "ft", tokens=tokens, touch_old=(97, 98, 99))
     _report, found = codes(folder, base, weights=True)
     hit = found["HVA845"]
     assert hit.severity.value == "warning" and hit.details["ids"] == [97, 98, 99]
+    shifted = fine_tune(base, tmp_path / "shifted", tokens=tokens[:2], touch_old=(50, 51))  # off-by-n, mid-vocab
+    _report, found = codes(shifted, base, weights=True)
+    assert found["HVA845"].details["ids"] == [50, 51]
+    # Scattered rows changed, the rest the base's: the tokens the data trained (an untied input row without a
+    # gradient stays bit for bit the base's under AdamW), not a resize's write.
+    sparse = fine_tune(base, tmp_path / "sparse", tokens=tokens, touch_old=(1, 5, 6, 7, 8, 9, 10))
+    _report, found = codes(sparse, base, weights=True)
+    assert "HVA845" not in found
     trained = fine_tune(base, tmp_path / "trained", tokens=["<tool>"], touch_old=range(100))
     _report, found = codes(trained, base, weights=True)
     assert "HVA845" not in found  # every old row changed: the embeddings were trained, not broken
@@ -167,7 +187,7 @@ def test_a_bad_base_is_one_line_exit_2(base, tmp_path, run_cli, make):
 
 
 def test_cli_json_names_both_artifacts(base, tmp_path, run_cli):
-    folder = fine_tune(base, tmp_path / "ft", resize=100)
+    folder = fine_tune(base, tmp_path / "ft", resize=96)
     code, out, _err = run_cli("check", folder, "--base", base, "--format", "json", "--select", "HVA840")
     assert code == 1
     finding = json.loads(out)["findings"][0]
@@ -183,7 +203,7 @@ def test_a_hub_base_is_read_from_its_headers(base, tmp_path):
 
     from hub_server import HubServer, Repo
 
-    folder = fine_tune(base, tmp_path / "ft", resize=100)
+    folder = fine_tune(base, tmp_path / "ft", resize=96)
     root = Path(__file__).resolve().parents[2]
     with HubServer({"org/base": Repo.from_folder(base)}) as server:
         env = {**os.environ, "HF_ENDPOINT": server.url, "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_OFFLINE": "0",
