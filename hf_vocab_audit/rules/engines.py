@@ -218,13 +218,18 @@ def vllm_tensor_parallel_refused(t: TargetFacts) -> Iterator[Hit]:
     if t.target is not TargetKind.VLLM or t.tp is None:
         return
     split = tensor_parallel(VLLM, t.facts, t.tp)
-    for key, says in split.refusals:
-        yield Hit(
-            f"vLLM {VLLM.version} with --tensor-parallel-size {t.tp} will stop while loading: {says}",
-            Location(file="config.json", key=key),
-            details={"tp": t.tp, "num_attention_heads": split.heads, "num_key_value_heads": split.kv_heads,
-                     "vocab_size": split.vocab, "padded_vocab_size": split.padded_vocab},
-        )
+    if not split.refusals:
+        return
+    # vLLM stops at the first: one finding, in the order vLLM checks, the later refusals in its details.
+    (key, says), *later = split.refusals
+    more = f" (then, with a size that passes this: {'; '.join(s for _k, s in later)})" if later else ""
+    yield Hit(
+        f"vLLM {VLLM.version} with --tensor-parallel-size {t.tp} will stop while loading: {says}{more}",
+        Location(file="config.json", key=key),
+        details={"tp": t.tp, "num_attention_heads": split.heads, "num_key_value_heads": split.kv_heads,
+                 "vocab_size": split.vocab, "padded_vocab_size": split.padded_vocab,
+                 "also": [{"key": k, "says": s} for k, s in later]},
+    )
 
 
 __all__ = ["lm_head_freshly_initialised", "tied_lm_head_differs", "tied_lm_head_saved", "untied_lm_head_missing",

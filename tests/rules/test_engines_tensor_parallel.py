@@ -56,6 +56,16 @@ def test_padded_vocabulary_not_divisible_fires(gqa):
     assert f.details["padded_vocab_size"] == 128
 
 
+def test_one_finding_per_refused_split_in_vllms_order(gqa):
+    """vLLM stops at its first check (the heads, before any layer is built): one error, the later refusals
+    in its details and message, not three errors for one refusal."""
+    edit_json(gqa / "config.json", num_attention_heads=32, num_key_value_heads=8, hidden_size=64)
+    (f,) = codes(audit(gqa, target_kind="vllm", tp=3), "HVA965")
+    assert f.location.key == "num_attention_heads" and "Total number of attention heads (32)" in f.message
+    assert [a["key"] for a in f.details["also"]] == ["num_key_value_heads", "vocab_size"]
+    assert "128 is not divisible by 3" in f.message
+
+
 def test_no_tp_no_finding(gqa):
     edit_json(gqa / "config.json", num_attention_heads=6, num_key_value_heads=6, hidden_size=24)
     assert codes(audit(gqa, target_kind="vllm"), "HVA965") == []
