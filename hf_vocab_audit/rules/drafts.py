@@ -6,10 +6,13 @@ Findings are placed in the target's files (the report's target); their details n
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from ..core.findings import Location, Severity
-from ..facts.drafts import DraftFacts
 from .registry import Hit, Scope, rule
+
+if TYPE_CHECKING:  # read only with --draft: a plain check never imports the comparison
+    from ..facts.drafts import DraftFacts
 
 
 @rule("HVA850", "draft-vocab-size-differs", Severity.WARNING, scope=Scope.DRAFT)

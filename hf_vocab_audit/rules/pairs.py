@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..core.findings import Location, Severity
-from ..facts.pairs import BaseFacts, Template
 from .registry import Hit, Scope, rule
 
-if TYPE_CHECKING:  # numpy is imported only when a --weights rule runs
+if TYPE_CHECKING:  # numpy is imported only when a --weights rule runs; the pair only with --base
+    from ..facts.pairs import BaseFacts
     from ..weights.base_rows import BaseRows
 
 SHOW = 10
@@ -118,6 +118,8 @@ def base_chat_template_lost(pair: BaseFacts) -> Iterator[Hit]:
     Save the tokenizer with the template (`tokenizer.chat_template = base_tokenizer.chat_template`), or copy
     the base's `chat_template.jinja` / `tokenizer_config.json` `chat_template` into the fine-tune.
     """
+    from ..facts.pairs import Template
+
     if pair.template is not Template.LOST:
         return
     yield Hit("the base's tokenizer has a chat template; the fine-tune's has none",
@@ -137,6 +139,8 @@ def base_chat_template_changed(pair: BaseFacts) -> Iterator[Hit]:
     Fix:
     Nothing, if the new template is the one the fine-tune was trained with; otherwise restore the base's.
     """
+    from ..facts.pairs import Template
+
     if pair.template is not Template.CHANGED:
         return
     yield Hit("the fine-tune's chat template differs from the base's",

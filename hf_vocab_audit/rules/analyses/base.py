@@ -5,12 +5,15 @@ adapter's facts are gathered against it (``facts.sources.adapter_base``), and th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...core.options import AuditOptions
 from ...core.scope import Scope
-from ...facts.pairs import BaseFacts
 from ..runner import RuleRun, run_scope
 from . import Analysis, AnalysisResult, AuditContext
+
+if TYPE_CHECKING:  # read only with --base on a full checkpoint
+    from ...facts.pairs import BaseFacts
 
 
 @dataclass(frozen=True)
