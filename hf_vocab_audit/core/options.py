@@ -112,6 +112,8 @@ class AuditOptions:
     scan: ScanOptions | None = None  # --dataset
     hub_timeout: int | None = None  # seconds for a Hub target's requests (None: the environment, else 30)
     tp: int | None = None  # --tp: the tensor-parallel size the serving engine of --target runs with
+    tool_call_parser: str | None = None  # --tool-call-parser: the vLLM tool-call parser --target vllm serves with
+    reasoning_parser: str | None = None  # --reasoning-parser: the vLLM reasoning parser --target vllm serves with
 
     @property
     def tokenizer_path(self) -> str | None:
@@ -305,6 +307,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("tp", Kind.INT, Group.AUDIT, "with target vllm: the tensor-parallel size to serve with",
            "With --target vllm: the tensor-parallel size the engine will run with; say whether it can split the "
            "attention heads and the padded vocabulary that many ways.", panel=GGUF_PANEL),
+    Option("tool-call-parser", Kind.STR, Group.AUDIT, "with target vllm: the tool-call parser to serve with",
+           "With --target vllm: vLLM's --tool-call-parser NAME (hermes, mistral); say whether the tokenizer holds "
+           "the strings it looks up, each as one token that survives decoding.", panel=GGUF_PANEL),
+    Option("reasoning-parser", Kind.STR, Group.AUDIT, "with target vllm: the reasoning parser to serve with",
+           "With --target vllm: vLLM's --reasoning-parser NAME (deepseek_r1, qwen3); say whether the tokenizer "
+           "holds the strings it looks up, each as one token that survives decoding.", panel=GGUF_PANEL),
     Option("hub-timeout", Kind.INT, Group.AUDIT, "seconds a Hub target's requests may take in all (default 30)",
            "Org/name TARGET: seconds all Hub requests may take together (default: HF_VOCAB_AUDIT_HUB_TIMEOUT, "
            "else 30)."),
@@ -390,7 +398,8 @@ HELP_ORDER = ("tokenizer", "base", "draft", "format", "fail-on", "exit-zero", "a
               "force", "allow-large-growth", "method", "verify-load", "hub-timeout", "dataset", "dataset-config",
               "split", "text-column", "label-column", "max-rows", "batch-size", "num-proc", "engine", "ray-address",
               "chat-format", "messages-column", "max-length", "assistant-only-loss", "completion-only-loss",
-              "packing", "trl-config", "show-mask", "source", "target", "tp", "suppress-ids-file")
+              "packing", "trl-config", "show-mask", "source", "target", "tp", "tool-call-parser", "reasoning-parser",
+              "suppress-ids-file")
 BY_KEY = {o.key: o for o in OPTIONS}
 BY_ATTR = {o.attr: o for o in OPTIONS}
 FLAGS = tuple(BY_KEY[key] for key in HELP_ORDER)  # the options of ``check``, in its help's order
@@ -412,6 +421,8 @@ class AuditKeywords(TypedDict, total=False):
     base: str | os.PathLike[str] | None
     draft: str | os.PathLike[str] | None
     tp: int | None
+    tool_call_parser: str | None
+    reasoning_parser: str | None
     weights: bool | None
     source: str | os.PathLike[str] | None
     target_kind: str | TargetKind | None
@@ -505,6 +516,9 @@ def refuse_clashes(values: OptionValues, target: object = None, *, complete: boo
         raise AuditError(v["suppress_ids_file"], "--suppress-ids-file needs --target vllm")
     if complete and given("tp") and v.get("target_kind") != TargetKind.VLLM.value:
         raise AuditError(where, "--tp needs --target vllm (the engine whose tensor parallelism is checked)")
+    for attr in ("tool_call_parser", "reasoning_parser"):
+        if complete and given(attr) and v.get("target_kind") != TargetKind.VLLM.value:
+            raise AuditError(where, f"--{BY_ATTR[attr].key} needs --target vllm (the engine whose parser is checked)")
     if given("fix") and given("datasets"):
         raise AuditError(where, "--dataset cannot be combined with --fix: fix the checkpoint, then audit "
                          "the dataset against the fixed copy")
@@ -546,7 +560,7 @@ def build_audit_options(values: OptionValues, *, progress: bool = False, histogr
         tokenizer=v.get("tokenizer"), select=_tuple(v.get("select")), ignore=_tuple(v.get("ignore")),
         weights=bool(v.get("weights")), base=v.get("base"), source=v.get("source"), draft=v.get("draft"),
         target_kind=v.get("target_kind"), scan=scan, hub_timeout=v.get("hub_timeout"),
-        tp=v.get("tp"))
+        tp=v.get("tp"), tool_call_parser=v.get("tool_call_parser"), reasoning_parser=v.get("reasoning_parser"))
 
 
 def build_gate_options(values: OptionValues, target: object = None, *, progress: bool = False,

@@ -176,6 +176,60 @@ def serving_stop_ids(facts: Facts) -> dict[int, str]:
     return stops
 
 
+
+class ParserKind(str, enum.Enum):
+    """Which vLLM flag names a parser: ``--tool-call-parser`` or ``--reasoning-parser``."""
+
+    TOOL = "tool-call-parser"
+    REASONING = "reasoning-parser"
+
+
+@dataclass(frozen=True)
+class VllmParser:
+    """One of vLLM's output parsers: the strings it looks up in the tokenizer, and what it does with them.
+
+    ``raises``: the parser's constructor takes each string's id with ``vocab.get(...)`` and raises when one is
+    None; vLLM builds the parser for each chat request that uses it, so every such request fails.
+    ``strips``: the parser matches the strings in the decoded text and nothing in vLLM turns
+    ``skip_special_tokens`` off for it, so a string saved as a *special* added token is removed from the text
+    before the parser reads it (vLLM#9304) and nothing is parsed, silently."""
+
+    name: str
+    kind: ParserKind
+    file: str
+    tokens: tuple[str, ...]
+    raises: str  # the words of the RuntimeError its constructor raises when a string is not in the vocabulary
+    strips: bool
+
+
+# vLLM 0.10.2, read in its source (vLLM does not run here). Only parsers whose look-ups were read are listed.
+# hermes and mistral set ``request.skip_special_tokens = False`` in ``adjust_request`` when tools are in play
+# (mistral: for a non-Mistral tokenizer), so a special <tool_call> or [TOOL_CALLS] survives decoding. The
+# reasoning parsers adjust nothing: their non-streaming ``extract_reasoning_content`` searches the text.
+VLLM_PARSERS = (
+    VllmParser("hermes", ParserKind.TOOL, "vllm/entrypoints/openai/tool_parsers/hermes_tool_parser.py",
+               ("<tool_call>", "</tool_call>"),
+               "could not locate tool call start/end tokens in the tokenizer", strips=False),
+    VllmParser("mistral", ParserKind.TOOL, "vllm/entrypoints/openai/tool_parsers/mistral_tool_parser.py",
+               ("[TOOL_CALLS]",), "could not locate the tool call token in the tokenizer",
+               strips=False),
+    VllmParser("deepseek_r1", ParserKind.REASONING, "vllm/reasoning/deepseek_r1_reasoning_parser.py",
+               ("<think>", "</think>"),
+               "could not locate think start/end tokens in the tokenizer", strips=True),
+    VllmParser("qwen3", ParserKind.REASONING, "vllm/reasoning/qwen3_reasoning_parser.py", ("<think>", "</think>"),
+               "could not locate think start/end tokens in the tokenizer", strips=True),
+)
+
+
+def vllm_parser(kind: ParserKind, name: str) -> VllmParser | None:
+    """The parser ``--{kind} name`` selects, or None for a name not in :data:`VLLM_PARSERS`."""
+    return next((p for p in VLLM_PARSERS if p.kind is kind and p.name == name), None)
+
+
+def vllm_parser_names(kind: ParserKind) -> tuple[str, ...]:
+    return tuple(p.name for p in VLLM_PARSERS if p.kind is kind)
+
+
 # The keys a config class maps to ``num_attention_heads`` / ``num_key_value_heads`` (its ``attribute_map``: GPT-2's
 # ``n_head``, Falcon's ``num_kv_heads``), in the order they are tried.
 HEADS_KEYS = ("num_attention_heads", "n_head", "num_heads", "n_heads")
@@ -242,5 +296,7 @@ def tensor_parallel(consumer: Consumer, facts: Facts, tp: int) -> TensorParallel
     return TensorParallel(tp, heads, kv, vocab, padded, tuple(refusals))
 
 
-__all__ = ["CONSUMERS", "Consumer", "HeadLayout", "HeadUse", "HeadsRule", "causal_lm", "head_layout", "head_verdicts",
-           "initializer_range", "pad_vocab", "serving_stop_ids", "saved_lm_head", "tensor_parallel", "TensorParallel", "VLLM"]
+__all__ = ["CONSUMERS", "Consumer", "HeadLayout", "HeadUse", "HeadsRule", "ParserKind", "VLLM_PARSERS", "VllmParser",
+           "causal_lm", "head_layout", "head_verdicts",
+           "initializer_range", "pad_vocab", "serving_stop_ids", "saved_lm_head", "tensor_parallel", "TensorParallel", "VLLM",
+           "vllm_parser", "vllm_parser_names"]

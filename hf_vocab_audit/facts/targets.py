@@ -22,6 +22,7 @@ from ..core.options import TargetKind
 from ..errors import AuditError
 from ..io.jsonfile import read_json_object
 from .checkpoint import Facts
+from .consumers import VLLM, ParserKind, VllmParser, vllm_parser, vllm_parser_names
 from .llama_cpp_tables import CHKTXT, PRE_TOKENIZER_HASHES
 from .tokenizer.bounded_calls import library_call
 from .tokenizer.folder import has_tokenizer
@@ -45,6 +46,7 @@ class TargetFacts:
     hash_error: str | None = None
     extra: dict[str, object] = field(default_factory=dict)
     tp: int | None = None  # --tp (vllm): the tensor-parallel size the engine runs with
+    parsers: tuple[VllmParser, ...] = ()  # --tool-call-parser / --reasoning-parser (vllm): the parsers it runs
 
 
 def _declared_added(folder: Path) -> frozenset[int]:
@@ -67,13 +69,28 @@ def _declared_added(folder: Path) -> frozenset[int]:
     return frozenset(ids)
 
 
-def predict(facts: Facts, kind: str, tp: int | None = None) -> TargetFacts:
+def vllm_parsers(tool_call_parser: str | None, reasoning_parser: str | None) -> tuple[VllmParser, ...]:
+    """The parsers named by ``--tool-call-parser`` / ``--reasoning-parser``; an unknown name is one line, exit 2."""
+    found = []
+    for kind, name in ((ParserKind.TOOL, tool_call_parser), (ParserKind.REASONING, reasoning_parser)):
+        if name is None:
+            continue
+        parser = vllm_parser(kind, name)
+        if parser is None:
+            raise AuditError(None, f"--{kind.value} must be one of {', '.join(vllm_parser_names(kind))} (the vLLM "
+                             f"{VLLM.version} parsers checked here), not {name!r}")
+        found.append(parser)
+    return tuple(found)
+
+
+def predict(facts: Facts, kind: str, tp: int | None = None, tool_call_parser: str | None = None,
+            reasoning_parser: str | None = None) -> TargetFacts:
     try:
         target = TargetKind(kind)
     except ValueError:
         raise AuditError(None, f"--target must be one of {', '.join(TARGETS)}, not {kind!r}") from None
     if target is TargetKind.VLLM:
-        return TargetFacts(facts, target, tp=tp)
+        return TargetFacts(facts, target, tp=tp, parsers=vllm_parsers(tool_call_parser, reasoning_parser))
     tok = facts.tokenizer
     folder = tok.folder if tok is not None else facts.model_dir
     spm = (folder / "tokenizer.model").is_file()

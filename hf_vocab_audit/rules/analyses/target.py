@@ -21,7 +21,8 @@ class TargetAnalysis(Analysis):
         from ...facts.targets import predict, undecodable_ids
 
         assert ctx.options.target_kind is not None
-        predicted = predict(ctx.facts, ctx.options.target_kind, ctx.options.tp)
+        predicted = predict(ctx.facts, ctx.options.target_kind, ctx.options.tp, ctx.options.tool_call_parser,
+                            ctx.options.reasoning_parser)
         run = run_scope(ctx.rules, Scope.TARGET, predicted)
         if predicted.target is not TargetKind.VLLM:
             return AnalysisResult(run)
