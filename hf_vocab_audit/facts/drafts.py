@@ -75,11 +75,11 @@ class DraftFacts:
 
 
 def _rows(facts: Facts) -> int | None:
+    """The rows the target scores: its output projection (the input matrix when tied), else its input
+    embedding, else ``config.vocab_size``."""
     emb = facts.embeddings
-    if emb is None:
-        return facts.config.vocab_size
-    info = emb.output if emb.output is not None else emb.input
-    return info.shape[0] if info is not None and info.shape else facts.config.vocab_size
+    rows = None if emb is None else emb.output_rows if emb.output_rows is not None else emb.input_rows
+    return rows if rows is not None else facts.config.vocab_size
 
 
 def _tensor(facts: Facts, name: str) -> TensorInfo | None:
