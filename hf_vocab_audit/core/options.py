@@ -500,6 +500,12 @@ def _tuple(value: Any) -> tuple[Any, ...] | None:
     return None if value is None else tuple(value)
 
 
+# Options that only mean something to ``--target vllm``, in the order they are refused without it, each with why.
+_NEEDS_VLLM = (("suppress_ids_file", ""), ("tp", " (the engine whose tensor parallelism is checked)"),
+               ("tool_call_parser", " (the engine whose parser is checked)"),
+               ("reasoning_parser", " (the engine whose parser is checked)"))
+
+
 def refuse_clashes(values: OptionValues, target: object = None, *, complete: bool = True) -> None:
     """Refuse options that cannot go together, from the values alone (no file is read): one line, exit 2.
 
@@ -512,13 +518,11 @@ def refuse_clashes(values: OptionValues, target: object = None, *, complete: boo
         return value is not None and value is not False and value != () and value != []
 
     where = target if isinstance(target, (str, Path)) else None
-    if complete and given("suppress_ids_file") and v.get("target_kind") != TargetKind.VLLM.value:
-        raise AuditError(v["suppress_ids_file"], "--suppress-ids-file needs --target vllm")
-    if complete and given("tp") and v.get("target_kind") != TargetKind.VLLM.value:
-        raise AuditError(where, "--tp needs --target vllm (the engine whose tensor parallelism is checked)")
-    for attr in ("tool_call_parser", "reasoning_parser"):
-        if complete and given(attr) and v.get("target_kind") != TargetKind.VLLM.value:
-            raise AuditError(where, f"--{BY_ATTR[attr].key} needs --target vllm (the engine whose parser is checked)")
+    if complete and v.get("target_kind") != TargetKind.VLLM.value:
+        for attr, why in _NEEDS_VLLM:
+            if given(attr):  # a file option's error names the file
+                at = v[attr] if BY_ATTR[attr].kind is Kind.PATH else where
+                raise AuditError(at, f"--{BY_ATTR[attr].key} needs --target vllm{why}")
     if given("fix") and given("datasets"):
         raise AuditError(where, "--dataset cannot be combined with --fix: fix the checkpoint, then audit "
                          "the dataset against the fixed copy")
