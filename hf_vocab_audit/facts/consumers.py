@@ -118,8 +118,9 @@ def saved_lm_head(facts: Facts) -> TensorInfo | None:
     if tensors is None or emb is None or emb.input is None:
         return None
     found = tensors.tensors.get("lm_head.weight")
-    if found is None:
-        found = next((t for n, t in sorted(tensors.tensors.items()) if n.endswith(".lm_head.weight")), None)
+    if found is None:  # the first prefixed one by name, without sorting every tensor of a large checkpoint
+        name = min((n for n in tensors.tensors if n.endswith(".lm_head.weight")), default=None)
+        found = tensors.tensors[name] if name is not None else None
     return found if found is not None and len(found.shape) == 2 and found.name != emb.input.name else None
 
 
