@@ -56,10 +56,18 @@ class VerifyLoad(str, enum.Enum):
 
 
 class TargetKind(str, enum.Enum):
-    """``--target``: the consumer whose view of the checkpoint is added (llama.cpp's converter, vLLM)."""
+    """``--target``: the consumer whose view of the checkpoint is added (llama.cpp's converter, a serving engine)."""
 
     GGUF = "gguf"
     VLLM = "vllm"
+    SGLANG = "sglang"
+    TGI = "tgi"
+    MLX_LM = "mlx-lm"
+
+
+# The targets that serve with tensor parallelism (``--tp``): the engines whose entry in ``facts.consumers`` has a
+# ``HeadsRule`` (tests/rules/test_engine_targets.py holds the two to each other).
+TP_TARGETS = (TargetKind.VLLM, TargetKind.SGLANG, TargetKind.TGI)
 
 
 @dataclass(frozen=True)
@@ -301,12 +309,13 @@ OPTIONS: tuple[Option, ...] = (
            "Also read the embedding matrices to find untrained token rows.", default=False),
     Option("source", Kind.PATH, Group.AUDIT, "a GGUF target's HF checkpoint", "GGUF TARGET: the HF checkpoint "
            "folder it was converted from, compared id by id.", panel=GGUF_PANEL),
-    Option("target", Kind.CHOICE, Group.AUDIT, "consumer to predict (gguf, vllm)", "Also say what this consumer will "
-           "do with the checkpoint: gguf (llama.cpp's converter) or vllm (engines sampling the whole lm_head).",
+    Option("target", Kind.CHOICE, Group.AUDIT, "consumer to predict (gguf, vllm, sglang, tgi, mlx-lm)", "Also say "
+           "what this consumer will do with the checkpoint: gguf (llama.cpp's converter), or a serving engine: vllm "
+           "(engines sampling the whole lm_head), sglang, tgi or mlx-lm (its chat template, stop ids and lm_head).",
            attr="target_kind", choices=TargetKind, panel=GGUF_PANEL, flag_checks_choice=False),
-    Option("tp", Kind.INT, Group.AUDIT, "with target vllm: the tensor-parallel size to serve with",
-           "With --target vllm: the tensor-parallel size the engine will run with; say whether it can split the "
-           "attention heads and the padded vocabulary that many ways.", panel=GGUF_PANEL),
+    Option("tp", Kind.INT, Group.AUDIT, "with target vllm, sglang or tgi: the tensor-parallel size to serve with",
+           "With --target vllm, sglang or tgi: the tensor-parallel size the engine will run with; say whether it "
+           "can split the attention heads and the padded vocabulary that many ways.", panel=GGUF_PANEL),
     Option("tool-call-parser", Kind.STR, Group.AUDIT, "with target vllm: the tool-call parser to serve with",
            "With --target vllm: vLLM's --tool-call-parser NAME (hermes, mistral); say whether the tokenizer holds "
            "the strings it looks up, each as one token that survives decoding.", panel=GGUF_PANEL),
@@ -501,8 +510,7 @@ def _tuple(value: Any) -> tuple[Any, ...] | None:
 
 
 # Options that only mean something to ``--target vllm``, in the order they are refused without it, each with why.
-_NEEDS_VLLM = (("suppress_ids_file", ""), ("tp", " (the engine whose tensor parallelism is checked)"),
-               ("tool_call_parser", " (the engine whose parser is checked)"),
+_NEEDS_VLLM = (("suppress_ids_file", ""), ("tool_call_parser", " (the engine whose parser is checked)"),
                ("reasoning_parser", " (the engine whose parser is checked)"))
 
 
@@ -523,6 +531,9 @@ def refuse_clashes(values: OptionValues, target: object = None, *, complete: boo
             if given(attr):  # a file option's error names the file
                 at = v[attr] if BY_ATTR[attr].kind is Kind.PATH else where
                 raise AuditError(at, f"--{BY_ATTR[attr].key} needs --target vllm{why}")
+    if complete and given("tp") and v.get("target_kind") not in {k.value for k in TP_TARGETS}:
+        raise AuditError(where, f"--tp needs --target {', '.join(k.value for k in TP_TARGETS[:-1])} or "
+                         f"{TP_TARGETS[-1].value} (the engine whose tensor parallelism is checked)")
     if given("fix") and given("datasets"):
         raise AuditError(where, "--dataset cannot be combined with --fix: fix the checkpoint, then audit "
                          "the dataset against the fixed copy")

@@ -22,15 +22,65 @@ class HeadUse(str, enum.Enum):
     USES_SAVED_IF_DIFFERENT = "uses the saved lm_head when it differs from the embedding"  # transformers 5
     RANDOM_INIT = "initialises lm_head randomly"  # untied and absent: a model that emits noise
     REFUSES = "refuses to load"
+    UNINITIALISED = "serves lm_head as allocated, uninitialised memory (torch.empty), without an error"
     NOT_READ = "not read here"
+
+    @property
+    def fails(self) -> bool:
+        """Whether this use leaves no working model: a refusal, or a head that was never the trained one."""
+        return self in (HeadUse.REFUSES, HeadUse.RANDOM_INIT, HeadUse.UNINITIALISED)
 
 
 @dataclass(frozen=True)
 class HeadsRule:
-    """How a tensor-parallel engine splits attention heads across ``tp`` ranks."""
+    """How a tensor-parallel engine splits attention heads across ``tp`` ranks, and what it says when it cannot
+    (format strings over ``heads``, ``kv``, ``tp`` and ``need``: the condition that failed, as its source words it)."""
 
     heads_divisible: bool = True  # num_attention_heads % tp == 0
     kv_replicates: bool = True  # fewer KV heads than ranks: tp % num_key_value_heads == 0 (each rank a replica)
+    heads_refusal: str = ("ValueError: Total number of attention heads ({heads}) must be divisible by tensor "
+                          "parallel size ({tp}).")
+    kv_refusal: str = "AssertionError: {need}"
+    flag: str = "--tensor-parallel-size"  # the engine's own flag for the size
+
+
+class TemplateLoad(str, enum.Enum):
+    """Where a serving engine takes the chat template from (the files: ``Consumer.template_files``)."""
+
+    # vLLM: the processor's template (chat_template.json / .jinja), else the tokenizer's as transformers loads it
+    PROCESSOR_THEN_TOKENIZER = "the processor's template, else the tokenizer's"
+    # SGLang, mlx-lm: the tokenizer's, as transformers loads it (chat_template.jinja first, then tokenizer_config.json)
+    TOKENIZER = "the tokenizer's, as transformers loads it"
+    # TGI's router parses the JSON files itself: chat_template.json's, else tokenizer_config.json's, else
+    # processor_config.json's; a list of named templates gives its "default"; never chat_template.jinja
+    ROUTER_JSON = "the JSON files its router parses"
+
+
+class ConfigEos(str, enum.Enum):
+    """Whether an engine stops at ``config.json``'s ``eos_token_id``."""
+
+    ALWAYS = "always"
+    WITHOUT_GENERATION_CONFIG = "when there is no generation_config.json"
+    NEVER = "never"
+
+
+class GenerationEos(str, enum.Enum):
+    """Whether an engine stops at ``generation_config.json``'s ``eos_token_id``."""
+
+    ADDED = "added to the others"
+    LIST_REPLACES_TOKENIZER = "only a list, which then replaces the tokenizer's eos"  # TGI
+    NEVER = "never"
+
+
+@dataclass(frozen=True)
+class StopIds:
+    """The ids a serving engine stops generating at by default, read in its source (``source``)."""
+
+    config_eos: ConfigEos
+    generation_eos: GenerationEos
+    source: str
+    tokenizer_eos: bool = True  # the tokenizer's eos_token
+    added_tokens: tuple[str, ...] = ()  # added tokens it also stops at when the tokenizer holds them
 
 
 @dataclass(frozen=True)
@@ -49,6 +99,11 @@ class Consumer:
     # serving a chat: the files it reads a chat template from (any of them), and where it reads it
     template_files: tuple[str, ...] = ()
     template_source: str = ""
+    template_load: TemplateLoad | None = None  # how it resolves the template (None: it serves no chat here)
+    without_template: str = ""  # what a chat request gets when it resolves none
+    stops: StopIds | None = None  # the ids it stops at by default
+    tp_source: str = ""  # where its tensor-parallel checks were read
+    untied_source: str = ""  # where its verdict on an untied checkpoint without lm_head was read
 
 
 TRANSFORMERS = Consumer(
@@ -65,6 +120,7 @@ VLLM = Consumer(
     HeadUse.USES_EMBEDDING, HeadUse.REFUSES,
     untied_refusal="ValueError: Following weights were not initialized from checkpoint: {'lm_head.weight'}",
     vocab_padding=64, heads=HeadsRule(),
+    untied_source="vllm/model_executor/model_loader/default_loader.py (load_weights)",
     template_files=("chat_template.json", "chat_template.jinja", "tokenizer_config.json"),
     template_source="vllm/entrypoints/chat_utils.py (resolve_hf_chat_template: the processor's template, then "
     "the tokenizer's as transformers loads it; none: \"As of transformers v4.44, default chat template is no longer "
@@ -72,27 +128,97 @@ VLLM = Consumer(
     "(SamplingParams.update_from_generation_config: stop ids = the tokenizer's eos_token_id and generation_config's "
     "eos_token_id); vllm/transformers_utils/config.py (try_get_generation_config: generation_config.json, else "
     "config.json)",
+    template_load=TemplateLoad.PROCESSOR_THEN_TOKENIZER,
+    without_template="its chat endpoint refuses every request (\"As of transformers v4.44, default chat template is no "
+    "longer allowed, so you must provide a chat template if the tokenizer does not define one.\")",
+    stops=StopIds(ConfigEos.WITHOUT_GENERATION_CONFIG, GenerationEos.ADDED,
+                  "vllm/sampling_params.py (SamplingParams.update_from_generation_config); "
+                  "vllm/transformers_utils/config.py (try_get_generation_config)"),
 )
 SGLANG = Consumer(
     "sglang", "0.4.10",
-    "python/sglang/srt/models/llama.py (LlamaForCausalLM: lm_head = embed_tokens when tie_word_embeddings; "
-    "load_weights skips lm_head.weight then); python/sglang/srt/layers/vocab_parallel_embedding.py "
-    "(DEFAULT_VOCAB_PADDING_SIZE = 64, as vLLM's it was taken from)",
-    HeadUse.USES_EMBEDDING, HeadUse.NOT_READ, vocab_padding=64, heads=HeadsRule(),
+    "python/sglang/srt/models/llama.py (LlamaForCausalLM.__init__:414-424: lm_head = embed_tokens when "
+    "tie_word_embeddings, else a ParallelLMHead; load_weights:604 skips lm_head.weight when tied and never checks "
+    "that every parameter was loaded); python/sglang/srt/layers/quantization/unquant.py (UnquantizedEmbeddingMethod."
+    "create_weights:47-62 allocates the head with torch.empty); python/sglang/srt/model_loader/loader.py "
+    "(load_weights_and_postprocess:444-445)",
+    HeadUse.USES_EMBEDDING, HeadUse.UNINITIALISED, vocab_padding=64,
+    heads=HeadsRule(heads_refusal="AssertionError: self.total_num_heads % tp_size == 0 ({heads} % {tp})",
+                    flag="--tp-size"),
+    template_files=("chat_template.jinja", "tokenizer_config.json"),
+    template_source="python/sglang/srt/managers/template_manager.py (TemplateManager.load_chat_template:73-106, "
+    "_resolve_hf_chat_template:254-268: tokenizer.get_chat_template(), else a built-in template guessed from the "
+    "model path by get_conv_template_by_model_path); python/sglang/srt/entrypoints/openai/serving_chat.py (:142-145: "
+    "without a built-in template, tokenizer.apply_chat_template); transformers 4.54.1, its pin "
+    "(tokenization_utils_base.py:2083-2090: chat_template.jinja over tokenizer_config.json's chat_template)",
+    template_load=TemplateLoad.TOKENIZER,
+    without_template="its chat endpoint fails every request unless the model's path matches one of its built-in "
+    "templates (\"ValueError: Cannot use chat template functions because tokenizer.chat_template is not set and no "
+    "template argument was passed!\")",
+    stops=StopIds(ConfigEos.ALWAYS, GenerationEos.ADDED,
+                  "python/sglang/srt/configs/model_config.py (ModelConfig.get_hf_eos_token_id:484-502: config.json's "
+                  "eos_token_id and generation_config.json's); python/sglang/srt/hf_transformers_utils.py "
+                  "(get_generation_config:161-172; attach_additional_stop_token_ids:335-342: <|eom_id|> when it is "
+                  "an added token); python/sglang/srt/managers/schedule_batch.py (Req.check_finished:702-716: "
+                  "those, and the tokenizer's eos_token_id)",
+                  added_tokens=("<|eom_id|>",)),
+    tp_source="python/sglang/srt/models/llama.py (LlamaAttention.__init__:119-132: assert total_num_heads % tp_size "
+    "== 0; total_num_kv_heads % tp_size == 0, or tp_size % total_num_kv_heads == 0 when fewer); "
+    "python/sglang/srt/layers/vocab_parallel_embedding.py (DEFAULT_VOCAB_PADDING_SIZE = 64:27, pad_vocab_size:35, "
+    "divide(num_embeddings_padded, tp_size):274); python/sglang/srt/distributed/utils.py (ensure_divisibility:21-25)",
+    untied_source="python/sglang/srt/layers/quantization/unquant.py:47-62 (torch.empty), "
+    "python/sglang/srt/models/llama.py (load_weights)",
 )
 MLX_LM = Consumer(
     "mlx-lm", "0.26.3",
     "mlx_lm/models/llama.py (Model.sanitize pops lm_head.weight when tie_word_embeddings; no lm_head module "
     "then); mlx_lm/utils.py (load_model: model.load_weights(..., strict=True))",
     HeadUse.USES_EMBEDDING, HeadUse.REFUSES, untied_refusal="ValueError: Missing parameters: lm_head.weight.",
+    template_files=("chat_template.jinja", "tokenizer_config.json"),
+    template_source="mlx_lm/server.py (ModelProvider.load:180-214 loads the tokenizer through transformers; "
+    "APIHandler.handle_chat_completions:836-847: tokenizer.apply_chat_template when the tokenizer has a template, "
+    "else convert_chat:95-116 joins the messages as 'USER: ...' / 'ASSISTANT: ' text)",
+    template_load=TemplateLoad.TOKENIZER,
+    without_template="it joins the messages as plain 'USER: ...' / 'ASSISTANT: ' text (convert_chat), not the format "
+    "the model was trained on",
+    stops=StopIds(ConfigEos.ALWAYS, GenerationEos.NEVER,
+                  "mlx_lm/utils.py (load:258-260: eos_token_ids = config.json's eos_token_id); "
+                  "mlx_lm/tokenizer_utils.py (TokenizerWrapper.__init__:262-270: those, else the tokenizer's "
+                  "eos_token_id); mlx_lm/generate.py (stream_generate:693); mlx_lm/server.py (:724-726: "
+                  "stopping_criteria with the tokenizer's eos_token_id)"),
+    untied_source="mlx_lm/utils.py:215 (load_model: model.load_weights(..., strict=True)); mlx_lm/models/llama.py:185-208",
 )
 TGI = Consumer(
     "tgi", "3.3.4",
-    "server/text_generation_server/models/custom_modeling/flash_llama_modeling.py (lm_head loaded from "
-    "embed_tokens when tie_word_embeddings)",
-    HeadUse.USES_EMBEDDING, HeadUse.NOT_READ, template_files=("tokenizer_config.json",),
-    template_source="router/src/config.rs and router/src/lib.rs (HubTokenizerConfig: chat_template from "
-    "tokenizer_config.json only)",
+    "server/text_generation_server/models/custom_modeling/flash_llama_modeling.py (FlashLlamaForCausalLM.__init__:"
+    "636-651: lm_head loaded from model.embed_tokens when tie_word_embeddings, else from lm_head); "
+    "server/text_generation_server/utils/weights.py (Weights.get_filename:192 raises for a tensor the files lack)",
+    HeadUse.USES_EMBEDDING, HeadUse.REFUSES, untied_refusal="RuntimeError: weight lm_head.weight does not exist",
+    heads=HeadsRule(kv_replicates=False,
+                    heads_refusal="ValueError: `num_heads` must be divisible by `num_shards` (got `num_heads`: "
+                    "{heads} and `num_shards`: {tp}",
+                    kv_refusal="ValueError: `num_key_value_heads` must be divisible by `num_shards` (got "
+                    "`num_key_value_heads`: {kv} and `num_shards`: {tp}",
+                    flag="--num-shard"),
+    template_files=("chat_template.json", "tokenizer_config.json", "processor_config.json"),
+    template_source="router/src/server.rs (:1598-1688: chat_template.json's chat_template replaces "
+    "tokenizer_config.json's; HubTokenizerConfig::from_file drops the whole file when a field does not parse); "
+    "router/src/lib.rs (ChatTemplateVersions:129, HubTokenizerConfig:137-146, ChatTemplateStandalone:156); "
+    "router/src/infer/mod.rs (Infer::new:71-81: the tokenizer config's template, else processor_config.json's; a "
+    "list of named templates gives its \"default\"; apply_chat_template:227-240). chat_template.jinja is not read",
+    template_load=TemplateLoad.ROUTER_JSON,
+    without_template="its chat endpoint fails every request (TemplateError: template not found, "
+    "router/src/infer/mod.rs:234)",
+    stops=StopIds(ConfigEos.NEVER, GenerationEos.LIST_REPLACES_TOKENIZER,
+                  "server/text_generation_server/models/flash_causal_lm.py (FlashCausalLM.__init__:1239-1247: a "
+                  "list eos_token_id of generation_config.json becomes tokenizer._eos_token_ids); "
+                  "server/text_generation_server/utils/tokens.py (StoppingCriteria.from_pb:199-206: those ids, else "
+                  "the tokenizer's eos_token_id)"),
+    tp_source="server/text_generation_server/models/custom_modeling/flash_llama_modeling.py (FlashLlamaAttention."
+    "__init__:167-176, no replication of KV heads); server/text_generation_server/layers/tensor_parallel.py "
+    "(TensorParallelHead.load:56-64 loads the whole lm_head when the vocabulary does not split; "
+    "TensorParallelEmbedding:223-228 blocks of ceil(vocab / tp)): the vocabulary is never refused",
+    untied_source="server/text_generation_server/utils/weights.py:192",
 )
 LLAMA_CPP = Consumer(
     "llama.cpp", "as vendored by llama-cpp-python 0.3.36",
@@ -102,6 +228,8 @@ LLAMA_CPP = Consumer(
 
 # The consumers, by name: a new engine is one ``Consumer`` above and one line here.
 CONSUMERS: dict[str, Consumer] = {c.name: c for c in (TRANSFORMERS, VLLM, SGLANG, MLX_LM, TGI, LLAMA_CPP)}
+# The serving engines ``--target`` names, by its value (``TargetKind``): a new engine target is one line here.
+ENGINE_TARGETS: dict[str, Consumer] = {"vllm": VLLM, "sglang": SGLANG, "tgi": TGI, "mlx-lm": MLX_LM}
 # The engines whose verdict the lm_head rules quote beside transformers' (read in their source).
 HEAD_ENGINES = (VLLM, MLX_LM)
 
@@ -164,18 +292,47 @@ def serving_stop_ids(facts: Facts) -> dict[int, str]:
     """The ids vLLM stops generating at by default, each with where it came from: the tokenizer's eos and
     ``eos_token_id`` of generation_config.json (of config.json when there is no generation_config.json, as
     ``try_get_generation_config`` falls back)."""
+    return stop_ids(VLLM, facts)
+
+
+def _raw_eos_is_list(raw: dict[str, object]) -> bool:
+    value = raw.get("eos_token_id")
+    return isinstance(value, list)
+
+
+def stop_ids(consumer: Consumer, facts: Facts) -> dict[int, str]:
+    """The ids ``consumer`` stops generating at by default (its :class:`StopIds`), each with where it came from."""
+    rule = consumer.stops
+    if rule is None:
+        return {}
     stops: dict[int, str] = {}
-    tok = facts.tokenizer
-    if tok is not None:
+
+    def add(i: int, why: str) -> None:
+        stops[i] = f"{stops[i]} and {why}" if i in stops else why
+
+    tok, generation = facts.tokenizer, facts.generation
+    tokenizer_eos = rule.tokenizer_eos
+    if (rule.generation_eos is GenerationEos.LIST_REPLACES_TOKENIZER and generation is not None
+            and _raw_eos_is_list(generation.raw)):
+        tokenizer_eos = False
+    if tok is not None and tokenizer_eos:
         content, eos = tok.special_tokens.get("eos", (None, None))
         if eos is not None:
-            stops[eos] = f"the tokenizer's eos_token {content!r}"
-    source = facts.generation.special if facts.generation is not None else facts.config.special
-    where = "generation_config.json" if facts.generation is not None else "config.json"
-    for i in source.ids.get("eos_token_id", ()):
-        stops[i] = f"{stops[i]} and {where} eos_token_id" if i in stops else f"{where} eos_token_id"
+            add(eos, f"the tokenizer's eos_token {content!r}")
+    if rule.config_eos is ConfigEos.ALWAYS or (rule.config_eos is ConfigEos.WITHOUT_GENERATION_CONFIG
+                                               and generation is None):
+        for i in facts.config.special.ids.get("eos_token_id", ()):
+            add(i, "config.json eos_token_id")
+    if generation is not None and (rule.generation_eos is GenerationEos.ADDED or (
+            rule.generation_eos is GenerationEos.LIST_REPLACES_TOKENIZER and _raw_eos_is_list(generation.raw))):
+        for i in generation.special.ids.get("eos_token_id", ()):
+            add(i, "generation_config.json eos_token_id")
+    if tok is not None:
+        added = {a.content: a.id for a in tok.added_tokens}
+        for text in rule.added_tokens:
+            if text in added:
+                add(added[text], f"the added token {text!r}")
     return stops
-
 
 
 class ParserKind(str, enum.Enum):
@@ -190,10 +347,12 @@ class VllmParser:
     """One of vLLM's output parsers: the strings it looks up in the tokenizer, and what it does with them.
 
     ``raises``: the parser's constructor takes each string's id with ``vocab.get(...)`` and raises when one is
-    None; vLLM builds the parser for each chat request that uses it, so every such request fails.
+    None; vLLM builds the parser for each chat request that uses it, so every such request fails ("": it looks
+    nothing up that can raise).
     ``strips``: the parser matches the strings in the decoded text and nothing in vLLM turns
     ``skip_special_tokens`` off for it, so a string saved as a *special* added token is removed from the text
-    before the parser reads it (vLLM#9304) and nothing is parsed, silently."""
+    before the parser reads it (vLLM#9304) and nothing is parsed, silently: ``reads`` is the method that searches
+    the text, ``unparsed`` what it returns then."""
 
     name: str
     kind: ParserKind
@@ -201,24 +360,34 @@ class VllmParser:
     tokens: tuple[str, ...]
     raises: str  # the words of the RuntimeError its constructor raises when a string is not in the vocabulary
     strips: bool
+    reads: str = ""
+    unparsed: str = ""
 
 
-# vLLM 0.10.2, read in its source (vLLM does not run here). Only parsers whose look-ups were read are listed.
-# hermes and mistral set ``request.skip_special_tokens = False`` in ``adjust_request`` when tools are in play
-# (mistral: for a non-Mistral tokenizer), so a special <tool_call> or [TOOL_CALLS] survives decoding. The
-# reasoning parsers adjust nothing: their non-streaming ``extract_reasoning_content`` searches the text.
+# vLLM 0.10.2, read in its released wheel (vLLM does not run here). Only parsers whose look-ups were read are listed.
+# mistral sets ``request.skip_special_tokens = False`` in ``adjust_request`` when tools are in play and the
+# tokenizer is not a MistralTokenizer (mistral_tool_parser.py:90-101), so a special [TOOL_CALLS] survives decoding;
+# its constructor raises without the token (:77-88). hermes overrides no ``adjust_request`` (the base's returns the
+# request unchanged, abstract_tool_parser.py:41-46) and looks nothing up with ``vocab.get``: it encodes
+# <tool_call> / </tool_call> (hermes_tool_parser.py:55-58, nothing raises), and its non-streaming
+# ``extract_tool_calls`` searches the decoded text (:108-111). The reasoning parsers raise in their constructors
+# (deepseek_r1_reasoning_parser.py:40-45, qwen3_reasoning_parser.py:39-45), adjust nothing, and their non-streaming
+# ``extract_reasoning_content`` partitions the decoded text on <think> / </think> (deepseek_r1:156-172: without
+# </think> the whole output is reasoning; qwen3:133-135: without both the whole output is content).
 VLLM_PARSERS = (
     VllmParser("hermes", ParserKind.TOOL, "vllm/entrypoints/openai/tool_parsers/hermes_tool_parser.py",
-               ("<tool_call>", "</tool_call>"),
-               "could not locate tool call start/end tokens in the tokenizer", strips=False),
+               ("<tool_call>", "</tool_call>"), "", strips=True, reads="extract_tool_calls",
+               unparsed="reports no tool call and returns the whole output as content"),
     VllmParser("mistral", ParserKind.TOOL, "vllm/entrypoints/openai/tool_parsers/mistral_tool_parser.py",
                ("[TOOL_CALLS]",), "could not locate the tool call token in the tokenizer",
                strips=False),
     VllmParser("deepseek_r1", ParserKind.REASONING, "vllm/reasoning/deepseek_r1_reasoning_parser.py",
                ("<think>", "</think>"),
-               "could not locate think start/end tokens in the tokenizer", strips=True),
+               "could not locate think start/end tokens in the tokenizer", strips=True,
+               reads="extract_reasoning_content", unparsed="returns the whole output as reasoning and no content"),
     VllmParser("qwen3", ParserKind.REASONING, "vllm/reasoning/qwen3_reasoning_parser.py", ("<think>", "</think>"),
-               "could not locate think start/end tokens in the tokenizer", strips=True),
+               "could not locate think start/end tokens in the tokenizer", strips=True,
+               reads="extract_reasoning_content", unparsed="returns the whole output as content"),
 )
 
 
@@ -273,7 +442,8 @@ def tensor_parallel(consumer: Consumer, facts: Facts, tp: int) -> TensorParallel
     vocabulary is padded to a multiple of ``DEFAULT_VOCAB_PADDING_SIZE`` = 64 (``pad_vocab_size`` in
     ``vllm/model_executor/layers/vocab_parallel_embedding.py``) and ``VocabParallelEmbedding`` then splits the
     padded rows with ``divide(num_embeddings_padded, tp_size)``, whose ``ensure_divisibility``
-    (``vllm/distributed/utils.py``) asserts "P is not divisible by T"."""
+    (``vllm/distributed/utils.py``) asserts "P is not divisible by T". The other engines' checks are the data of
+    their entry (``HeadsRule``, ``vocab_padding``), read where their ``tp_source`` says."""
     text, prefix = facts.config.text, facts.config.text_prefix
     found, found_kv = _positive_int(text, HEADS_KEYS), _positive_int(text, KV_HEADS_KEYS)
     heads_key, heads = found if found is not None else ("num_attention_heads", None)
@@ -283,21 +453,21 @@ def tensor_parallel(consumer: Consumer, facts: Facts, tp: int) -> TensorParallel
     refusals: list[tuple[str, str]] = []
     rule = consumer.heads
     if rule is not None and rule.heads_divisible and heads is not None and heads % tp:
-        refusals.append((prefix + heads_key, f"ValueError: Total number of attention heads ({heads}) must be "
-                         f"divisible by tensor parallel size ({tp})."))
+        refusals.append((prefix + heads_key, rule.heads_refusal.format(heads=heads, kv=kv, tp=tp, need="")))
     if rule is not None and kv is not None and kv != heads:  # kv == heads: the heads check above says it
         replicated = rule.kv_replicates and kv < tp
         if (tp % kv) if replicated else (kv % tp):
             need = (f"tp_size % total_num_kv_heads == 0 ({tp} % {kv}: a replica per rank)" if replicated
                     else f"total_num_kv_heads % tp_size == 0 ({kv} % {tp})")
-            refusals.append((prefix + kv_key, f"AssertionError: {need}"))
+            refusals.append((prefix + kv_key, rule.kv_refusal.format(heads=heads, kv=kv, tp=tp, need=need)))
     if padded is not None and padded % tp:
         refusals.append((prefix + "vocab_size", f"AssertionError: {padded} is not divisible by {tp} (vocab_size {vocab} "
                          f"padded to a multiple of {consumer.vocab_padding})"))
     return TensorParallel(tp, heads, kv, vocab, padded, tuple(refusals))
 
 
-__all__ = ["CONSUMERS", "Consumer", "HeadLayout", "HeadUse", "HeadsRule", "ParserKind", "VLLM_PARSERS", "VllmParser",
+__all__ = ["CONSUMERS", "ConfigEos", "Consumer", "ENGINE_TARGETS", "GenerationEos", "HeadLayout", "HeadUse", "HeadsRule",
+           "ParserKind", "StopIds", "TemplateLoad", "VLLM_PARSERS", "VllmParser", "stop_ids",
            "causal_lm", "head_layout", "head_verdicts",
            "initializer_range", "pad_vocab", "serving_stop_ids", "saved_lm_head", "tensor_parallel", "TensorParallel", "VLLM",
            "vllm_parser", "vllm_parser_names"]

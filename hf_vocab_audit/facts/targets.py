@@ -1,5 +1,5 @@
-"""What a converter or a serving engine will make of an HF checkpoint (``check HF_DIR --target gguf|vllm``),
-predicted from the facts alone.
+"""What a converter or a serving engine will make of an HF checkpoint (``check HF_DIR --target gguf|vllm|sglang|tgi|
+mlx-lm``), predicted from the facts alone.
 
 ``gguf``: llama.cpp's ``convert_hf_to_gguf.py`` (as vendored by llama-cpp-python 0.3.36) takes one of two
 vocabulary paths. With a ``tokenizer.model`` it reads the SentencePiece model, then added tokens from
@@ -9,6 +9,9 @@ Otherwise (BPE) it loads ``AutoTokenizer``, asserts ``max(tokenizer.vocab.values
 pre-tokenizer from a hash of how the tokenizer splits a test text, and fills missing ids with ``[PAD{i}]``.
 
 ``vllm``: an engine samples from every lm_head row; the ids past the tokenizer cannot be detokenized.
+
+``sglang``, ``tgi``, ``mlx-lm``: what the engine's entry in ``facts.consumers`` says it reads (its chat template,
+its stop ids, its lm_head, its tensor-parallel checks), applied by the HVA98x rules.
 """
 
 from __future__ import annotations
@@ -91,6 +94,8 @@ def predict(facts: Facts, kind: str, tp: int | None = None, tool_call_parser: st
         raise AuditError(None, f"--target must be one of {', '.join(TARGETS)}, not {kind!r}") from None
     if target is TargetKind.VLLM:
         return TargetFacts(facts, target, tp=tp, parsers=vllm_parsers(tool_call_parser, reasoning_parser))
+    if target is not TargetKind.GGUF:  # another serving engine: its entry in facts.consumers is the prediction
+        return TargetFacts(facts, target, tp=tp)
     tok = facts.tokenizer
     folder = tok.folder if tok is not None else facts.model_dir
     spm = (folder / "tokenizer.model").is_file()

@@ -3,7 +3,9 @@ lm_head layout, where ``tie_word_embeddings`` and the tensors disagree.
 
 These run without ``--target``: transformers itself goes wrong (it was run here, 5.24 on CPU), and the engines'
 verdicts are quoted beside it from their source (the versions in ``facts.consumers``). HVA965 runs under
-``--target vllm --tp N``: the splits vLLM refuses.
+``--target vllm --tp N``: the splits vLLM refuses; HVA982 the same for ``--target sglang|tgi --tp N``, from each
+engine's entry. HVA983 runs under any engine ``--target``: what THAT engine does with an lm_head layout it cannot
+serve.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.findings import Location, Severity
 from ..core.options import TargetKind
 from ..facts.checkpoint import Facts
-from ..facts.consumers import VLLM, head_layout, head_verdicts, initializer_range, tensor_parallel
+from ..facts.consumers import ENGINE_TARGETS, VLLM, HeadUse, head_layout, head_verdicts, initializer_range, tensor_parallel
 from ..facts.requirements import Requirement
 from .registry import Hit, Scope, rule
 
@@ -232,5 +234,81 @@ def vllm_tensor_parallel_refused(t: TargetFacts) -> Iterator[Hit]:
     )
 
 
-__all__ = ["lm_head_freshly_initialised", "tied_lm_head_differs", "tied_lm_head_saved", "untied_lm_head_missing",
-           "vllm_tensor_parallel_refused"]
+@rule("HVA982", "serving-tensor-parallel-refused", Severity.ERROR, scope=Scope.TARGET)
+def serving_tensor_parallel_refused(t: TargetFacts) -> Iterator[Hit]:
+    """The engine `--target` names (sglang, tgi) will refuse to serve this checkpoint split `--tp` ways: the
+    attention heads, the KV heads or the padded vocabulary do not split that many ways.
+
+    Why:
+    Read in each engine's source (not run; the versions and lines are in `facts.consumers`; `--target
+    vllm` has the same check as HVA965). SGLang 0.4.10 (`--tp-size`): `LlamaAttention.__init__`
+    (`models/llama.py:119-132`) asserts `total_num_heads % tp_size == 0`, and `total_num_kv_heads %
+    tp_size == 0` or, with fewer KV heads than ranks, `tp_size % total_num_kv_heads == 0`; the vocabulary
+    is padded to a multiple of 64 and split with `divide` ("P is not divisible by T",
+    `layers/vocab_parallel_embedding.py:231-275`). TGI 3.3.4 (`--num-shard`): `FlashLlamaAttention`
+    (`flash_llama_modeling.py:167-176`) raises when `num_heads` or `num_key_value_heads` is not divisible
+    by the shard count, with no replication of fewer KV heads; its vocabulary never refuses (the lm_head
+    is loaded whole when it does not split, `layers/tensor_parallel.py:56-64`). The engine stops while
+    loading, on every rank.
+
+    Fix:
+    Serve with a tensor-parallel size that divides the attention heads and the KV heads (SGLang also
+    accepts a multiple of the KV heads) and divides the padded vocabulary; a power of two up to the KV
+    head count always does.
+    """
+    consumer = ENGINE_TARGETS.get(t.target.value)
+    if consumer is None or consumer is VLLM or consumer.heads is None or t.tp is None:
+        return
+    split = tensor_parallel(consumer, t.facts, t.tp)
+    if not split.refusals:
+        return
+    (key, says), *later = split.refusals
+    more = f" (then, with a size that passes this: {'; '.join(s for _k, s in later)})" if later else ""
+    yield Hit(
+        f"{consumer.name} {consumer.version} with {consumer.heads.flag} {t.tp} will stop while loading: {says}{more}",
+        Location(file="config.json", key=key),
+        details={"engine": consumer.name, "tp": t.tp, "num_attention_heads": split.heads,
+                 "num_key_value_heads": split.kv_heads, "vocab_size": split.vocab,
+                 "padded_vocab_size": split.padded_vocab, "also": [{"key": k, "says": s} for k, s in later],
+                 "source": consumer.tp_source},
+    )
+
+
+@rule("HVA983", "serving-lm-head-unusable", Severity.ERROR, scope=Scope.TARGET)
+def serving_lm_head_unusable(t: TargetFacts) -> Iterator[Hit]:
+    """The engine `--target` names cannot serve this checkpoint's lm_head layout: `tie_word_embeddings: false` and
+    no `lm_head.weight` saved. What that engine does is said: it refuses to load, or it serves a head that was
+    never trained.
+
+    Why:
+    HVA960 reports the layout for every consumer at once; under `--target` this says what the named engine
+    does, read in its source (the versions and lines are in `facts.consumers`). vLLM 0.10.2 refuses
+    ("Following weights were not initialized from checkpoint: {'lm_head.weight'}"); TGI 3.3.4 refuses
+    ("RuntimeError: weight lm_head.weight does not exist", `utils/weights.py:192`); mlx-lm 0.26.3 refuses
+    (strict `load_weights`: "Missing parameters: lm_head.weight."); SGLang 0.4.10 loads without a word and
+    serves the head as allocated (`torch.empty`, `layers/quantization/unquant.py:47-62`; its `load_weights`
+    never checks that every parameter was loaded): uninitialised memory as logits. The tied layout with a
+    saved head anyway is HVA961/HVA962: every engine here drops the saved head and uses the embedding.
+
+    Fix:
+    Set `tie_word_embeddings: true` if the model was trained tied, or save the checkpoint again from the
+    trained model so that `lm_head.weight` is written.
+    """
+    consumer = ENGINE_TARGETS.get(t.target.value)
+    if consumer is None or not head_layout(t.facts).untied_without_head:
+        return
+    verdict: HeadUse = consumer.untied_without_head
+    if not verdict.fails:
+        return
+    detail = f" ({consumer.untied_refusal})" if verdict is HeadUse.REFUSES and consumer.untied_refusal else ""
+    yield Hit(
+        f"tie_word_embeddings is false but no lm_head.weight is saved: {consumer.name} {consumer.version} "
+        f"{verdict.value}{detail}",
+        Location(file="config.json", key=t.facts.config.text_prefix + "tie_word_embeddings"),
+        details={"engine": consumer.name, "version": consumer.version, "verdict": verdict.name.lower(),
+                 "source": consumer.untied_source or consumer.source},
+    )
+
+
+__all__ = ["lm_head_freshly_initialised", "serving_lm_head_unusable", "serving_tensor_parallel_refused",
+           "tied_lm_head_differs", "tied_lm_head_saved", "untied_lm_head_missing", "vllm_tensor_parallel_refused"]

@@ -1,5 +1,8 @@
-"""HVA966-HVA967: whether a serving engine (``--target vllm``) can hold a chat with the checkpoint: a chat template
-where the engine reads it, and the token that closes an assistant turn among the ids the engine stops at.
+"""HVA966-HVA967 (``--target vllm``) and HVA980-HVA981 (``--target sglang|tgi|mlx-lm``): whether a serving engine
+can hold a chat with the checkpoint: a chat template where THAT engine reads it, and the token that closes an
+assistant turn among the ids THAT engine stops at. What each engine reads is the data of its entry in
+``facts.consumers`` (``template_load``, ``template_files``, ``stops``); vLLM keeps its own codes, so a filter by
+code means what it meant before the other engines were added.
 
 The template is untrusted: it is rendered only in the project's budgeted sandbox (``dataset.chat_budget``),
 one user turn with the generation prompt and one user + assistant conversation, never with transformers'
@@ -14,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.findings import Location, Severity
 from ..core.options import TargetKind
-from ..facts.consumers import VLLM, causal_lm, serving_stop_ids
+from ..facts.consumers import ENGINE_TARGETS, VLLM, ConfigEos, Consumer, GenerationEos, causal_lm, serving_stop_ids, stop_ids
 from .registry import Hit, Scope, rule
 
 if TYPE_CHECKING:
@@ -49,15 +52,32 @@ def _template(facts: Facts) -> tuple[str | None, str | None]:
     return tok.chat_template, tok.chat_template_file
 
 
-def turn_end(facts: Facts) -> TurnEnd | None:
-    """The text and first token after an assistant turn's words, rendered in the budgeted sandbox; None when
-    there is no tokenizer or template (HVA966 says so)."""
+def _served(consumer: Consumer, facts: Facts) -> tuple[str | None, str | None, tuple[str, ...], str]:
+    """The template ``consumer`` renders and its file, with the template files it leaves unread and why."""
+    if consumer is VLLM:
+        template, file = _template(facts)
+        return template, file, (), ""
+    from ..facts.served_template import served_template
+
+    found = served_template(consumer, facts)
+    return found.template, found.file, found.unread, found.why_unread
+
+
+def turn_end(facts: Facts, consumer: Consumer = VLLM) -> TurnEnd | None:
+    """The text and first token after an assistant turn's words in the template ``consumer`` renders, rendered in
+    the budgeted sandbox; None when there is no tokenizer or template (HVA966 / HVA980 say so)."""
+    tok = facts.tokenizer
+    template, file, _unread, _why = _served(consumer, facts)
+    if tok is None or not template:
+        return None
+    return _render(facts, template, file)
+
+
+def _render(facts: Facts, template: str, file: str | None) -> TurnEnd:
     from ..dataset.chat_budget import RowMeter, compiled, input_chars, new_key, over_budget_message, split_spend
 
     tok = facts.tokenizer
-    template, file = _template(facts)
-    if tok is None or not template:
-        return None
+    assert tok is not None
     special = {f"{role}_token": content for role, (content, _) in tok.special_tokens.items() if content}
     user = [{"role": "user", "content": USER}]
     chat = [*user, {"role": "assistant", "content": ANSWER}]
@@ -82,11 +102,12 @@ def turn_end(facts: Facts) -> TurnEnd | None:
     return TurnEnd(file, after, ids[0], tok.id_to_token(ids[0]))
 
 
-def _turn_end_once(t: TargetFacts) -> TurnEnd | None:
-    """:func:`turn_end` rendered once per audit for both rules (kept in the prediction's ``extra``)."""
-    if "turn_end" not in t.extra:
-        t.extra["turn_end"] = turn_end(t.facts)
-    found = t.extra["turn_end"]
+def _turn_end_once(t: TargetFacts, consumer: Consumer = VLLM) -> TurnEnd | None:
+    """:func:`turn_end` rendered once per audit for both rules of an engine (kept in the prediction's ``extra``)."""
+    key = "turn_end" if consumer is VLLM else f"turn_end:{consumer.name}"
+    if key not in t.extra:
+        t.extra[key] = turn_end(t.facts, consumer)
+    found = t.extra[key]
     return found if isinstance(found, TurnEnd) else None
 
 
@@ -170,4 +191,135 @@ def vllm_turn_end_not_a_stop_id(t: TargetFacts) -> Iterator[Hit]:
     )
 
 
-__all__ = ["TurnEnd", "turn_end", "vllm_chat_template_unusable", "vllm_turn_end_not_a_stop_id"]
+def _engine(t: TargetFacts) -> Consumer | None:
+    """The serving engine ``--target`` names when it is one of the HVA98x engines (vLLM has HVA966/HVA967) and the
+    checkpoint is a text generator it serves with a chat."""
+    consumer = ENGINE_TARGETS.get(t.target.value)
+    facts = t.facts
+    if (consumer is None or consumer is VLLM or consumer.template_load is None or facts.tokenizer is None
+            or not causal_lm(facts) or facts.adapter is not None):
+        return None
+    return consumer
+
+
+@rule("HVA980", "serving-chat-template-unusable", Severity.WARNING, scope=Scope.TARGET)
+def serving_chat_template_unusable(t: TargetFacts) -> Iterator[Hit]:
+    """The engine `--target` names (sglang, tgi, mlx-lm) cannot use this checkpoint's chat template: it is saved
+    where that engine does not read it, or it fails on one user turn and one assistant turn.
+
+    Why:
+    Each engine reads the template from its own places (read in its source, the versions in
+    `facts.consumers`; `hf-vocab-audit check --target vllm` has the same check as HVA966). SGLang 0.4.10
+    (`managers/template_manager.py`) and mlx-lm 0.26.3 (`server.py`) take the tokenizer's template as
+    transformers loads it (`chat_template.jinja`, then `tokenizer_config.json`), never the processor's
+    `chat_template.json`. TGI 3.3.4's router parses the JSON files itself (`router/src/server.rs`,
+    `router/src/infer/mod.rs`): `chat_template.json`, else `tokenizer_config.json` (dropped whole when one
+    of its typed fields does not parse, e.g. `add_bos_token: "yes"`), else `processor_config.json`; a
+    list of named templates gives only its "default"; `chat_template.jinja`, where transformers'
+    `save_pretrained` writes the template, is never read. Without a template SGLang and TGI fail every
+    chat request and mlx-lm joins the messages as plain "USER: ..." text. The render here runs in the
+    budgeted sandbox. A checkpoint with no template at all (a base model) is not reported.
+
+    Fix:
+    Save the template where the engine reads it (for TGI: `tokenizer_config.json`'s `chat_template`, e.g.
+    `tokenizer.save_pretrained(OUT, save_jinja_files=False)`), or pass the engine's `--chat-template`.
+    """
+    consumer = _engine(t)
+    if consumer is None:
+        return
+    template, file, unread, why = _served(consumer, t.facts)
+    name = f"{consumer.name} {consumer.version}"
+    if template is None and unread:
+        how = why or f"it reads {consumer.template_load.value if consumer.template_load else 'none'}: " + \
+            ", ".join(consumer.template_files)
+        yield Hit(
+            f"{', '.join(unread)} is in the folder but {name} resolves no chat template from it ({how}): "
+            f"{consumer.without_template}",
+            Location(file=unread[0]),
+            details={"engine": consumer.name, "version": consumer.version, "present": list(unread),
+                     "read_from": list(consumer.template_files), "source": consumer.template_source},
+        )
+        return
+    end = _turn_end_once(t, consumer)
+    if end is not None and end.error is not None:
+        yield Hit(
+            f"the chat template {name} renders ({end.template_file}) fails on one user turn and one assistant turn: "
+            f"{end.error}",
+            Location(file=end.template_file or "tokenizer_config.json"),
+            details={"engine": consumer.name, "error": end.error},
+        )
+
+
+def _fix_file(consumer: Consumer, facts: Facts) -> str:
+    """Where the engine's stop ids are added: generation_config.json when it reads that file and there is one, else
+    config.json when it reads that, else generation_config.json."""
+    stops = consumer.stops
+    reads_generation = stops is not None and stops.generation_eos is not GenerationEos.NEVER
+    reads_config = stops is not None and stops.config_eos is not ConfigEos.NEVER
+    if reads_generation and (facts.generation is not None or not reads_config):
+        return "generation_config.json"
+    return "config.json" if reads_config else "generation_config.json"
+
+
+def _unread_eos(consumer: Consumer, facts: Facts, token_id: int) -> str:
+    """Why a file that lists ``token_id`` as an eos does not make ``consumer`` stop at it ("" when none does)."""
+    stops = consumer.stops
+    if stops is None:
+        return ""
+    notes = []
+    generation = facts.generation
+    if generation is not None and token_id in generation.special.ids.get("eos_token_id", ()):
+        notes.append(f"generation_config.json's eos_token_id holds it, but {consumer.name} reads that field "
+                     f"{stops.generation_eos.value}")
+    if token_id in facts.config.special.ids.get("eos_token_id", ()):
+        notes.append(f"config.json's eos_token_id holds it, but {consumer.name} reads that field "
+                     f"{stops.config_eos.value}")
+    return f" ({'; '.join(notes)})" if notes else ""
+
+
+@rule("HVA981", "serving-turn-end-not-a-stop-id", Severity.ERROR, scope=Scope.TARGET)
+def serving_turn_end_not_a_stop_id(t: TargetFacts) -> Iterator[Hit]:
+    """The token the chat template (as the engine `--target` names resolves it) closes an assistant turn with is
+    not one that engine stops at: generation runs on past the answer until `max_tokens`.
+
+    Why:
+    The engines do not stop at the same ids (read in their source, the versions in `facts.consumers`;
+    `--target vllm` has the same check as HVA967). SGLang 0.4.10 stops at config.json's and
+    generation_config.json's `eos_token_id`, the tokenizer's eos and an added `<|eom_id|>`
+    (`configs/model_config.py` `get_hf_eos_token_id`, `managers/schedule_batch.py` `check_finished`).
+    TGI 3.3.4 stops at generation_config.json's `eos_token_id` only when it is a list, which then
+    REPLACES the tokenizer's eos; an integer there is ignored and the tokenizer's eos alone is used
+    (`models/flash_causal_lm.py`, `utils/tokens.py`). mlx-lm 0.26.3 stops at config.json's `eos_token_id`
+    and the tokenizer's eos, never generation_config.json's (`utils.py`, `tokenizer_utils.py`,
+    `server.py`). A closing token the engine does not stop at is written and generation goes on,
+    inventing the user's next turn (vllm-project/vllm#4180 for vLLM). The template is rendered in the
+    budgeted sandbox and the first token after the answer is checked.
+
+    Fix:
+    Add the closing token's id to the eos the engine reads: generation_config.json's `eos_token_id` as a
+    list (TGI reads nothing else; SGLang reads it too), config.json's `eos_token_id` for mlx-lm; or make
+    it the tokenizer's `eos_token`.
+    """
+    consumer = _engine(t)
+    if consumer is None:
+        return
+    end = _turn_end_once(t, consumer)
+    if end is None or end.error is not None or end.token_id is None:
+        return
+    stops = stop_ids(consumer, t.facts)
+    if end.token_id in stops:
+        return
+    listed = ", ".join(f"{i} ({why})" for i, why in stops.items()) or "none"
+    yield Hit(
+        f"the chat template ({end.template_file}) closes an assistant turn with {end.token!r} (id {end.token_id}), "
+        f"which {consumer.name} {consumer.version} does not stop at{_unread_eos(consumer, t.facts, end.token_id)}: its "
+        f"stop ids are {listed}; generation runs past the answer",
+        Location(file=_fix_file(consumer, t.facts), key="eos_token_id", token=end.token, token_id=end.token_id),
+        details={"engine": consumer.name, "version": consumer.version, "turn_end_id": end.token_id,
+                 "turn_end_token": end.token, "stop_ids": sorted(stops), "template_file": end.template_file,
+                 "source": consumer.stops.source if consumer.stops is not None else ""},
+    )
+
+
+__all__ = ["TurnEnd", "serving_chat_template_unusable", "serving_turn_end_not_a_stop_id", "turn_end",
+           "vllm_chat_template_unusable", "vllm_turn_end_not_a_stop_id"]
