@@ -100,7 +100,7 @@ def _tgi(folder: Path) -> ServedTemplate:
     if chosen is None:
         processor = _json(folder, "processor_config.json") or {}
         seq = processor.get("image_seq_len")
-        if (isinstance(seq, int) and not isinstance(seq, bool) and seq >= 0
+        if (isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq < 2**64  # serde's usize
                 and processor.get("chat_template") is not None and _template_versions(processor["chat_template"])[0]):
             chosen = (processor["chat_template"], "processor_config.json")
     if chosen is not None:
