@@ -1,5 +1,5 @@
-"""What a converter or a serving engine will make of an HF checkpoint (``check HF_DIR --target gguf|vllm|sglang|tgi|
-mlx-lm``), predicted from the facts alone.
+"""What a converter or a serving engine will make of an HF checkpoint (``check HF_DIR --target KIND``: gguf, vllm,
+sglang, tgi, mlx-lm), predicted from the facts alone.
 
 ``gguf``: llama.cpp's ``convert_hf_to_gguf.py`` (as vendored by llama-cpp-python 0.3.36) takes one of two
 vocabulary paths. With a ``tokenizer.model`` it reads the SentencePiece model, then added tokens from

@@ -269,10 +269,10 @@ def _unread_eos(consumer: Consumer, facts: Facts, token_id: int) -> str:
     notes = []
     generation = facts.generation
     if generation is not None and token_id in generation.special.ids.get("eos_token_id", ()):
-        notes.append(f"generation_config.json's eos_token_id holds it, but {consumer.name} reads that field "
+        notes.append(f"generation_config.json's eos_token_id holds it, but {consumer.name} reads that field: "
                      f"{stops.generation_eos.value}")
     if token_id in facts.config.special.ids.get("eos_token_id", ()):
-        notes.append(f"config.json's eos_token_id holds it, but {consumer.name} reads that field "
+        notes.append(f"config.json's eos_token_id holds it, but {consumer.name} reads that field: "
                      f"{stops.config_eos.value}")
     return f" ({'; '.join(notes)})" if notes else ""
 

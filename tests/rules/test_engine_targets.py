@@ -145,7 +145,7 @@ def test_tgi_ignores_an_integer_generation_config_eos(tmp_path):
     edit_json(folder / "generation_config.json", eos_token_id=IM_END)
     (f,) = codes(audit(folder, target_kind="tgi"), "HVA981")
     assert f.details["turn_end_id"] == IM_END and f.details["stop_ids"] == [2] and f.severity.value == "error"
-    assert "reads that field only a list" in f.message and f.location.file == "generation_config.json"
+    assert "reads that field: only a list" in f.message and f.location.file == "generation_config.json"
     assert codes(audit(folder, target_kind="vllm"), "HVA967") == []  # vLLM adds it to the tokenizer's eos
     assert codes(audit(folder, target_kind="sglang"), "HVA981") == []
 
@@ -181,7 +181,7 @@ def test_mlx_lm_never_reads_generation_config(tmp_path):
     folder = chatml(tmp_path / "m")
     edit_json(folder / "generation_config.json", eos_token_id=[2, IM_END])
     (f,) = codes(audit(folder, target_kind="mlx-lm"), "HVA981")
-    assert "reads that field never" in f.message and f.location.file == "config.json"
+    assert "reads that field: never" in f.message and f.location.file == "config.json"
     edit_json(folder / "config.json", eos_token_id=[2, IM_END])
     assert codes(audit(folder, target_kind="mlx-lm"), "HVA981") == []
     assert set(stop_ids(MLX_LM, facts_of(folder))) == {2, IM_END}
