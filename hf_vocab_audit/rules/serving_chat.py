@@ -122,9 +122,9 @@ def vllm_chat_template_unusable(t: TargetFacts) -> Iterator[Hit]:
     transformers loads it (`chat_template.jinja` first, then `tokenizer_config.json` `chat_template`);
     with none, every `/v1/chat/completions` request fails: "As of transformers v4.44, default chat
     template is no longer allowed, so you must provide a chat template if the tokenizer does not define
-    one." (TGI reads `tokenizer_config.json` alone.) A `chat_template.json` beside a tokenizer with no
-    processor class is read by neither. A template that raises on a plain conversation fails every
-    request the same way. The render here runs in the budgeted sandbox. A checkpoint with no template at
+    one." A `chat_template.json` beside a tokenizer with no processor class is not read (the other
+    engines read other files: HVA980 under their own `--target`). A template that raises on a plain
+    conversation fails every request the same way. The render here runs in the budgeted sandbox. A checkpoint with no template at
     all (a base model, served through the completions endpoint) is not reported.
 
     Fix:
