@@ -218,7 +218,8 @@ def serving_chat_template_unusable(t: TargetFacts) -> Iterator[Hit]:
     list of named templates gives only its "default"; `chat_template.jinja`, where transformers'
     `save_pretrained` writes the template, is never read. Without a template SGLang and TGI fail every
     chat request and mlx-lm joins the messages as plain "USER: ..." text. The render here runs in the
-    budgeted sandbox. A checkpoint with no template at all (a base model) is not reported.
+    budgeted Jinja2 sandbox (TGI renders with minijinja, whose few differences are not modelled). A
+    checkpoint with no template at all (a base model) is not reported.
 
     Fix:
     Save the template where the engine reads it (for TGI: `tokenizer_config.json`'s `chat_template`, e.g.
