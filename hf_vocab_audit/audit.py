@@ -89,13 +89,13 @@ def audit(
     Raises :class:`hf_vocab_audit.AuditError` when the audit cannot run, or when the target has nothing to
     examine (no tokenizer, no vocabulary matrix, no model config).
     """
-    from .dataset.engines.registry import check_scan
-
     if options is None:
         options = _keyword_options(keywords, progress=progress, histograms=dataset_histograms)
     elif keywords:
         raise TypeError("audit() takes options=AuditOptions(...) or option keywords, not both")
     if options.scan is not None:
+        from .dataset.engines.registry import check_scan
+
         check_scan(options.scan)
     target = _target(model_dir, model)
     source = ReadFolderSource(target, facts) if facts is not None else resolve_source(target, remote=False)
@@ -145,13 +145,15 @@ def audit_source(source: FactsSource, options: AuditOptions) -> Report:
     # (``facts.tokenizer.vocab_ids``), and these imports overlap them.
     from .rules import Scope, selected
     from .rules.analyses import AuditContext
-    from .rules.analyses.registry import run_analyses
+    from .rules.analyses.registry import ANALYSES, run_analyses
     from .rules.coverage import ensure_auditable
     from .rules.entry_points import run_entry_points
     from .rules.locators import locator_of
     from .rules.runner import RuleRun, run_scope
 
-    rules = selected(options.select, options.ignore)
+    # only the rule modules of the scopes this audit runs are imported (a plain check: the static ones)
+    asked = [a.scope for a in ANALYSES if a.scope is not None and a.wanted(options)]
+    rules = selected(options.select, options.ignore, scopes={Scope.STATIC, *source.scopes, *asked})
     if source.refuse_empty:
         ensure_auditable(facts)
     # each checkpoint the folder loads as, then the source's own scopes (a GGUF's HVA90x)

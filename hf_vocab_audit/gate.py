@@ -92,7 +92,8 @@ def _ignored_settings(report: Report, settings: Settings, options: GateOptions) 
     from .rules import Scope, selected
     from .rules.runner import run_scope
 
-    run = run_scope(selected(options.audit.select, options.audit.ignore), Scope.SETTINGS, settings.ignored)
+    run = run_scope(selected(options.audit.select, options.audit.ignore, scopes=(Scope.SETTINGS,)), Scope.SETTINGS,
+                    settings.ignored)
     return replace(report, findings=sort_findings([*report.findings, *run.findings])) if run.findings else report
 
 

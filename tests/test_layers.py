@@ -143,7 +143,7 @@ def test_the_checker_sees_a_cycle_and_an_upward_import(tmp_path, monkeypatch):
 
 
 def test_a_plain_audit_imports_no_numpy_weights_or_arrow():
-    """The rule registry loads every rule module; the weights and dataset engines stay unimported."""
+    """Even with every rule module loaded, the weights and dataset engines stay unimported."""
     import subprocess
     import sys
 

@@ -12,10 +12,9 @@ the draft's proposals to mean the target's tokens.
 
 from __future__ import annotations
 
-import os
-from array import array
 from dataclasses import dataclass
 
+from ..io.int_vector import read_int_vector
 from ..io.safetensors_header import TensorInfo
 from .checkpoint import Facts
 from .pairs import declared
@@ -23,7 +22,6 @@ from .pairs import declared
 MAX_COMPARED = 1_000_000  # ids compared token by token (every real vocabulary)
 MAX_MAP = 4_000_000  # d2t entries read (EAGLE-3 drafts have 32k)
 SHOW = 10
-INT_TYPES = {"I64": "q", "I32": "i"}
 
 
 @dataclass(frozen=True)
@@ -92,33 +90,6 @@ def _tensor(facts: Facts, name: str) -> TensorInfo | None:
     return next((t for n, t in tensors.tensors.items() if n.endswith("." + name)), None)
 
 
-def _read_ints(facts: Facts, info: TensorInfo) -> tuple[array[int] | None, str | None]:
-    code = INT_TYPES.get(info.dtype)
-    if code is None:
-        return None, f"{info.name} is {info.dtype}, not an integer tensor"
-    n = info.shape[0] if len(info.shape) == 1 else None
-    if n is None or info.begin is None or info.end is None:
-        return None, f"{info.name} has shape {list(info.shape)}, not a list of ids in a safetensors file"
-    if n > MAX_MAP:
-        return None, f"{info.name} has {n} entries (more than {MAX_MAP} are not read)"
-    values: array[int] = array(code)
-    if values.itemsize * n != info.end - info.begin:
-        return None, f"{info.name}: its byte range does not hold {n} {info.dtype} values"
-    path = facts.model_dir / info.file
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(info.begin)
-            data = fh.read(info.end - info.begin)
-    except OSError as exc:
-        return None, f"{info.file}: cannot read {info.name}: {os.strerror(exc.errno or 0) or exc}"
-    if len(data) != info.end - info.begin:
-        return None, f"{info.file} ends inside {info.name}"
-    values.frombytes(data)
-    if array("H", [1]).tobytes() != b"\x01\x00":  # safetensors is little-endian
-        values.byteswap()
-    return values, None
-
-
 def _length(info: TensorInfo | None) -> int | None:
     return info.shape[0] if info is not None and len(info.shape) == 1 else None
 
@@ -134,7 +105,7 @@ def _eagle(target_rows: int | None, draft: Facts) -> EagleMap | None:
     count = 0
     unread = None
     if d2t is not None and target_rows is not None:
-        values, unread = _read_ints(draft, d2t)
+        values, unread = read_int_vector(draft.model_dir, d2t, MAX_MAP)
         if values is not None:
             for i, offset in enumerate(values):
                 j = i + offset

@@ -21,12 +21,29 @@ MAX_FINDINGS_PER_RULE = 200  # listed one by one; the rest of a rule's hits are 
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
-# Modules that register rules; each extension (dataset, weights) adds its own module here.
-RULE_MODULES = ("safety", "vocab", "vocab_biases", "special_tokens", "generation", "positions", "classification",
-                "dataset", "dataset_labels", "dataset_lm_labels", "dataset_alignment", "multimodal", "adapters",
-                "weights", "batch", "dataset_chat", "gguf", "targets", "dataset_heads", "serving_chat",
-                "dataset_chat_content", "dataset_frozen", "dataset_chat_media", "clip_pooling", "pairs",
-                "drafts", "engines", "serving_parsers")
+# Modules that register rules, each with the scopes of the rules it holds (``tests/rules/test_registry.py``
+# holds every module to its line). An audit imports only the modules of the scopes it runs: a plain `check DIR`
+# never imports the dataset, target, GGUF or pair rules (nor the facts modules they read). A new module is one
+# line here.
+_S = Scope
+RULE_MODULES: dict[str, frozenset[Scope]] = {
+    "safety": frozenset({_S.STATIC, _S.SETTINGS}), "vocab": frozenset({_S.STATIC}),
+    "vocab_biases": frozenset({_S.STATIC}), "special_tokens": frozenset({_S.STATIC}),
+    "generation": frozenset({_S.STATIC}), "positions": frozenset({_S.STATIC}),
+    "classification": frozenset({_S.STATIC}), "multimodal": frozenset({_S.STATIC}),
+    "adapters": frozenset({_S.STATIC}), "clip_pooling": frozenset({_S.STATIC}),
+    "engines": frozenset({_S.STATIC, _S.WEIGHTS, _S.TARGET}),
+    "weights": frozenset({_S.WEIGHTS}), "batch": frozenset({_S.BATCH}),
+    "dataset": frozenset({_S.DATASET}), "dataset_labels": frozenset({_S.DATASET}),
+    "dataset_lm_labels": frozenset({_S.DATASET}), "dataset_alignment": frozenset({_S.DATASET}),
+    "dataset_chat": frozenset({_S.DATASET}), "dataset_heads": frozenset({_S.DATASET}),
+    "dataset_chat_content": frozenset({_S.DATASET}), "dataset_frozen": frozenset({_S.DATASET}),
+    "dataset_chat_media": frozenset({_S.DATASET}),
+    "gguf": frozenset({_S.GGUF, _S.GGUF_SOURCE}), "targets": frozenset({_S.TARGET}),
+    "serving_chat": frozenset({_S.TARGET}), "serving_parsers": frozenset({_S.TARGET}),
+    "pairs": frozenset({_S.BASE, _S.BASE_ROWS}), "drafts": frozenset({_S.DRAFT}),
+}
+_loaded: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -119,10 +136,19 @@ def rule(code: str, name: str, severity: Severity, *, requires: tuple[Requiremen
     return register
 
 
+def load(scopes: Iterable[Scope] | None = None) -> None:
+    """Import the rule modules (each registers its rules) that hold rules of ``scopes`` (None: every module).
+    The weights rules import numpy only when run."""
+    wanted = None if scopes is None else frozenset(scopes)
+    for name, held in RULE_MODULES.items():
+        if name not in _loaded and (wanted is None or held & wanted):
+            importlib.import_module(f"{__package__}.{name}")
+            _loaded.add(name)
+
+
 def load_all() -> None:
-    """Import every rule module (each registers its rules); the weights rules import numpy only when run."""
-    for name in RULE_MODULES:
-        importlib.import_module(f"{__package__}.{name}")
+    """Import every rule module."""
+    load(None)
 
 
 def all_rules() -> list[Rule]:
@@ -131,9 +157,12 @@ def all_rules() -> list[Rule]:
 
 
 def get_rule(code_or_name: str) -> Rule | None:
-    for r in all_rules():
-        if code_or_name.upper() == r.code or code_or_name == r.name:
-            return r
+    """The rule of a code or name: looked up among the rules loaded so far, then among all of them."""
+    for attempt in range(2):
+        found = RULES.get(code_or_name.upper()) or next((r for r in RULES.values() if r.name == code_or_name), None)
+        if found is not None or attempt:
+            return found
+        load_all()
     return None
 
 
@@ -169,14 +198,22 @@ def parse_selectors(value: Iterable[str] | None, option: str = "select") -> tupl
     return items
 
 
-def selected(select: Iterable[str] | None = None, ignore: Iterable[str] | None = None) -> list[Rule]:
-    """Rules chosen by ``select`` (default all) minus ``ignore``: codes, prefixes (``HVA1``) or names.
+def selected(select: Iterable[str] | None = None, ignore: Iterable[str] | None = None,
+             scopes: Iterable[Scope] | None = None) -> list[Rule]:
+    """Rules chosen by ``select`` (default all) minus ``ignore``: codes, prefixes (``HVA1``) or names; with
+    ``scopes``, only the rules of those scopes (and only their modules are imported, unless a selector needs
+    every rule to be validated against).
 
     Raises :class:`AuditError` naming an unknown selector, TypeError for a bare string.
     """
     sel = parse_selectors(select, "select")
     ign = parse_selectors(ignore, "ignore")
-    rules = all_rules()
+    if scopes is None:
+        rules = all_rules()
+    else:
+        wanted = frozenset(scopes)
+        load(wanted)
+        rules = [RULES[c] for c in sorted(RULES) if RULES[c].scope in wanted]
     if sel and not any(s.upper() == "ALL" for s in sel):
         rules = [r for r in rules if any(_matches(r, s) for s in sel)]
     return [r for r in rules if not any(_matches(r, s) for s in ign)]
