@@ -60,6 +60,7 @@ class TargetKind(str, enum.Enum):
 
     GGUF = "gguf"
     VLLM = "vllm"
+    TRANSFORMERS4 = "transformers<5"  # a transformers 4.x reader (the last 4.x release); alias "transformers4"
 
 
 @dataclass(frozen=True)
@@ -301,8 +302,10 @@ OPTIONS: tuple[Option, ...] = (
            "Also read the embedding matrices to find untrained token rows.", default=False),
     Option("source", Kind.PATH, Group.AUDIT, "a GGUF target's HF checkpoint", "GGUF TARGET: the HF checkpoint "
            "folder it was converted from, compared id by id.", panel=GGUF_PANEL),
-    Option("target", Kind.CHOICE, Group.AUDIT, "consumer to predict (gguf, vllm)", "Also say what this consumer will "
-           "do with the checkpoint: gguf (llama.cpp's converter) or vllm (engines sampling the whole lm_head).",
+    Option("target", Kind.CHOICE, Group.AUDIT, "consumer to predict (gguf, vllm, transformers<5)", "Also say what "
+           "this consumer will do with the checkpoint: gguf (llama.cpp's converter), vllm (engines sampling the whole "
+           "lm_head) or 'transformers<5' (alias transformers4: a transformers 4.x reader of files transformers 5 "
+           "wrote).",
            attr="target_kind", choices=TargetKind, panel=GGUF_PANEL, flag_checks_choice=False),
     Option("tp", Kind.INT, Group.AUDIT, "with target vllm: the tensor-parallel size to serve with",
            "With --target vllm: the tensor-parallel size the engine will run with; say whether it can split the "

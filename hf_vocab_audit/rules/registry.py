@@ -26,7 +26,7 @@ RULE_MODULES = ("safety", "vocab", "vocab_biases", "special_tokens", "generation
                 "dataset", "dataset_labels", "dataset_lm_labels", "dataset_alignment", "multimodal", "adapters",
                 "weights", "batch", "dataset_chat", "gguf", "targets", "dataset_heads", "serving_chat",
                 "dataset_chat_content", "dataset_frozen", "dataset_chat_media", "clip_pooling", "pairs",
-                "drafts", "engines", "serving_parsers")
+                "drafts", "engines", "serving_parsers", "transformers4")
 
 
 @dataclass(frozen=True)
