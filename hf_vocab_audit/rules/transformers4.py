@@ -140,7 +140,7 @@ def transformers4_rope_parameters(t: TargetFacts) -> Iterator[Hit]:
     )
 
 
-@rule("HVA973", "transformers4-template-only-in-jinja", Severity.WARNING, scope=Scope.TARGET,
+@rule("HVA973", "transformers4-template-only-in-jinja", Severity.INFO, scope=Scope.TARGET,
       fix=FixAvailability.ALWAYS)
 def transformers4_template_only_in_jinja(t: TargetFacts) -> Iterator[Hit]:
     """The chat template is only in `chat_template.jinja`: transformers before 4.47 read no template.
@@ -150,7 +150,8 @@ def transformers4_template_only_in_jinja(t: TargetFacts) -> Iterator[Hit]:
     transformers 4.57.6 reads the file (executed: same template, same rendering), but 4.x before 4.47 does
     not (`CHAT_TEMPLATE_FILE` first appears in 4.47.1's `tokenization_utils_base.py`; 4.46.3 has none) and
     nor do consumers that read `tokenizer_config.json` only (TGI's router): `apply_chat_template` then
-    fails for want of a template, or a server formats chats without one.
+    fails for want of a template, or a server formats chats without one. Information only: 4.57.6's own
+    `save_pretrained` writes the template the same way (measured).
 
     Fix:
     `--fix` also writes the template as `chat_template` in `tokenizer_config.json` (the `.jinja` file stays and
