@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING
 from ..core.findings import Location, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, SetJsonKey
 from ..core.options import TargetKind
+from ..facts.consumers import TRANSFORMERS4
 from .registry import Hit, Scope, rule
 
 if TYPE_CHECKING:
     from ..facts.targets import TargetFacts
     from ..facts.transformers4 import Transformers4Files
 
-READER = "transformers 4.57.6"
+READER = "transformers " + TRANSFORMERS4.version.split()[0]  # "transformers 4.57.6"
 TOKENIZER_CONFIG = "tokenizer_config.json"
 
 
