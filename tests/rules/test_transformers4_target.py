@@ -171,3 +171,49 @@ def test_live_fixed_copy_loads_in_4x_as_5_read_the_original(cases: dict[str, Pat
     original_v5 = probe(sys.executable, cases["v5_chat_llama"])
     assert probe(V4_PYTHON, out) == probe(sys.executable, out) == original_v5
     assert "tokenizer_error" in probe(V4_PYTHON, cases["v5_chat_llama"])  # and the original did not load
+
+
+V4_SAVE = """
+import sys
+from tokenizers import Tokenizer, models, pre_tokenizers
+from transformers import LlamaConfig, PreTrainedTokenizerFast
+vocab = {f"t{i}": i for i in range(100)}
+vocab.update({"<s>": 100, "</s>": 101, "<unk>": 102})
+backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+backend.pre_tokenizer = pre_tokenizers.Whitespace()
+tok = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
+                              additional_special_tokens=["<|im_start|>", "<|im_end|>"])
+tok.chat_template = "{% for m in messages %}<|im_start|>{{ m['content'] }}<|im_end|>{% endfor %}"
+tok.save_pretrained(sys.argv[1])
+LlamaConfig(vocab_size=105, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+            rope_theta=500000.0, rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0, "original_max_position_embeddings": 64}).save_pretrained(sys.argv[1])
+"""
+
+
+@live
+def test_live_a_checkpoint_saved_by_4x_stays_quiet(tmp_path: Path) -> None:
+    """Saved the 4.x way (4.57.6 writes the template to chat_template.jinja too: HVA973, information only)."""
+    assert V4_PYTHON is not None
+    subprocess.run([V4_PYTHON, "-c", V4_SAVE, str(tmp_path)], check=True, capture_output=True, timeout=300)
+    assert codes_of(tmp_path) == {"HVA973"}
+    assert probe(sys.executable, tmp_path) == probe(V4_PYTHON, tmp_path)  # and 5 reads it as 4.x does
+
+
+def test_the_4x_form_written_by_hand_stays_quiet(cases: dict[str, Path], tmp_path: Path) -> None:
+    """The keys 4.x writes (tokenizer_class PreTrainedTokenizerFast, additional_special_tokens, rope_theta and
+    rope_scaling at the top, the template in tokenizer_config.json): nothing to say."""
+    import shutil
+
+    folder = shutil.copytree(cases["v5_chat_llama"], tmp_path / "v4form")
+    tok_config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    tok_config.update(tokenizer_class="PreTrainedTokenizerFast", additional_special_tokens=tok_config.pop(
+        "extra_special_tokens"), chat_template=(folder / "chat_template.jinja").read_text(encoding="utf-8"))
+    (folder / "tokenizer_config.json").write_text(json.dumps(tok_config), encoding="utf-8")
+    (folder / "chat_template.jinja").unlink()
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    rope = config.pop("rope_parameters")
+    config.update(rope_theta=rope.pop("rope_theta"), rope_scaling=rope)
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    assert codes_of(folder) == set()
+    assert audit(folder, target_kind="transformers<5").exit_code() == 0
