@@ -8,8 +8,9 @@ tests/data/transformers4_verdicts.json (the fast tests replay these verdicts; th
 For every case of tests/transformers4_builders.py: build it here with transformers 5; read it with
 tests/transformers4_probe.py under transformers 5 and under the 4.x interpreter (AutoConfig, AutoTokenizer,
 the special tokens, the ids of a probe text, apply_chat_template); run ``check --target 'transformers<5' --fix``
-and read the fixed copy with both again. Also writes the model types 4.x's AutoConfig knows
-(``CONFIG_MAPPING_NAMES``), which hf_vocab_audit/facts/transformers4_tables.py must equal. Nothing of
+and read the fixed copy with both again. Also records, and writes as hf_vocab_audit/facts/transformers4_tables.py,
+the model types 4.x's AutoConfig knows (``CONFIG_MAPPING_NAMES``) and each configuration class's default
+``rope_theta`` / ``rope_local_base_freq``. Nothing of
 transformers is copied into the project: only these observations.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -25,8 +27,56 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 PROBE = ROOT / "tests" / "transformers4_probe.py"
-MODEL_TYPES = ("from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES as m; "
-               "import json; print(json.dumps(sorted(m)))")
+TABLES = """
+import json, warnings
+warnings.filterwarnings("ignore")
+from transformers import logging
+from transformers.models.auto.configuration_auto import CONFIG_MAPPING, CONFIG_MAPPING_NAMES
+logging.set_verbosity_error()
+theta, local = {}, {}
+for model_type in sorted(CONFIG_MAPPING_NAMES):
+    try:
+        config = CONFIG_MAPPING[model_type]()
+    except Exception:
+        continue
+    for table, key in ((theta, "rope_theta"), (local, "rope_local_base_freq")):
+        value = getattr(config, key, None)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            table[model_type] = float(value)
+print(json.dumps({"model_types": sorted(CONFIG_MAPPING_NAMES), "rope_theta_defaults": theta,
+                  "rope_local_base_freq_defaults": local}))
+"""
+TABLES_MODULE = ROOT / "hf_vocab_audit" / "facts" / "transformers4_tables.py"
+
+
+def _table(name: str, comment: str, value: object) -> str:
+    import pprint
+
+    return f"{comment}\n{name} = {pprint.pformat(value, width=116, compact=True)}\n"
+
+
+def write_tables_module(version: str, tables: dict) -> None:
+    """hf_vocab_audit/facts/transformers4_tables.py from what 4.x's own classes say."""
+    TABLES_MODULE.write_text(
+        f'''"""What transformers {version} (the last 4.x release) knows, as tables: the ``model_type`` values its
+``AutoConfig`` maps to a configuration class (``models/auto/configuration_auto.py``, ``CONFIG_MAPPING_NAMES``),
+and the ``rope_theta`` / ``rope_local_base_freq`` each configuration class defaults to (what 4.x runs with when
+config.json has no such key). Written by ``scripts/transformers4_verdicts.py`` from that release; a test keeps
+it equal to the recorded verdicts (tests/data/transformers4_verdicts.json).
+"""
+
+from __future__ import annotations
+
+TRANSFORMERS4_VERSION = "{version}"
+
+''' + _table("MODEL_TYPES", "# model types AutoConfig knows; another is refused with \"ValueError: The checkpoint "
+                "you are trying to load\n# has model type `X` but Transformers does not recognize this architecture. ...\" (unless auto_map "
+                "names remote code).", frozenset(tables["model_types"]))
+        + "\n" + _table("ROPE_THETA_DEFAULTS", "# model type -> its configuration class's default rope_theta",
+                        tables["rope_theta_defaults"])
+        + "\n" + _table("ROPE_LOCAL_BASE_FREQ_DEFAULTS", "# model type -> the default rope_local_base_freq (the "
+                        "sliding-window layers' theta)", tables["rope_local_base_freq_defaults"]),
+        encoding="utf-8")
 
 
 def probe(python: str, folder: Path) -> dict:
@@ -52,10 +102,12 @@ def main() -> int:
         "reader": f"transformers {v4.get('transformers')} with tokenizers {v4.get('tokenizers')}",
         "writer": None,
         "how": "python scripts/transformers4_verdicts.py --python <venv with transformers 4.x>/bin/python",
-        "model_types": json.loads(subprocess.run([args.python, "-c", MODEL_TYPES], capture_output=True, text=True,
-                                                 check=True).stdout),
         "cases": {},
     }
+    tables = json.loads(subprocess.run([args.python, "-c", TABLES], capture_output=True, text=True, check=True,
+                                       env={**os.environ, "HF_HUB_OFFLINE": "1"}).stdout)
+    out.update(tables)
+    write_tables_module(out["reader"].split()[1], tables)
     with tempfile.TemporaryDirectory() as tmp:
         for case in CASES:
             folder = build(Path(tmp) / case.name, case.name)

@@ -100,11 +100,28 @@ def new_model_type(folder: Path) -> None:
     _edit(folder, "config.json", lambda d: d.update(model_type="qwen3_5_text", architectures=["Qwen3_5ForCausalLM"]))
 
 
+def gemma3_rope(folder: Path) -> None:
+    """Gemma-3 text (as the 4B and larger): rope_parameters per layer type, linear scaling on full attention."""
+    import torch
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    _tokenizer(folder, extras=False, template=False)
+    _edit(folder, "tokenizer_config.json", _v4_class)
+    config = Gemma3TextConfig(vocab_size=105, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                              num_attention_heads=2, num_key_value_heads=1, head_dim=8, bos_token_id=100,
+                              eos_token_id=101, pad_token_id=102, rope_parameters={
+                                  "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+                                  "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})
+    torch.manual_seed(0)
+    Gemma3ForCausalLM(config).save_pretrained(folder)
+
+
 CASES = (
     Case("v5_chat_llama", chat_llama, ("HVA970", "HVA971", "HVA972", "HVA973")),
     Case("v5_plain", plain, ("HVA970",)),
     Case("v5_extra_special_tokens_list", extra_list, ("HVA971",)),
     Case("v5_rope_theta_only_in_rope_parameters", rope_theta, ("HVA972",)),
+    Case("v5_gemma3_rope_per_layer_type", gemma3_rope, ("HVA972",)),
     Case("v5_template_only_in_jinja", jinja_template, ("HVA973",)),
     Case("v5_model_type_unknown_to_4x", new_model_type, ("HVA974",)),
 )

@@ -18,20 +18,26 @@ def _error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".strip()[:300]
 
 
+def _scaling(params: object) -> object:
+    if not isinstance(params, dict):
+        return None
+    scaling = {k: v for k, v in params.items() if k not in ("type", "rope_theta")}
+    return scaling if scaling and scaling.get("rope_type", "default") != "default" else None
+
+
 def _rope(config: object, major: int) -> dict[str, object]:
-    """rope_theta and the scaling the model code reads: 5 reads ``rope_parameters``; 4 reads the top-level
-    ``rope_theta`` / ``rope_scaling`` (a ``rope_parameters`` key is only kept as an unused attribute there)."""
+    """rope_theta, the scaling and a sliding-window layer's theta as the model code reads them: 5 reads
+    ``rope_parameters`` (flat, or one entry per layer type); 4 reads the top-level ``rope_theta`` /
+    ``rope_scaling`` / ``rope_local_base_freq`` (a ``rope_parameters`` key is only an unused attribute there)."""
     params = getattr(config, "rope_parameters", None) if major >= 5 else None
+    if isinstance(params, dict) and isinstance(params.get("full_attention"), dict):
+        local = params.get("sliding_attention")
+        return {"rope_theta": params["full_attention"].get("rope_theta"), "rope_scaling": _scaling(params["full_attention"]),
+                "local_rope_theta": local.get("rope_theta") if isinstance(local, dict) else None}
     if isinstance(params, dict) and "rope_theta" in params:
-        scaling = {k: v for k, v in params.items() if k != "rope_theta"}
-        return {"rope_theta": params.get("rope_theta"),
-                "rope_scaling": scaling if scaling.get("rope_type", "default") != "default" else None}
-    scaling = getattr(config, "rope_scaling", None)
-    if isinstance(scaling, dict):
-        scaling = {k: v for k, v in scaling.items() if k not in ("type", "rope_theta")} or None
-        if scaling is not None and scaling.get("rope_type", "default") == "default":
-            scaling = None
-    return {"rope_theta": getattr(config, "rope_theta", None), "rope_scaling": scaling}
+        return {"rope_theta": params.get("rope_theta"), "rope_scaling": _scaling(params), "local_rope_theta": None}
+    return {"rope_theta": getattr(config, "rope_theta", None), "rope_scaling": _scaling(getattr(config, "rope_scaling", None)),
+            "local_rope_theta": getattr(config, "rope_local_base_freq", None)}
 
 
 def probe(folder: str) -> dict[str, object]:

@@ -16,7 +16,7 @@ from typing import Any
 from .checkpoint import Facts
 from .tokenizer.added_tokens import token_content
 from .tokenizer.config import read_config
-from .transformers4_tables import MODEL_TYPES
+from .transformers4_tables import MODEL_TYPES, ROPE_LOCAL_BASE_FREQ_DEFAULTS, ROPE_THETA_DEFAULTS
 
 TOKENIZERS4_VERSION = "0.22.2"  # what pip installs beside transformers 4.57.6 (it requires >=0.22.0,<=0.23.0)
 # transformers 5's tokenizer classes that 4.x has no class for, and what 4.x reads the same files with (None:
@@ -28,22 +28,59 @@ V5_ONLY_TOKENIZER_CLASSES: dict[str, str | None] = {
     "PythonBackend": None,
     "MistralCommonBackend": None,
 }
-# The rope_theta most 4.x configuration classes default to (LlamaConfig, MistralConfig, Qwen2Config...): a
-# config.json without a top-level ``rope_theta`` is read with it (measured: LlamaConfig 4.57.6 gave 10000.0).
-V4_DEFAULT_ROPE_THETA = 10000.0
 FIRST_4X_READING_JINJA = "4.47"  # tokenization_utils_base.py: CHAT_TEMPLATE_FILE in 4.47.1, absent in 4.46.3
 MAX_VALUE_CHARS = 80  # a value quoted in a message
 
 
 @dataclass(frozen=True)
 class RopeGap:
-    """``rope_parameters`` (the transformers 5 key) whose meaning 4.x cannot find: it reads ``rope_theta`` and
-    ``rope_scaling`` at the top of the (text) config and falls back to its class defaults."""
+    """``rope_parameters`` (the transformers 5 key) whose meaning 4.x cannot find: it reads ``rope_theta``,
+    ``rope_scaling`` (and Gemma-3's ``rope_local_base_freq``) at the top of the (text) config and falls back to
+    its class defaults. Per layer type (``{"full_attention": {...}, "sliding_attention": {...}}``) the full
+    attention entry is what 4.x's top-level keys meant."""
 
     key: str  # the dotted key of rope_parameters in config.json
-    theta: float | None  # rope_parameters' rope_theta that 4.x will not read (None: nothing lost)
+    theta: float | None  # the rope_theta 4.x will not read (None: nothing lost)
+    default_theta: float | None  # what 4.x uses instead (its class default)
     scaling: dict[str, Any] | None  # the scaling 4.x will not read (None: nothing lost)
-    prefix: str  # where rope_theta / rope_scaling go ("" or "text_config.")
+    local_theta: float | None  # the sliding-window layers' theta 4.x will not read (rope_local_base_freq)
+    default_local_theta: float | None
+    prefix: str  # where the top-level keys go ("" or "text_config.")
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _rope_gap(facts: Facts) -> RopeGap | None:
+    cfg = facts.config
+    text, prefix = cfg.text, cfg.text_prefix
+    params = text.get("rope_parameters")
+    if not isinstance(params, dict):
+        return None
+    model_type = text.get("model_type", cfg.raw.get("model_type"))
+    model_type = model_type if isinstance(model_type, str) else ""
+    local = None
+    if isinstance(params.get("full_attention"), dict):
+        local_params = params.get("sliding_attention")
+        local = _number(local_params.get("rope_theta")) if isinstance(local_params, dict) else None
+        params = params["full_attention"]
+    elif not ("rope_type" in params or "rope_theta" in params):
+        return None  # not a form transformers 5 writes
+    default = ROPE_THETA_DEFAULTS.get(model_type)
+    theta = _number(params.get("rope_theta"))
+    lost_theta = theta if theta is not None and default is not None and "rope_theta" not in text \
+        and theta != default else None
+    rope_type = params.get("rope_type")
+    lost_scaling = ({k: v for k, v in params.items() if k != "rope_theta"}
+                    if isinstance(rope_type, str) and rope_type != "default" and text.get("rope_scaling") is None
+                    else None)
+    default_local = ROPE_LOCAL_BASE_FREQ_DEFAULTS.get(model_type)
+    lost_local = local if local is not None and default_local is not None and "rope_local_base_freq" not in text \
+        and local != default_local else None
+    if lost_theta is None and lost_scaling is None and lost_local is None:
+        return None
+    return RopeGap(prefix + "rope_parameters", lost_theta, default, lost_scaling, lost_local, default_local, prefix)
 
 
 @dataclass(frozen=True)
@@ -65,24 +102,6 @@ def _strings(value: list[Any]) -> tuple[str, ...]:
         if content is not None:
             out.append(content)
     return tuple(out)
-
-
-def _rope_gap(facts: Facts) -> RopeGap | None:
-    cfg = facts.config
-    text, prefix = cfg.text, cfg.text_prefix
-    params = text.get("rope_parameters")
-    if not isinstance(params, dict) or not ("rope_type" in params or "rope_theta" in params):
-        return None  # absent, or one per layer type (not read here)
-    theta = params.get("rope_theta")
-    lost_theta = (float(theta) if isinstance(theta, (int, float)) and not isinstance(theta, bool)
-                  and "rope_theta" not in text and float(theta) != V4_DEFAULT_ROPE_THETA else None)
-    rope_type = params.get("rope_type")
-    lost_scaling = ({k: v for k, v in params.items() if k != "rope_theta"}
-                    if isinstance(rope_type, str) and rope_type != "default" and text.get("rope_scaling") is None
-                    else None)
-    if lost_theta is None and lost_scaling is None:
-        return None
-    return RopeGap(prefix + "rope_parameters", lost_theta, lost_scaling, prefix)
 
 
 def _unknown_model_type(facts: Facts) -> str | None:

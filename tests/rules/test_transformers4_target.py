@@ -22,7 +22,12 @@ pytest.importorskip("torch")
 from transformers4_builders import CASE, CASES, build  # noqa: E402
 
 from hf_vocab_audit import audit  # noqa: E402
-from hf_vocab_audit.facts.transformers4_tables import MODEL_TYPES, TRANSFORMERS4_VERSION  # noqa: E402
+from hf_vocab_audit.facts.transformers4_tables import (  # noqa: E402
+    MODEL_TYPES,
+    ROPE_LOCAL_BASE_FREQ_DEFAULTS,
+    ROPE_THETA_DEFAULTS,
+    TRANSFORMERS4_VERSION,
+)
 
 TESTS = Path(__file__).resolve().parent.parent
 VERDICTS = json.loads((TESTS / "data" / "transformers4_verdicts.json").read_text(encoding="utf-8"))
@@ -72,6 +77,8 @@ def test_every_case_has_a_verdict_from_the_last_4x() -> None:
     assert set(VERDICTS["cases"]) == set(CASE)
     assert VERDICTS["reader"].startswith(f"transformers {TRANSFORMERS4_VERSION} ")
     assert sorted(MODEL_TYPES) == VERDICTS["model_types"]
+    assert ROPE_THETA_DEFAULTS == VERDICTS["rope_theta_defaults"] and ROPE_THETA_DEFAULTS["llama"] == 10000.0
+    assert ROPE_LOCAL_BASE_FREQ_DEFAULTS == VERDICTS["rope_local_base_freq_defaults"]
 
 
 @pytest.mark.parametrize("name", sorted(CASE))
