@@ -70,8 +70,8 @@ from __future__ import annotations
 TRANSFORMERS4_VERSION = "{version}"
 
 ''' + _table("MODEL_TYPES", "# model types AutoConfig knows; another is refused with \"ValueError: The checkpoint "
-                "you are trying to load\n# has model type `X` but Transformers does not recognize this architecture. ...\" (unless auto_map "
-                "names remote code).", frozenset(tables["model_types"]))
+                "you are trying to load\n# has model type `X` but Transformers does not recognize this architecture. ...\" "
+                "(unless auto_map names remote code).", frozenset(tables["model_types"]))
         + "\n" + _table("ROPE_THETA_DEFAULTS", "# model type -> its configuration class's default rope_theta",
                         tables["rope_theta_defaults"])
         + "\n" + _table("ROPE_LOCAL_BASE_FREQ_DEFAULTS", "# model type -> the default rope_local_base_freq (the "
