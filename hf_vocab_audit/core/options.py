@@ -63,6 +63,7 @@ class TargetKind(str, enum.Enum):
     SGLANG = "sglang"
     TGI = "tgi"
     MLX_LM = "mlx-lm"
+    TRANSFORMERS4 = "transformers<5"  # a transformers 4.x reader (the last 4.x release); alias "transformers4"
 
 
 # The targets that serve with tensor parallelism (``--tp``): the engines whose entry in ``facts.consumers`` has a
@@ -309,9 +310,11 @@ OPTIONS: tuple[Option, ...] = (
            "Also read the embedding matrices to find untrained token rows.", default=False),
     Option("source", Kind.PATH, Group.AUDIT, "a GGUF target's HF checkpoint", "GGUF TARGET: the HF checkpoint "
            "folder it was converted from, compared id by id.", panel=GGUF_PANEL),
-    Option("target", Kind.CHOICE, Group.AUDIT, "consumer to predict (gguf, vllm, sglang, tgi, mlx-lm)", "Also say "
-           "what this consumer will do with the checkpoint: gguf (llama.cpp's converter), or a serving engine: vllm "
-           "(engines sampling the whole lm_head), sglang, tgi or mlx-lm (its chat template, stop ids and lm_head).",
+    Option("target", Kind.CHOICE, Group.AUDIT, "consumer to predict (gguf, vllm, sglang, tgi, mlx-lm, transformers<5)",
+           "Also say what this consumer will do with the checkpoint: gguf (llama.cpp's converter), a serving "
+           "engine: vllm (engines sampling the whole lm_head), sglang, tgi or mlx-lm (its chat template, stop ids "
+           "and lm_head), or 'transformers<5' (alias transformers4: a transformers 4.x reader of files "
+           "transformers 5 wrote).",
            attr="target_kind", choices=TargetKind, panel=GGUF_PANEL, flag_checks_choice=False),
     Option("tp", Kind.INT, Group.AUDIT, "with target vllm, sglang or tgi: the tensor-parallel size to serve with",
            "With --target vllm, sglang or tgi: the tensor-parallel size the engine will run with; say whether it "

@@ -225,9 +225,21 @@ LLAMA_CPP = Consumer(
     "src/llama-model.cpp (LLM_ARCH_LLAMA: output.weight optional, token_embd duplicated when absent)",
     HeadUse.NOT_READ, HeadUse.USES_EMBEDDING,
 )
+TRANSFORMERS4 = Consumer(  # --target 'transformers<5': its verdicts are in rules/transformers4.py (HVA97x)
+    "transformers<5", "4.57.6 with tokenizers 0.22.2 (configs and tokenizers executed on CPU, no torch)",
+    "models/auto/tokenization_auto.py (AutoTokenizer.from_pretrained: tokenizer_class must name a 4.x class); "
+    "tokenization_utils_base.py (_set_model_specific_special_tokens: extra_special_tokens.keys(); "
+    "CHAT_TEMPLATE_FILE from 4.47); models/auto/configuration_auto.py (CONFIG_MAPPING_NAMES); "
+    "models/llama/configuration_llama.py (rope_theta=10000.0, rope_scaling=None at the top level)",
+    HeadUse.NOT_READ, HeadUse.NOT_READ, executed=True,
+    template_files=("chat_template.jinja", "tokenizer_config.json"),
+    template_source="tokenization_utils_base.py (PreTrainedTokenizerBase.from_pretrained: chat_template.jinja, "
+    "else tokenizer_config.json's chat_template)",
+)
 
 # The consumers, by name: a new engine is one ``Consumer`` above and one line here.
-CONSUMERS: dict[str, Consumer] = {c.name: c for c in (TRANSFORMERS, VLLM, SGLANG, MLX_LM, TGI, LLAMA_CPP)}
+CONSUMERS: dict[str, Consumer] = {c.name: c for c in (TRANSFORMERS, VLLM, SGLANG, MLX_LM, TGI, LLAMA_CPP,
+                                                       TRANSFORMERS4)}
 # The serving engines ``--target`` names, by its value (``TargetKind``): a new engine target is one line here.
 ENGINE_TARGETS: dict[str, Consumer] = {"vllm": VLLM, "sglang": SGLANG, "tgi": TGI, "mlx-lm": MLX_LM}
 # The engines whose verdict the lm_head rules quote beside transformers' (read in their source).

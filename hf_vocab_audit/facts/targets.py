@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.options import TargetKind
 from ..errors import AuditError
@@ -32,7 +32,11 @@ from .tokenizer.folder import has_tokenizer
 from .tokenizer.slow_files import check_slow_folder
 from .tree import check_tree
 
+if TYPE_CHECKING:
+    from .transformers4 import Transformers4Files
+
 TARGETS = tuple(kind.value for kind in TargetKind)
+TARGET_ALIASES = {"transformers4": TargetKind.TRANSFORMERS4}  # a spelling without a shell metacharacter
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,7 @@ class TargetFacts:
     extra: dict[str, object] = field(default_factory=dict)
     tp: int | None = None  # --tp (vllm): the tensor-parallel size the engine runs with
     parsers: tuple[VllmParser, ...] = ()  # --tool-call-parser / --reasoning-parser (vllm): the parsers it runs
+    transformers4: Transformers4Files | None = None  # transformers<5 (its module is imported for that target alone)
 
 
 def _declared_added(folder: Path) -> frozenset[int]:
@@ -89,9 +94,14 @@ def vllm_parsers(tool_call_parser: str | None, reasoning_parser: str | None) -> 
 def predict(facts: Facts, kind: str, tp: int | None = None, tool_call_parser: str | None = None,
             reasoning_parser: str | None = None) -> TargetFacts:
     try:
-        target = TargetKind(kind)
+        target = TARGET_ALIASES.get(kind) or TargetKind(kind)
     except ValueError:
-        raise AuditError(None, f"--target must be one of {', '.join(TARGETS)}, not {kind!r}") from None
+        raise AuditError(None, f"--target must be one of {', '.join(TARGETS)} (or transformers4), "
+                         f"not {kind!r}") from None
+    if target is TargetKind.TRANSFORMERS4:
+        from .transformers4 import read_transformers4
+
+        return TargetFacts(facts, target, transformers4=read_transformers4(facts))
     if target is TargetKind.VLLM:
         return TargetFacts(facts, target, tp=tp, parsers=vllm_parsers(tool_call_parser, reasoning_parser))
     if target is not TargetKind.GGUF:  # another serving engine: its entry in facts.consumers is the prediction

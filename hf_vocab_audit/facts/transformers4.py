@@ -1,0 +1,134 @@
+"""What a transformers 4.x reader makes of the files a transformers 5 save writes (``check --target
+'transformers<5'``), read from the JSON files alone (never the weights, never a library call).
+
+The reader is transformers 4.57.6 (the last 4.x release) with tokenizers 0.22.2, the pair ``pip install
+'transformers<5'`` installs; ``scripts/transformers4_verdicts.py`` saved tiny checkpoints with transformers 5,
+loaded them with that 4.x in a child process and recorded what it did (tests/data/transformers4_verdicts.json).
+The rules that read these facts are in ``rules/transformers4.py``; this module is imported only for that target.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .checkpoint import Facts
+from .tokenizer.added_tokens import token_content
+from .tokenizer.config import read_config
+from .transformers4_tables import MODEL_TYPES, ROPE_LOCAL_BASE_FREQ_DEFAULTS, ROPE_THETA_DEFAULTS
+
+TOKENIZERS4_VERSION = "0.22.2"  # what pip installs beside transformers 4.57.6 (it requires >=0.22.0,<=0.23.0)
+# transformers 5's tokenizer classes that 4.x has no class for, and what 4.x reads the same files with (None:
+# no class of 4.x reads them the same way). Measured: "TokenizersBackend" -> "ValueError: Tokenizer class
+# TokenizersBackend does not exist or is not currently imported."; "PreTrainedTokenizerFast" loads in both.
+V5_ONLY_TOKENIZER_CLASSES: dict[str, str | None] = {
+    "TokenizersBackend": "PreTrainedTokenizerFast",
+    "SentencePieceBackend": None,
+    "PythonBackend": None,
+    "MistralCommonBackend": None,
+}
+FIRST_4X_READING_JINJA = "4.47"  # tokenization_utils_base.py: CHAT_TEMPLATE_FILE in 4.47.1, absent in 4.46.3
+MAX_VALUE_CHARS = 80  # a value quoted in a message
+
+
+@dataclass(frozen=True)
+class RopeGap:
+    """``rope_parameters`` (the transformers 5 key) whose meaning 4.x cannot find: it reads ``rope_theta``,
+    ``rope_scaling`` (and Gemma-3's ``rope_local_base_freq``) at the top of the (text) config and falls back to
+    its class defaults. Per layer type (``{"full_attention": {...}, "sliding_attention": {...}}``) the full
+    attention entry is what 4.x's top-level keys meant."""
+
+    key: str  # the dotted key of rope_parameters in config.json
+    theta: float | None  # the rope_theta 4.x will not read (None: nothing lost)
+    default_theta: float | None  # what 4.x uses instead (its class default)
+    scaling: dict[str, Any] | None  # the scaling 4.x will not read (None: nothing lost)
+    local_theta: float | None  # the sliding-window layers' theta 4.x will not read (rope_local_base_freq)
+    default_local_theta: float | None
+    prefix: str  # where the top-level keys go ("" or "text_config.")
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _rope_gap(facts: Facts) -> RopeGap | None:
+    cfg = facts.config
+    text, prefix = cfg.text, cfg.text_prefix
+    params = text.get("rope_parameters")
+    if not isinstance(params, dict):
+        return None
+    model_type = text.get("model_type", cfg.raw.get("model_type"))
+    model_type = model_type if isinstance(model_type, str) else ""
+    local = None
+    if isinstance(params.get("full_attention"), dict):
+        local_params = params.get("sliding_attention")
+        local = _number(local_params.get("rope_theta")) if isinstance(local_params, dict) else None
+        params = params["full_attention"]
+    elif not ("rope_type" in params or "rope_theta" in params):
+        return None  # not a form transformers 5 writes
+    default = ROPE_THETA_DEFAULTS.get(model_type)
+    theta = _number(params.get("rope_theta"))
+    lost_theta = theta if theta is not None and default is not None and "rope_theta" not in text \
+        and theta != default else None
+    rope_type = params.get("rope_type")
+    lost_scaling = ({k: v for k, v in params.items() if k != "rope_theta"}
+                    if isinstance(rope_type, str) and rope_type != "default" and text.get("rope_scaling") is None
+                    else None)
+    default_local = ROPE_LOCAL_BASE_FREQ_DEFAULTS.get(model_type)
+    lost_local = local if local is not None and default_local is not None and "rope_local_base_freq" not in text \
+        and local != default_local else None
+    if lost_theta is None and lost_scaling is None and lost_local is None:
+        return None
+    return RopeGap(prefix + "rope_parameters", lost_theta, default, lost_scaling, lost_local, default_local, prefix)
+
+
+@dataclass(frozen=True)
+class Transformers4Files:
+    """The transformers 5 forms a 4.x reader refuses or reads differently, as found in the files."""
+
+    tokenizer_class: str | None = None  # a v5-only class named by tokenizer_config.json
+    extra_list: tuple[str, ...] | None = None  # tokenizer_config.json's extra_special_tokens when it is a list
+    additional: tuple[str, ...] = ()  # tokenizer_config.json's additional_special_tokens (4.x's list form)
+    jinja_only_template: str | None = None  # the template, when only chat_template.jinja holds it
+    rope: RopeGap | None = None
+    unknown_model_type: str | None = None  # a config.json model_type 4.57.6's AutoConfig does not know
+
+
+def _strings(value: list[Any]) -> tuple[str, ...]:
+    out = []
+    for item in value:
+        content = token_content(item)
+        if content is not None:
+            out.append(content)
+    return tuple(out)
+
+
+def _unknown_model_type(facts: Facts) -> str | None:
+    raw = facts.config.raw
+    model_type = raw.get("model_type")
+    if not isinstance(model_type, str) or not model_type or "auto_map" in raw:
+        return None
+    return None if model_type in MODEL_TYPES else model_type[:MAX_VALUE_CHARS]
+
+
+def read_transformers4(facts: Facts) -> Transformers4Files:
+    """The files' transformers 5 forms that transformers 4.57.6 refuses or reads differently."""
+    tok = facts.tokenizer
+    found = Transformers4Files(rope=_rope_gap(facts), unknown_model_type=_unknown_model_type(facts))
+    if tok is None or not isinstance(tok.folder, Path) or not tok.folder.is_dir():
+        return found
+    config = read_config(tok.folder, "tokenizer_config.json")
+    cls = config.get("tokenizer_class")
+    extra = config.get("extra_special_tokens")
+    additional = config.get("additional_special_tokens")
+    jinja_only = (tok.chat_template if tok.chat_template_file == "chat_template.jinja"
+                  and not isinstance(config.get("chat_template"), (str, list)) else None)
+    return Transformers4Files(
+        tokenizer_class=cls if isinstance(cls, str) and cls in V5_ONLY_TOKENIZER_CLASSES else None,
+        extra_list=_strings(extra) if isinstance(extra, list) else None,
+        additional=_strings(additional) if isinstance(additional, list) else (),
+        jinja_only_template=jinja_only,
+        rope=found.rope,
+        unknown_model_type=found.unknown_model_type,
+    )
