@@ -130,13 +130,13 @@ def fix_checkpoint(
     accept: Callable[[list[Finding]], list[Finding]] | None = None,
     **options: Any,
 ) -> Report:
-    """``--fix`` from Python: :func:`repair` with the audit of :func:`hf_vocab_audit.audit` (``select``,
-    ``ignore``, ``weights``, ``target_kind``, ``base``: the checkpoint a fine-tune came from) as the auditor; ``accept`` marks the findings an allowlist accepts
-    (``Finding.allowed``: left alone, not "fixed"). ``options`` are :func:`repair`'s (``unsafe_fixes``,
-    ``pad_to_multiple_of``, ``force``, ``method``, ``verify_load``, ``mean_resizing``, ``allow_large_growth``,
-    ``applicability``). With ``weights=True`` and ``unsafe_fixes`` untrained token rows are set to the mean
-    of the trained rows (they stay untrained: HVA601 reports them as equal to the mean). A PEFT adapter is
-    refused, finding by finding (nothing is written)."""
+    """``--fix`` from Python: :func:`repair` with the audit of :func:`hf_vocab_audit.audit` (``select``, ``ignore``,
+    ``weights``, ``target_kind``, ``base``: the checkpoint a fine-tune came from) as the auditor; ``accept``
+    marks the findings an allowlist accepts (``Finding.allowed``: left alone, not "fixed"). ``options`` are
+    :func:`repair`'s (``unsafe_fixes``, ``pad_to_multiple_of``, ``force``, ``method``, ``verify_load``,
+    ``mean_resizing``, ``allow_large_growth``, ``applicability``). With ``weights=True`` and ``unsafe_fixes``
+    untrained token rows are set to the mean of the trained rows (they stay untrained: HVA601 reports them as
+    equal to the mean). A PEFT adapter is refused, finding by finding (nothing is written)."""
     from ..facts.sources.adapter import is_adapter
 
     src = Path(model_dir)

@@ -177,7 +177,13 @@ def test_what_cannot_be_regrown_says_why(base, tmp_path, guard_input, run_cli):
     report = fix(run_cli, foreign, base, tmp_path / "out2")
     assert "HVA846" not in {f["code"] for f in report["fixes"]}
     assert all("is not the base's token at that id" in r for r in unfixed(report, "HVA846"))
+    half = tmp_path / "half"  # the base's rows in another dtype: not copied (a cast would not be the base's bits)
+    LlamaForCausalLM.from_pretrained(base, dtype=torch.bfloat16).save_pretrained(half)
+    make_tokenizer(half, 100, chat_template=TEMPLATE)
     ft = fine_tune(base, tmp_path / "ft", resize=100)
+    report = fix(run_cli, ft, half, tmp_path / "out4")
+    assert all("the dtype differs (" in r and "F32" in r and "BF16" in r for r in unfixed(report, "HVA846"))
+    assert len(unfixed(report, "HVA846")) == 2
     report = fix(run_cli, ft, base, tmp_path / "out3", "--method", "transformers")
     assert unfixed(report, "HVA846") == ["the transformers route does not copy rows from a base (the surgical route "
                                          "does)"] * 2
