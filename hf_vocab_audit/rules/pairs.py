@@ -44,12 +44,13 @@ def base_rows_shrunk(pair: BaseFacts) -> Iterator[Hit]:
     taught them); unsafe (`--unsafe-fixes`) when its tokenizer lost them too, since the model can then sample
     ids its tokenizer cannot decode.
     """
+    foreign = _ForeignOnce(pair)
     for s in pair.shrunk:
         if not s.tokens_cut:
             continue  # padding only: HVA846
         ours = pair.target.tokenizer
         emitted = ours is not None and s.base_tokens is not None and ours.max_id + 1 >= s.base_tokens
-        fix, why = _regrow_fix(pair, s, Applicability.SAFE if emitted else Applicability.UNSAFE)
+        fix, why = _regrow_fix(pair, s, Applicability.SAFE if emitted else Applicability.UNSAFE, foreign)
         yield Hit(f"{s.tensor} has {s.rows} rows; the base's {s.base_tensor} has {s.base_rows}: "
                   f"{s.base_rows - s.rows} row(s) of the base were cut",
                   Location(file=_file_of(pair, s.role), tensor=s.tensor), hint=why, fix=fix,
@@ -73,10 +74,11 @@ def base_padding_rows_cut(pair: BaseFacts) -> Iterator[Hit]:
     padding rows back from the base, bit for bit, the fine-tune's own rows kept: safe, since no token maps to
     them and the base's own padding rows are what they were.
     """
+    foreign = _ForeignOnce(pair)
     for s in pair.shrunk:
         if s.tokens_cut:
             continue  # HVA840
-        fix, why = _regrow_fix(pair, s, Applicability.SAFE)
+        fix, why = _regrow_fix(pair, s, Applicability.SAFE, foreign)
         yield Hit(f"{s.tensor} has {s.rows} rows; the base's {s.base_tensor} has {s.base_rows} for its "
                   f"{s.base_tokens} tokens: {s.base_rows - s.rows} padding row(s) were cut (no token lost its row)",
                   Location(file=_file_of(pair, s.role), tensor=s.tensor), hint=why, fix=fix,
@@ -85,10 +87,10 @@ def base_padding_rows_cut(pair: BaseFacts) -> Iterator[Hit]:
                            "base_file": _file_of(pair, s.role, base=True)})
 
 
-def _regrow_fix(pair: BaseFacts, s: Shrunk, how: Applicability) -> tuple[Fix | None, str | None]:
+def _regrow_fix(pair: BaseFacts, s: Shrunk, how: Applicability, foreign: _ForeignOnce) -> tuple[Fix | None, str | None]:
     """The fix that gives a shrunk matrix its base's rows back, or why there is none (the finding's hint, which
     ``--fix`` reports as the reason it left the finding alone)."""
-    why = _regrow_refusal(pair, s)
+    why = _regrow_refusal(pair, s) or foreign.why(s.base_rows)
     if why is not None:
         return None, f"--fix cannot give the rows back from the base: {why}"
     return Fix(f"grow {s.tensor} back to the base's {s.base_rows} rows: its {s.rows} rows kept, rows {s.rows}.."
@@ -98,8 +100,8 @@ def _regrow_fix(pair: BaseFacts, s: Shrunk, how: Applicability) -> tuple[Fix | N
 
 def _regrow_refusal(pair: BaseFacts, s: Shrunk) -> str | None:
     """Why the base's rows cannot be appended to the fine-tune's matrix as they are: the two matrices must
-    differ only in their row count, and every token of the fine-tune below the base's rows must be the base's
-    token at that id (the fine-tune's rows are a prefix of the base's)."""
+    differ only in their row count (every token of the fine-tune below the base's rows must also be the base's
+    token at that id, the fine-tune's rows a prefix of the base's: :func:`_foreign_token`)."""
     mine, theirs = _info(pair, s.role), _info(pair, s.role, base=True)
     if mine is None or theirs is None:
         return "a matrix's header is not known"
@@ -109,10 +111,20 @@ def _regrow_refusal(pair: BaseFacts, s: Shrunk) -> str | None:
         return f"the hidden size differs ({s.tensor} {mine.shape[1]}, the base's {s.base_tensor} {theirs.shape[1]})"
     if mine.dtype != theirs.dtype:
         return f"the dtype differs ({s.tensor} {mine.dtype}, the base's {s.base_tensor} {theirs.dtype})"
-    foreign = _foreign_token(pair, s.base_rows)
-    if foreign is not None:
-        return foreign
     return None
+
+
+class _ForeignOnce:
+    """:func:`_foreign_token` for one pair, walked once for both matrices (a vocabulary of 262k ids)."""
+
+    def __init__(self, pair: BaseFacts) -> None:
+        self.pair = pair
+        self.found: dict[int, str | None] = {}
+
+    def why(self, rows: int) -> str | None:
+        if rows not in self.found:
+            self.found[rows] = _foreign_token(self.pair, rows)
+        return self.found[rows]
 
 
 def _foreign_token(pair: BaseFacts, rows: int) -> str | None:
