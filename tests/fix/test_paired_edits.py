@@ -375,3 +375,33 @@ def test_a_template_that_fails_is_left_with_the_reason(tmp_path, run_cli):
     report = json.loads(stdout)
     assert report["fixes"] == [] and [r.split(":")[0] for r in unfixed(report, "HVA966")] == ["no automatic fix"]
     assert "--fix does not rewrite a template" in unfixed(report, "HVA966")[0]
+
+
+def test_sharded_fine_tune_and_base(tmp_path, guard_input, run_cli):
+    """Both sides in shards: each shard holding a matrix is rewritten, the others copied, the index's
+    total_size follows, and transformers loads the output."""
+    from transformers import LlamaForCausalLM
+
+    base = tmp_path / "base"
+    make_tokenizer(base, 100, chat_template=TEMPLATE)
+    torch.manual_seed(0)
+    LlamaForCausalLM(_config()).save_pretrained(base, max_shard_size="10KB")
+    ft = tmp_path / "ft"
+    model = LlamaForCausalLM.from_pretrained(base)
+    model.resize_token_embeddings(100, mean_resizing=False)
+    model.save_pretrained(ft, max_shard_size="10KB")
+    make_tokenizer(ft, 100, chat_template=TEMPLATE)
+    index = json.loads((ft / "model.safetensors.index.json").read_text())["weight_map"]
+    assert index[MATRICES[0]] != index[MATRICES[1]]  # the two matrices in two shards
+    guard_input(ft)
+    report = fix(run_cli, ft, base, tmp_path / "out")
+    assert fixed(report) == [("HVA846", "safe"), ("HVA846", "safe")]
+    out = LlamaForCausalLM.from_pretrained(tmp_path / "out")
+    theirs = LlamaForCausalLM.from_pretrained(base)
+    for mine, base_matrix in ((out.model.embed_tokens.weight, theirs.model.embed_tokens.weight),
+                              (out.lm_head.weight, theirs.lm_head.weight)):
+        assert torch.equal(mine[100:], base_matrix[100:])
+    total = sum(t.numel() * t.element_size() for t in out.state_dict().values())
+    meta = json.loads((tmp_path / "out" / "model.safetensors.index.json").read_text())["metadata"]
+    assert meta["total_size"] == total
+    assert pair_codes(tmp_path / "out", base) == set()
