@@ -44,6 +44,7 @@ from .repair_plan import BaseRowSource, CheckpointRepair, JsonEdit, LeftAlone, R
 # The JSON files --fix edits (SetJsonKey on any other file is left unfixed, with the reason).
 EDITABLE_FILES = ("config.json", "generation_config.json", "tokenizer_config.json", "special_tokens_map.json")
 TOKENIZER_FILES = ("tokenizer_config.json", "special_tokens_map.json")
+TEMPLATE_FILES = ("chat_template.jinja", "tokenizer_config.json")  # where --fix writes a chat template
 
 # What a settings file can do to a rule's fix: its code -> the applicability to use instead of the rule's.
 ApplicabilityOverride = Callable[[str, Applicability], Applicability]
@@ -238,8 +239,8 @@ def _refusal(b: _Builder, edit: Edit) -> str | None:
         case CopyBaseChatTemplate(file=file) | WriteChatTemplate(file=file):
             if not b.tokenizer_editable:
                 return "the tokenizer is outside MODEL_DIR (--tokenizer): --fix edits only MODEL_DIR"
-            if file == "tokenizer_config.json" and file not in EDITABLE_FILES:
-                return f"--fix does not edit {file}"
+            if file not in TEMPLATE_FILES:
+                return f"--fix writes a chat template to {' or '.join(TEMPLATE_FILES)} only, not {file}"
             found_bytes = (b.bases.template(edit) if isinstance(edit, CopyBaseChatTemplate)
                            else chat_template_bytes(b.facts, edit))
             return found_bytes if isinstance(found_bytes, str) else None

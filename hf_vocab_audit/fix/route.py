@@ -1,7 +1,8 @@
 """The two ways ``--fix`` writes a repaired checkpoint (``--method``), as objects chosen once per run.
 
 A :class:`Route` says what it cannot do (:meth:`Route.refusal`: the surgical route's limits;
-:attr:`Route.reinit_refusal`: the transformers route re-initialises no rows), writes the plan, and proves the
+:attr:`Route.reinit_refusal`: the transformers route re-initialises no rows; :attr:`Route.base_rows_refusal`: nor
+does it copy rows from a base), writes the plan, and proves the
 input's tensors in what it wrote. :data:`ROUTES` is the registry ``--method`` names; :func:`choose` settles,
 once, which route writes a plan and narrows the plan to what that route can do. The pipeline then only calls
 the chosen route: nothing compares the method's name.

@@ -405,3 +405,28 @@ def test_sharded_fine_tune_and_base(tmp_path, guard_input, run_cli):
     meta = json.loads((tmp_path / "out" / "model.safetensors.index.json").read_text())["metadata"]
     assert meta["total_size"] == total
     assert pair_codes(tmp_path / "out", base) == set()
+
+
+@pytest.mark.parametrize("fraction", [0.3, 0.9])
+def test_a_full_disk_while_copying_the_bases_rows_leaves_nothing(base, tmp_path, fraction):
+    """No file may grow past a fraction of the output's shard, which the rewrite that appends the base's rows
+    writes (EFBIG, as on a full disk, for the kernel's copies as for Python's writes): one line, exit 2,
+    neither input changed, no partial output."""
+    import os
+    import sys
+
+    from fixsafety import no_partial_output, run_with_file_size_limit, tree_state
+
+    ft = fine_tune(base, tmp_path / "ft", resize=100)
+    before, base_before = tree_state(ft), tree_state(base)
+    shard = 128 * 16 * 4 * 2  # the output's two matrices alone
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "HF_HUB_OFFLINE": "1"}
+    target = tmp_path / "out"
+    done = run_with_file_size_limit([sys.executable, "-m", "hf_vocab_audit", "check", str(ft), "--base", str(base),
+                                     "--fix", "--output", str(target), "--verify-load", "never"],
+                                    int(shard * fraction), env=env)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert tree_state(ft) == before and tree_state(base) == base_before
+    assert no_partial_output(target, {}, {p.name for p in tmp_path.iterdir()} - {"out"}) == []
+    assert not target.exists()
