@@ -50,7 +50,9 @@ def base_rows_shrunk(pair: BaseFacts) -> Iterator[Hit]:
             continue  # padding only: HVA846
         ours = pair.target.tokenizer
         emitted = ours is not None and s.base_tokens is not None and ours.max_id + 1 >= s.base_tokens
-        fix, why = _regrow_fix(pair, s, Applicability.SAFE if emitted else Applicability.UNSAFE, foreign)
+        fix, why = _regrow_fix(pair, s, Applicability.SAFE if emitted else Applicability.UNSAFE, foreign,
+                               "Resize only when the tokenizer is larger than the matrix, and fine-tune again from "
+                               "the base")
         yield Hit(f"{s.tensor} has {s.rows} rows; the base's {s.base_tensor} has {s.base_rows}: "
                   f"{s.base_rows - s.rows} row(s) of the base were cut",
                   Location(file=_file_of(pair, s.role), tensor=s.tensor), hint=why, fix=fix,
@@ -78,7 +80,8 @@ def base_padding_rows_cut(pair: BaseFacts) -> Iterator[Hit]:
     for s in pair.shrunk:
         if s.tokens_cut:
             continue  # HVA840
-        fix, why = _regrow_fix(pair, s, Applicability.SAFE, foreign)
+        fix, why = _regrow_fix(pair, s, Applicability.SAFE, foreign,
+                               "Resize only when the tokenizer is larger than the matrix, or with pad_to_multiple_of")
         yield Hit(f"{s.tensor} has {s.rows} rows; the base's {s.base_tensor} has {s.base_rows} for its "
                   f"{s.base_tokens} tokens: {s.base_rows - s.rows} padding row(s) were cut (no token lost its row)",
                   Location(file=_file_of(pair, s.role), tensor=s.tensor), hint=why, fix=fix,
@@ -87,12 +90,13 @@ def base_padding_rows_cut(pair: BaseFacts) -> Iterator[Hit]:
                            "base_file": _file_of(pair, s.role, base=True)})
 
 
-def _regrow_fix(pair: BaseFacts, s: Shrunk, how: Applicability, foreign: _ForeignOnce) -> tuple[Fix | None, str | None]:
-    """The fix that gives a shrunk matrix its base's rows back, or why there is none (the finding's hint, which
-    ``--fix`` reports as the reason it left the finding alone)."""
+def _regrow_fix(pair: BaseFacts, s: Shrunk, how: Applicability, foreign: _ForeignOnce,
+                advice: str) -> tuple[Fix | None, str | None]:
+    """The fix that gives a shrunk matrix its base's rows back, or why there is none: the finding's hint
+    (``advice``, then why), which ``--fix`` reports as the reason it left the finding alone."""
     why = _regrow_refusal(pair, s) or foreign.why(s.base_rows)
     if why is not None:
-        return None, f"--fix cannot give the rows back from the base: {why}"
+        return None, f"{advice} (--fix cannot give the rows back from the base: {why})"
     return Fix(f"grow {s.tensor} back to the base's {s.base_rows} rows: its {s.rows} rows kept, rows {s.rows}.."
                f"{s.base_rows - 1} copied from the base's {s.base_tensor}", how,
                (CopyBaseRows(pair.base_ref, s.tensor, s.base_tensor, s.base_rows),)), None
@@ -186,10 +190,12 @@ def _restore_fix(pair: BaseFacts, c: SpecialChange) -> tuple[Fix | None, str | N
         return None, ("the fine-tune declares another id, which may be meant (a new turn terminator): --fix "
                       "does not choose; copy the base's id back by hand if it was not")
     if c.file not in ("config.json", "generation_config.json"):
-        return None, f"--fix restores ids in config.json and generation_config.json only, not {c.file}"
+        return None, (f"Copy the base's {c.key} back into {c.file} (--fix restores ids in config.json and "
+                      "generation_config.json only)")
     ours, theirs = pair.target.tokenizer, pair.base.tokenizer
     if ours is None or theirs is None:
-        return None, "a tokenizer is missing: whether the base's id is the same token in the fine-tune is unknown"
+        return None, ("Copy the base's id back by hand (a tokenizer is missing: whether the base's id is the same "
+                      "token in the fine-tune is unknown)")
     for token_id in c.base:
         text = theirs.id_to_token(token_id)
         if text is None or ours.id_to_token(token_id) != text:
@@ -227,7 +233,8 @@ def base_chat_template_lost(pair: BaseFacts) -> Iterator[Hit]:
         fix = Fix(f"copy the base's chat template into {where}", Applicability.SAFE,
                   (CopyBaseChatTemplate(pair.base_ref, where),))
     else:
-        why = f"--fix copies a template from {' or '.join(TEMPLATE_FILES)} only, not {where}"
+        why = (f"Copy the base's chat template into the fine-tune (--fix copies one from {' or '.join(TEMPLATE_FILES)} "
+               f"only, not {where})")
     yield Hit("the base's tokenizer has a chat template; the fine-tune's has none",
               Location(file="tokenizer_config.json", key="chat_template"), hint=why, fix=fix,
               details={"base": pair.base_ref, "base_file": pair.template_file})

@@ -146,14 +146,16 @@ def _move_fix(facts: Facts, present: list[str]) -> tuple[Fix | None, str | None]
     from ..errors import AuditError
 
     if present != ["chat_template.json"] or facts.tokenizer is None:
-        return None, "--fix moves a template from chat_template.json only, and not over a chat_template.jinja"
+        return None, ("Save the template with the tokenizer, or pass --chat-template to `vllm serve` (--fix moves a "
+                      "template from chat_template.json only, and not over a chat_template.jinja)")
     try:
         template = _legacy_template(facts.tokenizer.folder / "chat_template.json")
     except AuditError as exc:
-        return None, f"--fix cannot move it: {exc.problem}"
+        return None, f"Save the template with the tokenizer (--fix cannot move it: {exc.problem})"
     end = turn_end(facts, (template, "chat_template.jinja"))
     if end is None or end.error is not None:
-        return None, "the template in chat_template.json fails too: --fix does not rewrite a template"
+        return None, ("Correct the template and save it with the tokenizer (the one in chat_template.json fails too: "
+                      "--fix does not rewrite a template)")
     edits: tuple[WriteChatTemplate | AddStopId, ...] = (WriteChatTemplate("chat_template.json", "chat_template.jinja"),)
     said = "write the template of chat_template.json to chat_template.jinja, where the tokenizer loads it"
     if end.token_id is not None and end.token_id not in serving_stop_ids(facts):
@@ -207,7 +209,9 @@ def vllm_turn_end_not_a_stop_id(t: TargetFacts) -> Iterator[Hit]:
         Location(file="generation_config.json" if facts.generation is not None else "config.json",
                  key="eos_token_id", token=end.token, token_id=end.token_id),
         hint=None if special else (f"{end.token!r} is not a special token, so it also occurs inside answers: --fix "
-                                   "adds only a special token as a stop id; end the template's turns with one"),
+                                   "adds only a special token as a stop id; end the template's turns with one, or "
+                                   "add the id to generation_config.json eos_token_id by hand if answers never hold "
+                                   "it"),
         fix=Fix(f"add {end.token!r} (id {end.token_id}) to generation_config.json eos_token_id", Applicability.SAFE,
                 (AddStopId(end.token_id),)) if special else None,
         details={"turn_end_id": end.token_id, "turn_end_token": end.token, "stop_ids": sorted(stops),

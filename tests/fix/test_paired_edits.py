@@ -167,11 +167,12 @@ def test_what_cannot_be_regrown_says_why(base, tmp_path, guard_input, run_cli):
     make_tokenizer(wide, 96)
     guard_input(wide)
     report = fix(run_cli, wide, base, tmp_path / "out")
+    advice = "no automatic fix: Resize only when the tokenizer is larger than the matrix, or with pad_to_multiple_of"
     assert unfixed(report, "HVA846") == [
-        "no automatic fix: --fix cannot give the rows back from the base: the hidden size differs "
-        "(model.embed_tokens.weight 32, the base's model.embed_tokens.weight 16)",
-        "no automatic fix: --fix cannot give the rows back from the base: the hidden size differs "
-        "(lm_head.weight 32, the base's lm_head.weight 16)"]
+        f"{advice} (--fix cannot give the rows back from the base: the hidden size differs "
+        "(model.embed_tokens.weight 32, the base's model.embed_tokens.weight 16))",
+        f"{advice} (--fix cannot give the rows back from the base: the hidden size differs "
+        "(lm_head.weight 32, the base's lm_head.weight 16))"]
     foreign = fine_tune(base, tmp_path / "foreign", resize=100)
     make_tokenizer(foreign, 96, added_special=["<tool>"])  # id 100 is a token the base does not have
     report = fix(run_cli, foreign, base, tmp_path / "out2")
@@ -342,7 +343,8 @@ def test_an_ordinary_token_closing_a_turn_is_not_made_a_stop_id(tmp_path, run_cl
     assert code == 1 and report["fixes"] == []
     assert unfixed(report, "HVA967") == [
         "no automatic fix: 'w5' is not a special token, so it also occurs inside answers: --fix adds only a special "
-        "token as a stop id; end the template's turns with one"]
+        "token as a stop id; end the template's turns with one, or add the id to generation_config.json "
+        "eos_token_id by hand if answers never hold it"]
     assert (tmp_path / "out" / "generation_config.json").read_bytes() == (src / "generation_config.json").read_bytes()
 
 
