@@ -174,7 +174,7 @@ def test_what_cannot_be_regrown_says_why(base, tmp_path, guard_input, run_cli):
         f"{advice} (--fix cannot give the rows back from the base: the hidden size differs "
         "(lm_head.weight 32, the base's lm_head.weight 16))"]
     foreign = fine_tune(base, tmp_path / "foreign", resize=100)
-    make_tokenizer(foreign, 96, added_special=["<tool>"])  # id 100 is a token the base does not have
+    make_tokenizer(foreign, 96, added_special=["<tool>"])  # id 96 is <tool> here, w92 in the base
     report = fix(run_cli, foreign, base, tmp_path / "out2")
     assert "HVA846" not in {f["code"] for f in report["fixes"]}
     assert all("is not the base's token at that id" in r for r in unfixed(report, "HVA846"))
