@@ -432,3 +432,13 @@ def test_a_full_disk_while_copying_the_bases_rows_leaves_nothing(base, tmp_path,
     assert tree_state(ft) == before and tree_state(base) == base_before
     assert no_partial_output(target, {}, {p.name for p in tmp_path.iterdir()} - {"out"}) == []
     assert not target.exists()
+
+
+def test_fix_checkpoint_takes_the_base_from_python(base, tmp_path, guard_input):
+    from hf_vocab_audit.fix import fix_checkpoint
+
+    ft = guard_input(fine_tune(base, tmp_path / "ft", resize=100))
+    report = fix_checkpoint(ft, base=base, output=tmp_path / "out", verify_load="never")
+    assert [(a.code, a.applicability.value) for a in report.fixes] == [("HVA846", "safe"), ("HVA846", "safe")]
+    assert report.fix is not None and report.fix.rows_after == 128
+    assert pair_codes(tmp_path / "out", base) == set()
