@@ -37,6 +37,7 @@ from ..errors import AuditError
 from ..facts import Facts
 from ..facts.pad_candidate import pad_candidate
 from ..facts.vocab_geometry import vocab_axis, vocab_dim, vocab_tensors
+from ..io.safetensors_header import TensorInfo
 from .pad_token import new_pad, tokenizer_config
 from .paired_edits import BaseReader, chat_template_bytes, json_key_of, stop_id_edits
 from .repair_plan import BaseRowSource, CheckpointRepair, JsonEdit, LeftAlone, ReinitSlot
@@ -319,13 +320,17 @@ def _set_pad(b: _Builder, findings: list[Finding]) -> None:
         b.done(f, f"pad token set to {how}; config and generation_config pad_token_id follow")
 
 
-def _settle_base_rows(b: _Builder, tensors: list, pad_to_multiple_of: int | None) -> None:
+def _settle_base_rows(b: _Builder, tensors: list[TensorInfo], pad_to_multiple_of: int | None) -> None:
     """Keep the grow from the base only when it grows every short vocabulary tensor, to the base's rows exactly
     (one fill for every new row); otherwise leave its findings alone with the reason."""
     short = [t.name for t in tensors if vocab_dim(t) < b.base_want and t.name not in b.base_rows]
+    tok = b.facts.tokenizer
+    others = max([b.want_rows, *(vocab_dim(t) for t in tensors)])  # the rows the rest asks for (as _finish counts)
+    if tok is not None and b.want_rows:
+        others = max(others, tok.max_id + 1 + len(b.new_tokens))
     why = None
-    if b.want_rows > b.base_want:
-        why = f"another fix grows the matrices past the base's {b.base_want} rows"
+    if others > b.base_want:
+        why = f"another fix, or another matrix, needs more rows than the base's {b.base_want}"
     elif short:
         why = f"{', '.join(short)} would grow too, and the base has no rows named for it"
     elif pad_to_multiple_of and b.base_want % pad_to_multiple_of:

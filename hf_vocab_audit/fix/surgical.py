@@ -162,6 +162,8 @@ def base_row_range(plan: CheckpointRepair, t: TensorInfo) -> tuple[Path, int, in
     """The base's weight file, the offset and the length of the rows ``t`` gets back from it (rows
     ``vocab_dim(t)`` up to the plan's, contiguous in the base's row-major matrix)."""
     source = plan.base_rows[t.name]
+    if plan.grow[t.name] != vocab_dim(source.info):  # the plan settles it (fix.plan._settle_base_rows)
+        raise AssertionError(f"{t.name} grows to {plan.grow[t.name]} rows, its base has {vocab_dim(source.info)}")
     row = source.info.nbytes // max(vocab_dim(source.info), 1)
     begin, _end = source.info.span
     return source.path, begin + vocab_dim(t) * row, (plan.grow[t.name] - vocab_dim(t)) * row

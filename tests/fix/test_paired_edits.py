@@ -185,6 +185,9 @@ def test_what_cannot_be_regrown_says_why(base, tmp_path, guard_input, run_cli):
     report = fix(run_cli, ft, half, tmp_path / "out4")
     assert all("the dtype differs (" in r and "F32" in r and "BF16" in r for r in unfixed(report, "HVA846"))
     assert len(unfixed(report, "HVA846")) == 2
+    report = fix(run_cli, ft, base, tmp_path / "out5", "--pad-to-multiple-of", "96")
+    assert unfixed(report, "HVA846") == ["--pad-to-multiple-of 96 would grow past the base's 128 rows"] * 2
+    assert load_file(str(tmp_path / "out5" / "model.safetensors"))[MATRICES[0]].shape == (100, 16)  # nothing grew
     report = fix(run_cli, ft, base, tmp_path / "out3", "--method", "transformers")
     assert unfixed(report, "HVA846") == ["the transformers route does not copy rows from a base (the surgical route "
                                          "does)"] * 2
