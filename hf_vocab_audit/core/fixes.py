@@ -120,8 +120,51 @@ class SuppressTokens(Edit):
     ids: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class CopyBaseRows(Edit):
+    """Grow ``tensor`` back to ``rows`` (its base's ``base_tensor`` rows): its own rows kept bit for bit, the rows
+    past them copied bit for bit from the base checkpoint (the folder ``base``): the rows a fine-tune cut,
+    given back from the checkpoint it came from (``check FT --base BASE``)."""
+
+    kind: ClassVar[str] = "copy-base-rows"
+    base: str
+    tensor: str
+    base_tensor: str
+    rows: int
+
+
+@dataclass(frozen=True)
+class CopyBaseChatTemplate(Edit):
+    """Copy the base checkpoint's (the folder ``base``) chat template into the same file of the fine-tune
+    (``file``: ``chat_template.jinja`` whole, or ``tokenizer_config.json``'s ``chat_template``)."""
+
+    kind: ClassVar[str] = "copy-base-chat-template"
+    base: str
+    file: str
+
+
+@dataclass(frozen=True)
+class AddStopId(Edit):
+    """Add ``token_id`` to generation_config.json's ``eos_token_id`` (a list: the ids there kept; the file is
+    created with config.json's bos/eos/pad ids when absent), so a serving engine stops at it."""
+
+    kind: ClassVar[str] = "add-stop-id"
+    token_id: int
+
+
+@dataclass(frozen=True)
+class WriteChatTemplate(Edit):
+    """Write the chat template held in ``source`` (``chat_template.json``'s ``chat_template``) to ``file``
+    (``chat_template.jinja``), where the tokenizer loads it."""
+
+    kind: ClassVar[str] = "write-chat-template"
+    source: str
+    file: str
+
+
 EDIT_TYPES: tuple[type[Edit], ...] = (GrowRows, GrowBias, SetConfigVocabSize, SetJsonKey, SetSpecialTokenId,
-                                      SetPadToken, ReinitRows, SuppressTokens)
+                                      SetPadToken, ReinitRows, SuppressTokens, CopyBaseRows, CopyBaseChatTemplate,
+                                      AddStopId, WriteChatTemplate)
 EDIT_KINDS: dict[str, type[Edit]] = {cls.kind: cls for cls in EDIT_TYPES}
 
 

@@ -11,7 +11,9 @@ Modules: ``pipeline`` (the steps in order), ``auditor`` (the audit of the input 
 (findings -> one :class:`CheckpointRepair`, in ``repair_plan``), ``route`` (the surgical and transformers
 routes, chosen once), ``settle`` (which findings left alone were resolved: by code and location),
 ``pad_token`` (choosing a pad token), ``surgical`` / ``transformers_route`` (the two writers),
-``reinit`` (mean rows), ``edits`` (JSON and tokenizer edits), ``verify`` (proof), ``writer`` (atomic folder).
+``reinit`` (mean rows), ``edits`` (JSON and tokenizer edits), ``paired_edits`` (what a base checkpoint or a
+serving target's fixes read: the base's rows and chat template, a template to move, the stop ids), ``verify``
+(proof), ``writer`` (atomic folder).
 """
 
 from __future__ import annotations

@@ -21,6 +21,8 @@ def apply_edits(src: Path, dst: Path, plan: CheckpointRepair) -> None:
         for edit in edits:
             edit.apply(data)
         (dst / file).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    for name, data in plan.files:
+        (dst / name).write_bytes(data)
     if plan.new_tokens:
         from tokenizers import AddedToken, Tokenizer
 

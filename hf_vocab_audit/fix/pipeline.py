@@ -85,7 +85,7 @@ def repair(
         # the one plan; the mean that re-initialises rows leaves out every row the input's weights analysis flagged
         plan = make_plan(facts, before, unsafe=unsafe_fixes, pad_to_multiple_of=pad_to_multiple_of,
                          tokenizer_editable=tokenizer_editable, untrained_rows=lambda: flagged_rows(audited, facts),
-                         applicability=applicability)
+                         applicability=applicability, base_rows_refusal=requested.base_rows_refusal)
         if not allow_large_growth:
             check_growth(src, plan)
         choice = choose(requested, facts, plan)
@@ -126,16 +126,17 @@ def fix_checkpoint(
     ignore: Iterable[str] | None = None,
     weights: bool = False,
     target_kind: str | None = None,
+    base: str | Path | None = None,
     accept: Callable[[list[Finding]], list[Finding]] | None = None,
     **options: Any,
 ) -> Report:
-    """``--fix`` from Python: :func:`repair` with the audit of :func:`hf_vocab_audit.audit` (``select``,
-    ``ignore``, ``weights``, ``target_kind``) as the auditor; ``accept`` marks the findings an allowlist accepts
-    (``Finding.allowed``: left alone, not "fixed"). ``options`` are :func:`repair`'s (``unsafe_fixes``,
-    ``pad_to_multiple_of``, ``force``, ``method``, ``verify_load``, ``mean_resizing``, ``allow_large_growth``,
-    ``applicability``). With ``weights=True`` and ``unsafe_fixes`` untrained token rows are set to the mean
-    of the trained rows (they stay untrained: HVA601 reports them as equal to the mean). A PEFT adapter is
-    refused, finding by finding (nothing is written)."""
+    """``--fix`` from Python: :func:`repair` with the audit of :func:`hf_vocab_audit.audit` (``select``, ``ignore``,
+    ``weights``, ``target_kind``, ``base``: the checkpoint a fine-tune came from) as the auditor; ``accept``
+    marks the findings an allowlist accepts (``Finding.allowed``: left alone, not "fixed"). ``options`` are
+    :func:`repair`'s (``unsafe_fixes``, ``pad_to_multiple_of``, ``force``, ``method``, ``verify_load``,
+    ``mean_resizing``, ``allow_large_growth``, ``applicability``). With ``weights=True`` and ``unsafe_fixes``
+    untrained token rows are set to the mean of the trained rows (they stay untrained: HVA601 reports them as
+    equal to the mean). A PEFT adapter is refused, finding by finding (nothing is written)."""
     from ..facts.sources.adapter import is_adapter
 
     src = Path(model_dir)
@@ -144,7 +145,7 @@ def fix_checkpoint(
 
         return refuse_adapter_fix(src, tokenizer=tokenizer, select=select, ignore=ignore)
     audit_options = AuditOptions(tokenizer=tokenizer, select=_tuple(select), ignore=_tuple(ignore), weights=weights,
-                                  target_kind=target_kind)
+                                  target_kind=target_kind, base=str(base) if base is not None else None)
     marks = (lambda report: replace(report, findings=tuple(accept(list(report.findings))))) if accept else None
     return repair(src, output, audit=folder_auditor(audit_options, marks), tokenizer=tokenizer, **options)
 
@@ -163,7 +164,8 @@ def _write(facts: Facts, src: Path, out_path: Path, choice: Choice, audit: Audit
     with atomic_folder(out_path, force) as tmp, contextlib.closing(flusher):
         grown, resized = route.write(facts, tmp, plan, early=early, written=flusher.add, mean_resizing=mean_resizing)
         apply_edits(src, tmp, plan)
-        out_facts = reread(tmp, tokenizer, _unchanged_tokenizer(facts, src, tmp, tokenizer))
+        unchanged = _unchanged_tokenizer(facts, src, tmp, tokenizer) if not plan.files else None  # a new file
+        out_facts = reread(tmp, tokenizer, unchanged)
         compared = route.compare(facts, out_facts, plan, tmp)
         after = audit(out_path, facts=out_facts)
         # Re-initialised rows stay untrained (HVA601 "equals the mean"): compare_safetensors proved their bytes;

@@ -17,7 +17,10 @@ from dataclasses import replace
 
 from ..core.findings import AppliedFix, Finding
 from ..core.fixes import (
+    AddStopId,
     Applicability,
+    CopyBaseChatTemplate,
+    CopyBaseRows,
     Edit,
     Fix,
     GrowBias,
@@ -28,17 +31,21 @@ from ..core.fixes import (
     SetPadToken,
     SetSpecialTokenId,
     SuppressTokens,
+    WriteChatTemplate,
 )
 from ..errors import AuditError
 from ..facts import Facts
 from ..facts.pad_candidate import pad_candidate
 from ..facts.vocab_geometry import vocab_axis, vocab_dim, vocab_tensors
+from ..io.safetensors_header import TensorInfo
 from .pad_token import new_pad, tokenizer_config
-from .repair_plan import CheckpointRepair, JsonEdit, LeftAlone, ReinitSlot
+from .paired_edits import BaseReader, chat_template_bytes, json_key_of, stop_id_edits
+from .repair_plan import BaseRowSource, CheckpointRepair, JsonEdit, LeftAlone, ReinitSlot
 
 # The JSON files --fix edits (SetJsonKey on any other file is left unfixed, with the reason).
 EDITABLE_FILES = ("config.json", "generation_config.json", "tokenizer_config.json", "special_tokens_map.json")
 TOKENIZER_FILES = ("tokenizer_config.json", "special_tokens_map.json")
+TEMPLATE_FILES = ("chat_template.jinja", "tokenizer_config.json")  # where --fix writes a chat template
 
 # What a settings file can do to a rule's fix: its code -> the applicability to use instead of the rule's.
 ApplicabilityOverride = Callable[[str, Applicability], Applicability]
@@ -60,8 +67,14 @@ def _round_up(n: int, multiple: int | None) -> int:
 
 
 class _Builder:
-    def __init__(self, facts: Facts, unsafe: bool, tokenizer_editable: bool):
+    def __init__(self, facts: Facts, unsafe: bool, tokenizer_editable: bool, base_rows_refusal: str | None = None):
         self.facts, self.unsafe, self.tokenizer_editable = facts, unsafe, tokenizer_editable
+        self.base_rows_refusal = base_rows_refusal  # why the route cannot copy a base's rows (None: it can)
+        self.bases = BaseReader()
+        self.base_rows: dict[str, BaseRowSource] = {}  # tensor -> the base's rows it grows back from
+        self.base_want = 0  # the rows the base's matrices have (a grow from the base goes exactly there)
+        self.files: dict[str, bytes] = {}
+        self.stop_ids: list[int] = []
         self.edits: dict[tuple[str, str], JsonEdit] = {}
         self.applied: dict[tuple[str, str, str], AppliedFix] = {}
         self.left: list[LeftAlone | ReinitSlot] = []
@@ -97,17 +110,19 @@ def make_plan(
     tokenizer_editable: bool = True,
     untrained_rows: Callable[[], Mapping[str, tuple[int, ...]]] | None = None,
     applicability: ApplicabilityOverride | None = None,
+    base_rows_refusal: str | None = None,
 ) -> CheckpointRepair:
     """One repair plan from the active findings; unsafe fixes only when ``unsafe``.
 
     ``untrained_rows()``: per tensor, the rows the weights analysis found untrained (left out of the mean that
     re-initialises rows), called once and only when rows are re-initialised;
     ``applicability(code, declared)``: the applicability the settings give a rule's fix (``extend-safe-fixes``,
-    ``extend-unsafe-fixes``), applied before the unsafe fixes are set aside.
+    ``extend-unsafe-fixes``), applied before the unsafe fixes are set aside; ``base_rows_refusal``: why the
+    route that will write the plan cannot copy rows from a base checkpoint (``Route.base_rows_refusal``).
     """
     if pad_to_multiple_of is not None and pad_to_multiple_of < 1:
         raise AuditError(None, f"--pad-to-multiple-of must be >= 1, not {pad_to_multiple_of}")
-    b = _Builder(facts, unsafe, tokenizer_editable)
+    b = _Builder(facts, unsafe, tokenizer_editable, base_rows_refusal)
     pad_findings: list[Finding] = []
     for f in findings:
         if f.allowed is not None:
@@ -170,6 +185,27 @@ def _plan_edits(b: _Builder, f: Finding, edits: tuple[Edit, ...]) -> None:
             case ReinitRows():
                 _reinit(b, edit)
                 b.unverified.add((f.code, _fix(f).description))  # the rows stay untrained to HVA601
+            case CopyBaseRows():
+                source = b.bases.rows(edit, facts=b.facts)
+                assert not isinstance(source, str)  # refused above otherwise
+                b.base_rows[edit.tensor] = source
+                b.base_want = max(b.base_want, edit.rows)
+                settled_later = True
+            case CopyBaseChatTemplate(file=file):
+                data = b.bases.template(edit)
+                assert not isinstance(data, str)  # refused above otherwise
+                if file == "tokenizer_config.json":
+                    b.edit(JsonEdit(file, "chat_template", json_key_of(data, "chat_template")))
+                else:
+                    b.files[file] = data
+            case WriteChatTemplate(file=file):
+                data = chat_template_bytes(b.facts, edit)
+                assert not isinstance(data, str)  # refused above otherwise
+                b.files[file] = data
+            case AddStopId(token_id=token_id):
+                b.stop_ids.append(int(token_id))
+                for stop in stop_id_edits(b.facts, b.stop_ids):
+                    b.edit(stop)
             case SuppressTokens(ids=ids):
                 b.suppress.update(int(i) for i in ids)
                 b.unverified.add((f.code, _fix(f).description))  # an engine may still sample them: HVA950 stays
@@ -196,6 +232,19 @@ def _refusal(b: _Builder, edit: Edit) -> str | None:
         case ReinitRows(tensors=tensors):
             if not _reinit_names(b, edit):
                 return f"none of {', '.join(tensors)} is an embedding matrix --fix can rewrite"
+        case CopyBaseRows():
+            if b.base_rows_refusal is not None:
+                return b.base_rows_refusal
+            found = b.bases.rows(edit, facts=b.facts)
+            return found if isinstance(found, str) else None
+        case CopyBaseChatTemplate(file=file) | WriteChatTemplate(file=file):
+            if not b.tokenizer_editable:
+                return "the tokenizer is outside MODEL_DIR (--tokenizer): --fix edits only MODEL_DIR"
+            if file not in TEMPLATE_FILES:
+                return f"--fix writes a chat template to {' or '.join(TEMPLATE_FILES)} only, not {file}"
+            found_bytes = (b.bases.template(edit) if isinstance(edit, CopyBaseChatTemplate)
+                           else chat_template_bytes(b.facts, edit))
+            return found_bytes if isinstance(found_bytes, str) else None
     return None
 
 
@@ -271,6 +320,29 @@ def _set_pad(b: _Builder, findings: list[Finding]) -> None:
         b.done(f, f"pad token set to {how}; config and generation_config pad_token_id follow")
 
 
+def _settle_base_rows(b: _Builder, tensors: list[TensorInfo], pad_to_multiple_of: int | None) -> None:
+    """Keep the grow from the base only when it grows every short vocabulary tensor, to the base's rows exactly
+    (one fill for every new row); otherwise leave its findings alone with the reason."""
+    short = [t.name for t in tensors if vocab_dim(t) < b.base_want and t.name not in b.base_rows]
+    tok = b.facts.tokenizer
+    others = max([b.want_rows, *(vocab_dim(t) for t in tensors)])  # the rows the rest asks for (as _finish counts)
+    if tok is not None and b.want_rows:
+        others = max(others, tok.max_id + 1 + len(b.new_tokens))
+    why = None
+    if others > b.base_want:
+        why = f"another fix, or another matrix, needs more rows than the base's {b.base_want}"
+    elif short:
+        why = f"{', '.join(short)} would grow too, and the base has no rows named for it"
+    elif pad_to_multiple_of and b.base_want % pad_to_multiple_of:
+        why = f"--pad-to-multiple-of {pad_to_multiple_of} would grow past the base's {b.base_want} rows"
+    if why is None:
+        return
+    for f in [f for f in b.grow_codes if any(isinstance(e, CopyBaseRows) for e in _edits(f))]:
+        b.grow_codes.remove(f)
+        b.skip(f, why)
+    b.base_rows, b.base_want = {}, 0
+
+
 def _finish(b: _Builder, pad_to_multiple_of: int | None) -> CheckpointRepair:
     facts = b.facts
     rows_before = facts.input_rows
@@ -279,13 +351,15 @@ def _finish(b: _Builder, pad_to_multiple_of: int | None) -> CheckpointRepair:
     rows_after = rows_before
     tok = facts.tokenizer
     trained = None
+    if b.base_rows:
+        _settle_base_rows(b, tensors, pad_to_multiple_of)
     if rows_before is not None:
-        needed = max([b.want_rows, rows_before, *(vocab_dim(t) for t in tensors)])
+        needed = max([b.want_rows, b.base_want, rows_before, *(vocab_dim(t) for t in tensors)])
         if tok is not None and b.want_rows:
             needed = max(needed, tok.max_id + 1 + len(b.new_tokens))
         target = needed
         if any(vocab_dim(t) < needed for t in tensors):
-            target = _round_up(needed, pad_to_multiple_of)
+            target = needed if b.base_rows else _round_up(needed, pad_to_multiple_of)
             grow = {t.name: target for t in tensors if vocab_dim(t) < target}
         rows_after = target
         used = (tok.max_id + 1) if tok is not None else rows_before
@@ -293,12 +367,17 @@ def _finish(b: _Builder, pad_to_multiple_of: int | None) -> CheckpointRepair:
     sets_vocab_size = False
     for f in b.grow_codes:
         config_set = next((e for e in _edits(f) if isinstance(e, SetConfigVocabSize)), None)
-        if config_set is not None:
+        from_base = next((e for e in _edits(f) if isinstance(e, CopyBaseRows)), None)
+        if from_base is not None:
+            b.done(f, f"grew {from_base.tensor} from {rows_before} to {rows_after} rows: its own rows kept, rows "
+                      f"{rows_before}..{(rows_after or 1) - 1} copied from the base's {from_base.base_tensor}")
+        elif config_set is not None:
             sets_vocab_size = True
             b.done(f, f"set {config_set.key} to {rows_after}")
         elif grow:
+            fill = "copied from the base" if b.base_rows else f"= mean of the {trained} trained rows"
             b.done(f, f"grew {', '.join(sorted(grow))} from {rows_before} to {rows_after} rows "
-                      f"(old rows kept; new rows = mean of the {trained} trained rows)")
+                      f"(old rows kept; new rows {fill})")
         else:
             b.skip(f, "no tensor needs to grow")
     if facts.config.vocab_size is not None and rows_after is not None and (
@@ -318,6 +397,8 @@ def _finish(b: _Builder, pad_to_multiple_of: int | None) -> CheckpointRepair:
         new_tokens=tuple(b.new_tokens),
         applied=tuple(b.applied.values()),
         suppress=tuple(sorted(b.suppress)),
+        base_rows=dict(b.base_rows),
+        files=tuple(sorted(b.files.items())),
         verify_gone=tuple(a for a in b.applied.values() if (a.code, a.description) not in b.unverified),
         left=tuple(b.left),
         notes=tuple(b.notes),

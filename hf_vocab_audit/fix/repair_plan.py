@@ -10,9 +10,11 @@ plan to what that route can do, without planning again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from ..core.findings import AppliedFix, Finding, Unfixed
+from ..io.safetensors_header import TensorInfo
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,15 @@ class JsonEdit:
             node[last] = [self.value] + [v for v in current if v != self.value]
         else:
             node[last] = self.value
+
+
+@dataclass(frozen=True)
+class BaseRowSource:
+    """Where a regrown tensor's new rows come from: ``info`` in the base checkpoint's weight file ``path``
+    (its rows past the fine-tune's are copied bit for bit, by offset)."""
+
+    path: Path
+    info: TensorInfo
 
 
 @dataclass(frozen=True)
@@ -93,6 +104,10 @@ class CheckpointRepair:
     verify_gone: tuple[AppliedFix, ...] = ()
     # ids added to generation_config.json's suppress_tokens (read back before the rename)
     suppress: tuple[int, ...] = ()
+    # tensor name -> the base's tensor its grown rows are copied from (``check FT --base BASE --fix``)
+    base_rows: dict[str, BaseRowSource] = field(default_factory=dict)
+    # whole files written into the output (relative path -> bytes): a chat template copied where it is read
+    files: tuple[tuple[str, bytes], ...] = ()
 
     @property
     def unfixed(self) -> tuple[LeftAlone, ...]:
@@ -123,7 +138,7 @@ class CheckpointRepair:
 
     @property
     def edited_files(self) -> set[str]:
-        files = {e.file for e in self.json_edits}
+        files = {e.file for e in self.json_edits} | {name for name, _ in self.files}
         if self.new_tokens:
             files.add("tokenizer.json")
         return files

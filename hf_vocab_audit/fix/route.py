@@ -1,7 +1,8 @@
 """The two ways ``--fix`` writes a repaired checkpoint (``--method``), as objects chosen once per run.
 
 A :class:`Route` says what it cannot do (:meth:`Route.refusal`: the surgical route's limits;
-:attr:`Route.reinit_refusal`: the transformers route re-initialises no rows), writes the plan, and proves the
+:attr:`Route.reinit_refusal`: the transformers route re-initialises no rows; :attr:`Route.base_rows_refusal`: nor
+does it copy rows from a base), writes the plan, and proves the
 input's tensors in what it wrote. :data:`ROUTES` is the registry ``--method`` names; :func:`choose` settles,
 once, which route writes a plan and narrows the plan to what that route can do. The pipeline then only calls
 the chosen route: nothing compares the method's name.
@@ -35,6 +36,7 @@ class Route(ABC):
     method: ClassVar[Method]
     copies_early: ClassVar[bool] = False  # whether the untouched shards are copied while the input is audited
     reinit_refusal: ClassVar[str | None] = None  # why this route re-initialises no rows (None: it does)
+    base_rows_refusal: ClassVar[str | None] = None  # why this route copies no rows from a base (None: it does)
 
     @property
     def name(self) -> str:
@@ -83,6 +85,7 @@ class TransformersRoute(Route):
 
     method = Method.TRANSFORMERS
     reinit_refusal = "the transformers route does not re-initialise rows"
+    base_rows_refusal = "the transformers route does not copy rows from a base (the surgical route does)"
 
     def write(self, facts: Facts, dst: Path, plan: CheckpointRepair, *, early: EarlyCopies | None,
               written: Callable[[Path], None], mean_resizing: bool) -> Written:
@@ -127,6 +130,8 @@ def choose(requested: Route, facts: Facts, plan: CheckpointRepair) -> Choice:
     :data:`FALLBACK`, and the note says why); a route that re-initialises no rows leaves those findings unfixed
     with its reason; a plan left changing no weight is copied (the surgical route)."""
     reason = requested.refusal(facts, plan) if plan.changes_weights else None
+    if reason and plan.base_rows:  # the fallback would fill the base's rows with the mean: write nothing
+        raise AuditError(facts.model_dir, f"--fix cannot copy the base's rows into it: {reason}")
     route = FALLBACK if reason else requested
     if route.reinit_refusal is not None and plan.reinit:
         plan = plan.without_reinit(route.reinit_refusal + (f" (it is used because {reason})" if reason else ""))

@@ -15,6 +15,7 @@ import struct
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -119,7 +120,10 @@ def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: CheckpointRepair) -
         shape = list(t.shape)
         if t.name in plan.grow:
             new = plan.grow[t.name]
-            if fused_mean(t):  # the mean is summed while the rows are copied
+            if t.name in plan.base_rows:  # the base's own rows, copied by offset after the fine-tune's
+                size += (new - vocab_dim(t)) * (size // max(vocab_dim(t), 1))
+                fill = "base"
+            elif fused_mean(t):  # the mean is summed while the rows are copied
                 size += (new - vocab_dim(t)) * (size // max(vocab_dim(t), 1))
                 fill = "mean"
             else:
@@ -130,7 +134,7 @@ def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: CheckpointRepair) -
             grown.append(GrownTensor(t.name, shard, vocab_dim(t), new, fill))
         new_header[t.name] = {"dtype": t.dtype, "shape": shape, "data_offsets": [offset, offset + size]}
         offset += size
-    fused = [t for t in entries if t.name in plan.grow and t.name not in extra]
+    fused = [t for t in entries if t.name in plan.grow and t.name not in extra and t.name not in plan.base_rows]
     with ThreadPoolExecutor(max_workers=1) as pool, open(src_path, "rb") as src, open(dst, "wb", buffering=0) as out:
         # the means of the fused tensors are taken from the page cache while the kernel copies every tensor
         means = {t.name: pool.submit(mean_row, src_path, t, plan.trained_rows or vocab_dim(t)) for t in fused}
@@ -141,6 +145,9 @@ def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: CheckpointRepair) -
             file_copy.copy_range(src, out, begin, end - begin, at)
             if t.name in extra:
                 write_all(out, extra[t.name], at + end - begin)
+        for t in entries:  # rows given back from the base: its bytes past the fine-tune's rows, by the kernel
+            if t.name in plan.base_rows:
+                _copy_base_rows(plan, t, out, len(head) + starts[t.name] + t.span[1] - t.span[0])
         for t in fused:  # the new rows, after the old ones (the tensors behind them are already in place)
             row = repeated_row(means[t.name].result(), t, plan.grow[t.name] - vocab_dim(t))
             begin, end = t.span
@@ -149,6 +156,23 @@ def rewrite_shard(facts: Facts, shard: str, dst: Path, plan: CheckpointRepair) -
             if t.name in reinit:
                 write_rows(out.fileno(), len(head) + starts[t.name], t, plan.reinit[t.name], reinit[t.name])
     return grown
+
+
+def base_row_range(plan: CheckpointRepair, t: TensorInfo) -> tuple[Path, int, int]:
+    """The base's weight file, the offset and the length of the rows ``t`` gets back from it (rows
+    ``vocab_dim(t)`` up to the plan's, contiguous in the base's row-major matrix)."""
+    source = plan.base_rows[t.name]
+    if plan.grow[t.name] != vocab_dim(source.info):  # the plan settles it (fix.plan._settle_base_rows)
+        raise AssertionError(f"{t.name} grows to {plan.grow[t.name]} rows, its base has {vocab_dim(source.info)}")
+    row = source.info.nbytes // max(vocab_dim(source.info), 1)
+    begin, _end = source.info.span
+    return source.path, begin + vocab_dim(t) * row, (plan.grow[t.name] - vocab_dim(t)) * row
+
+
+def _copy_base_rows(plan: CheckpointRepair, t: TensorInfo, out: Any, at: int) -> None:
+    path, offset, length = base_row_range(plan, t)
+    with open(path, "rb") as base:
+        file_copy.copy_range(base, out, offset, length, at)
 
 
 def write_surgical(facts: Facts, dst: Path, plan: CheckpointRepair,

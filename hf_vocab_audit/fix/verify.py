@@ -94,7 +94,14 @@ def compare_safetensors(src: Facts, out: Facts, plan: CheckpointRepair, output: 
             check_reinit_rows(src.model_dir / t.file, t, output / o.file, o, plan, output)
         jobs += [(name, src.model_dir / t.file, t_begin + start, output / o.file, o_begin + start, size)
                  for start, size in ranges]
-        if name in plan.grow and not _finite(output / o.file, o, vocab_dim(t)):
+        if name in plan.base_rows:  # the rows given back: the base's bytes, bit for bit
+            from .surgical import base_row_range
+
+            base_path, base_offset, size = base_row_range(plan, t)
+            jobs.append((f"{name} (the rows copied from the base)", base_path, base_offset, output / o.file,
+                         o_begin + length, size))
+            nbytes += size
+        elif name in plan.grow and not _finite(output / o.file, o, vocab_dim(t)):
             _fail(output, f"tensor {name}: the new rows are not finite")
         compared += 1
         nbytes += length

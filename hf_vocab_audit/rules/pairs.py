@@ -9,20 +9,23 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..core.findings import Location, Severity
+from ..core.fixes import Applicability, CopyBaseChatTemplate, CopyBaseRows, Fix, FixAvailability, SetJsonKey
 from .registry import Hit, Scope, rule
 
 if TYPE_CHECKING:  # numpy is imported only when a --weights rule runs; the pair only with --base
-    from ..facts.pairs import BaseFacts
+    from ..facts.pairs import BaseFacts, Shrunk, SpecialChange
+    from ..io.safetensors_header import TensorInfo
     from ..weights.base_rows import BaseRows
 
 SHOW = 10
+TEMPLATE_FILES = ("chat_template.jinja", "tokenizer_config.json")  # where --fix copies a base's template from
 
 
 def _ids(ids: tuple[int, ...]) -> str:
     return ", ".join(map(str, ids[:SHOW])) + (f" and {len(ids) - SHOW} more" if len(ids) > SHOW else "")
 
 
-@rule("HVA840", "base-rows-shrunk", Severity.ERROR, scope=Scope.BASE)
+@rule("HVA840", "base-rows-shrunk", Severity.ERROR, scope=Scope.BASE, fix=FixAvailability.SOMETIMES)
 def base_rows_shrunk(pair: BaseFacts) -> Iterator[Hit]:
     """A vocabulary matrix of the fine-tune has fewer rows than the base's tokens: rows of tokens were cut.
 
@@ -35,19 +38,29 @@ def base_rows_shrunk(pair: BaseFacts) -> Iterator[Hit]:
 
     Fix:
     Resize only when the tokenizer is larger than the matrix (`len(tokenizer) > embeddings.num_embeddings`, as
-    transformers' examples do since PR #20043) and fine-tune again from the base.
+    transformers' examples do since PR #20043) and fine-tune again from the base. `--fix` (with `--base`) gives
+    the cut rows back from the base, bit for bit, the fine-tune's own rows kept. It is safe when the fine-tune's
+    tokenizer still emits every cut token (the model fails on them, and the base's row is what pre-training
+    taught them); unsafe (`--unsafe-fixes`) when its tokenizer lost them too, since the model can then sample
+    ids its tokenizer cannot decode.
     """
+    foreign = _ForeignOnce(pair)
     for s in pair.shrunk:
         if not s.tokens_cut:
             continue  # padding only: HVA846
+        ours = pair.target.tokenizer
+        emitted = ours is not None and s.base_tokens is not None and ours.max_id + 1 >= s.base_tokens
+        fix, why = _regrow_fix(pair, s, Applicability.SAFE if emitted else Applicability.UNSAFE, foreign,
+                               "Resize only when the tokenizer is larger than the matrix, and fine-tune again from "
+                               "the base")
         yield Hit(f"{s.tensor} has {s.rows} rows; the base's {s.base_tensor} has {s.base_rows}: "
                   f"{s.base_rows - s.rows} row(s) of the base were cut",
-                  Location(file=_file_of(pair, s.role), tensor=s.tensor),
+                  Location(file=_file_of(pair, s.role), tensor=s.tensor), hint=why, fix=fix,
                   details={"matrix": s.role, "rows": s.rows, "base_rows": s.base_rows, "base": pair.base_ref,
                            "base_tensor": s.base_tensor, "base_file": _file_of(pair, s.role, base=True)})
 
 
-@rule("HVA846", "base-padding-rows-cut", Severity.WARNING, scope=Scope.BASE)
+@rule("HVA846", "base-padding-rows-cut", Severity.WARNING, scope=Scope.BASE, fix=FixAvailability.SOMETIMES)
 def base_padding_rows_cut(pair: BaseFacts) -> Iterator[Hit]:
     """A vocabulary matrix of the fine-tune lost padding rows of the base (rows past its tokens), none of a token.
 
@@ -59,17 +72,83 @@ def base_padding_rows_cut(pair: BaseFacts) -> Iterator[Hit]:
 
     Fix:
     Resize only when the tokenizer is larger than the matrix (`len(tokenizer) > embeddings.num_embeddings`), or
-    with `pad_to_multiple_of` so the rows stay at least the base's.
+    with `pad_to_multiple_of` so the rows stay at least the base's. `--fix` (with `--base`) copies the cut
+    padding rows back from the base, bit for bit, the fine-tune's own rows kept: safe, since no token maps to
+    them and the base's own padding rows are what they were.
     """
+    foreign = _ForeignOnce(pair)
     for s in pair.shrunk:
         if s.tokens_cut:
             continue  # HVA840
+        fix, why = _regrow_fix(pair, s, Applicability.SAFE, foreign,
+                               "Resize only when the tokenizer is larger than the matrix, or with pad_to_multiple_of")
         yield Hit(f"{s.tensor} has {s.rows} rows; the base's {s.base_tensor} has {s.base_rows} for its "
                   f"{s.base_tokens} tokens: {s.base_rows - s.rows} padding row(s) were cut (no token lost its row)",
-                  Location(file=_file_of(pair, s.role), tensor=s.tensor),
+                  Location(file=_file_of(pair, s.role), tensor=s.tensor), hint=why, fix=fix,
                   details={"matrix": s.role, "rows": s.rows, "base_rows": s.base_rows, "base_tokens": s.base_tokens,
                            "base": pair.base_ref, "base_tensor": s.base_tensor,
                            "base_file": _file_of(pair, s.role, base=True)})
+
+
+def _regrow_fix(pair: BaseFacts, s: Shrunk, how: Applicability, foreign: _ForeignOnce,
+                advice: str) -> tuple[Fix | None, str | None]:
+    """The fix that gives a shrunk matrix its base's rows back, or why there is none: the finding's hint
+    (``advice``, then why), which ``--fix`` reports as the reason it left the finding alone."""
+    why = _regrow_refusal(pair, s) or foreign.why(s.base_rows)
+    if why is not None:
+        return None, f"{advice} (--fix cannot give the rows back from the base: {why})"
+    return Fix(f"grow {s.tensor} back to the base's {s.base_rows} rows: its {s.rows} rows kept, rows {s.rows}.."
+               f"{s.base_rows - 1} copied from the base's {s.base_tensor}", how,
+               (CopyBaseRows(pair.base_ref, s.tensor, s.base_tensor, s.base_rows),)), None
+
+
+def _regrow_refusal(pair: BaseFacts, s: Shrunk) -> str | None:
+    """Why the base's rows cannot be appended to the fine-tune's matrix as they are: the two matrices must
+    differ only in their row count (every token of the fine-tune below the base's rows must also be the base's
+    token at that id, the fine-tune's rows a prefix of the base's: :func:`_foreign_token`)."""
+    mine, theirs = _info(pair, s.role), _info(pair, s.role, base=True)
+    if mine is None or theirs is None:
+        return "a matrix's header is not known"
+    if len(mine.shape) != 2 or len(theirs.shape) != 2:
+        return f"{s.tensor} {list(mine.shape)} and {s.base_tensor} {list(theirs.shape)} are not both matrices"
+    if mine.shape[1] != theirs.shape[1]:
+        return f"the hidden size differs ({s.tensor} {mine.shape[1]}, the base's {s.base_tensor} {theirs.shape[1]})"
+    if mine.dtype != theirs.dtype:
+        return f"the dtype differs ({s.tensor} {mine.dtype}, the base's {s.base_tensor} {theirs.dtype})"
+    return None
+
+
+class _ForeignOnce:
+    """:func:`_foreign_token` for one pair, walked once for both matrices (a vocabulary of 262k ids)."""
+
+    def __init__(self, pair: BaseFacts) -> None:
+        self.pair = pair
+        self.found: dict[int, str | None] = {}
+
+    def why(self, rows: int) -> str | None:
+        if rows not in self.found:
+            self.found[rows] = _foreign_token(self.pair, rows)
+        return self.found[rows]
+
+
+def _foreign_token(pair: BaseFacts, rows: int) -> str | None:
+    """Why the fine-tune's token ids below ``rows`` are not the base's, or None when every one is."""
+    ours, theirs = pair.target.tokenizer, pair.base.tokenizer
+    if ours is None or theirs is None:
+        return "a tokenizer is missing, so whether the fine-tune's tokens are the base's is unknown"
+    for token_id in ours.ids:
+        if token_id >= rows:
+            break
+        text = ours.id_to_token(token_id)
+        if text != theirs.id_to_token(token_id):
+            return (f"the fine-tune's token {text!r} (id {token_id}) is not the base's token at that id: "
+                    "its rows are not a prefix of the base's")
+    return None
+
+
+def _info(pair: BaseFacts, role: str, *, base: bool = False) -> TensorInfo | None:
+    emb = (pair.base if base else pair.target).embeddings
+    return None if emb is None else emb.input if role == "input" else emb.output
 
 
 def _file_of(pair: BaseFacts, role: str, *, base: bool = False) -> str | None:
@@ -78,7 +157,7 @@ def _file_of(pair: BaseFacts, role: str, *, base: bool = False) -> str | None:
     return info.file if info is not None else None
 
 
-@rule("HVA841", "base-special-id-changed", Severity.WARNING, scope=Scope.BASE)
+@rule("HVA841", "base-special-id-changed", Severity.WARNING, scope=Scope.BASE, fix=FixAvailability.SOMETIMES)
 def base_special_id_changed(pair: BaseFacts) -> Iterator[Hit]:
     """A bos/eos/pad id the base declares (config, generation_config, tokenizer) is null or different in the
     fine-tune.
@@ -92,21 +171,46 @@ def base_special_id_changed(pair: BaseFacts) -> Iterator[Hit]:
 
     Fix:
     Copy the base's ids back into the fine-tune's file (`config.json`, `generation_config.json`,
-    `tokenizer_config.json`), unless the change was meant (a new chat turn terminator as eos).
+    `tokenizer_config.json`), unless the change was meant (a new chat turn terminator as eos). `--fix` (with
+    `--base`) restores an id the fine-tune's `config.json` / `generation_config.json` nulled or dropped, when the
+    base's id is the same token in both tokenizers; an id changed to another is left to you.
     """
     for c in pair.specials:
         now = ("null" if c.null else "missing") if c.now is None else _one(c.now)
+        fix, why = _restore_fix(pair, c)
         yield Hit(f"{c.file} {c.key}: the base has {_one(c.base)}, the fine-tune {now}",
-                  Location(file=c.file, key=c.key),
+                  Location(file=c.file, key=c.key), hint=why, fix=fix,
                   details={"role": c.role, "base_ids": list(c.base), "ids": list(c.now) if c.now else None,
                            "null": c.null, "base": pair.base_ref, "base_file": c.file})
+
+
+def _restore_fix(pair: BaseFacts, c: SpecialChange) -> tuple[Fix | None, str | None]:
+    """The fix that writes the base's id back where the fine-tune nulled or dropped it, or why there is none."""
+    if c.now is not None:
+        return None, ("the fine-tune declares another id, which may be meant (a new turn terminator): --fix "
+                      "does not choose; copy the base's id back by hand if it was not")
+    if c.file not in ("config.json", "generation_config.json"):
+        return None, (f"Copy the base's {c.key} back into {c.file} (--fix restores ids in config.json and "
+                      "generation_config.json only)")
+    ours, theirs = pair.target.tokenizer, pair.base.tokenizer
+    if ours is None or theirs is None:
+        return None, ("Copy the base's id back by hand (a tokenizer is missing: whether the base's id is the same "
+                      "token in the fine-tune is unknown)")
+    for token_id in c.base:
+        text = theirs.id_to_token(token_id)
+        if text is None or ours.id_to_token(token_id) != text:
+            return None, (f"the base's id {token_id} ({text!r}) is not the same token in the fine-tune's tokenizer: "
+                          "set the id by hand")
+    value: int | list[int] = c.base[0] if len(c.base) == 1 else list(c.base)
+    return Fix(f"set {c.file} {c.key} to the base's {_one(c.base)}", Applicability.SAFE,
+               (SetJsonKey(c.file, c.key, value),)), None
 
 
 def _one(ids: tuple[int, ...]) -> str:
     return str(ids[0]) if len(ids) == 1 else str(list(ids))
 
 
-@rule("HVA842", "base-chat-template-lost", Severity.WARNING, scope=Scope.BASE)
+@rule("HVA842", "base-chat-template-lost", Severity.WARNING, scope=Scope.BASE, fix=FixAvailability.SOMETIMES)
 def base_chat_template_lost(pair: BaseFacts) -> Iterator[Hit]:
     """The base's tokenizer has a chat template and the fine-tune's has none.
 
@@ -116,14 +220,23 @@ def base_chat_template_lost(pair: BaseFacts) -> Iterator[Hit]:
 
     Fix:
     Save the tokenizer with the template (`tokenizer.chat_template = base_tokenizer.chat_template`), or copy
-    the base's `chat_template.jinja` / `tokenizer_config.json` `chat_template` into the fine-tune.
+    the base's `chat_template.jinja` / `tokenizer_config.json` `chat_template` into the fine-tune: `--fix` (with
+    `--base`) copies it into the file the base had it in.
     """
     from ..facts.pairs import Template
 
     if pair.template is not Template.LOST:
         return
+    where = pair.template_file
+    fix = why = None
+    if where in TEMPLATE_FILES:
+        fix = Fix(f"copy the base's chat template into {where}", Applicability.SAFE,
+                  (CopyBaseChatTemplate(pair.base_ref, where),))
+    else:
+        why = (f"Copy the base's chat template into the fine-tune (--fix copies one from {' or '.join(TEMPLATE_FILES)} "
+               f"only, not {where})")
     yield Hit("the base's tokenizer has a chat template; the fine-tune's has none",
-              Location(file="tokenizer_config.json", key="chat_template"),
+              Location(file="tokenizer_config.json", key="chat_template"), hint=why, fix=fix,
               details={"base": pair.base_ref, "base_file": pair.template_file})
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.findings import Location, Severity
+from ..core.fixes import AddStopId, Applicability, Fix, FixAvailability, WriteChatTemplate
 from ..core.options import TargetKind
 from ..facts.consumers import ENGINE_TARGETS, VLLM, ConfigEos, Consumer, GenerationEos, causal_lm, serving_stop_ids, stop_ids
 from .registry import Hit, Scope, rule
@@ -63,11 +64,12 @@ def _served(consumer: Consumer, facts: Facts) -> tuple[str | None, str | None, t
     return found.template, found.file, found.unread, found.why_unread
 
 
-def turn_end(facts: Facts, consumer: Consumer = VLLM) -> TurnEnd | None:
+def turn_end(facts: Facts, consumer: Consumer = VLLM, chosen: tuple[str, str] | None = None) -> TurnEnd | None:
     """The text and first token after an assistant turn's words in the template ``consumer`` renders, rendered in
-    the budgeted sandbox; None when there is no tokenizer or template (HVA966 / HVA980 say so)."""
+    the budgeted sandbox; None when there is no tokenizer or template (HVA966 / HVA980 say so). ``chosen``:
+    (template, file) to render instead (the template ``--fix`` would move where the engine reads it)."""
     tok = facts.tokenizer
-    template, file, _unread, _why = _served(consumer, facts)
+    template, file = chosen if chosen is not None else _served(consumer, facts)[:2]
     if tok is None or not template:
         return None
     return _render(facts, template, file)
@@ -111,7 +113,7 @@ def _turn_end_once(t: TargetFacts, consumer: Consumer = VLLM) -> TurnEnd | None:
     return found if isinstance(found, TurnEnd) else None
 
 
-@rule("HVA966", "vllm-chat-template-unusable", Severity.WARNING, scope=Scope.TARGET)
+@rule("HVA966", "vllm-chat-template-unusable", Severity.WARNING, scope=Scope.TARGET, fix=FixAvailability.SOMETIMES)
 def vllm_chat_template_unusable(t: TargetFacts) -> Iterator[Hit]:
     """vLLM's chat endpoint cannot use this checkpoint's chat template: it is saved where vLLM does not take it,
     or it fails on one user turn and one assistant turn.
@@ -129,7 +131,8 @@ def vllm_chat_template_unusable(t: TargetFacts) -> Iterator[Hit]:
 
     Fix:
     Save the template with the tokenizer (`tokenizer.chat_template = ...; tokenizer.save_pretrained`),
-    or pass `--chat-template` to `vllm serve`.
+    or pass `--chat-template` to `vllm serve`. `--fix` writes the one template a `chat_template.json` holds to
+    `chat_template.jinja`, where the tokenizer loads it; a template that fails is left to you.
     """
     facts = t.facts
     if t.target is not TargetKind.VLLM or facts.tokenizer is None or not causal_lm(facts) or facts.adapter is not None:
@@ -137,23 +140,61 @@ def vllm_chat_template_unusable(t: TargetFacts) -> Iterator[Hit]:
     end = _turn_end_once(t)
     present = [name for name in VLLM.template_files[:2] if (facts.tokenizer.folder / name).is_file()]
     if end is None and present:  # a template saved where vLLM does not take it (no chat at all: a base model)
+        fix, why = _move_fix(facts, present)
         yield Hit(
             f"{', '.join(present)} is in the folder but vLLM {VLLM.version} resolves no chat template from it "
             "(the tokenizer has none and no processor loads it): its chat endpoint refuses every request (\"As of "
             "transformers v4.44, default chat template is no longer allowed, so you must provide a chat template if "
             "the tokenizer does not define one.\")",
             Location(file=present[0]),
+            hint=why, fix=fix,
             details={"present": present, "read_from": list(VLLM.template_files)},
         )
     elif end is not None and end.error is not None:
         yield Hit(
             f"the chat template ({end.template_file}) fails on one user turn and one assistant turn: {end.error}",
             Location(file=end.template_file or "tokenizer_config.json"),
+            hint="the template itself fails: --fix does not rewrite a template; correct it, or pass --chat-template "
+                 "to `vllm serve`",
             details={"error": end.error},
         )
 
 
-@rule("HVA967", "vllm-turn-end-not-a-stop-id", Severity.ERROR, scope=Scope.TARGET)
+def _move_fix(facts: Facts, present: list[str]) -> tuple[Fix | None, str | None]:
+    """The fix that writes ``chat_template.json``'s template to ``chat_template.jinja`` (and makes the special token
+    that closes its assistant turns a stop id, else HVA967 fires on the output), or why there is none."""
+    from ..dataset.chat_processor import _legacy_template
+    from ..errors import AuditError
+
+    if present != ["chat_template.json"] or facts.tokenizer is None:
+        return None, ("Save the template with the tokenizer, or pass --chat-template to `vllm serve` (--fix moves a "
+                      "template from chat_template.json only, and not over a chat_template.jinja)")
+    try:
+        template = _legacy_template(facts.tokenizer.folder / "chat_template.json")
+    except AuditError as exc:
+        return None, f"Save the template with the tokenizer (--fix cannot move it: {exc.problem})"
+    end = turn_end(facts, chosen=(template, "chat_template.jinja"))
+    if end is None or end.error is not None:
+        return None, ("Correct the template and save it with the tokenizer (the one in chat_template.json fails too: "
+                      "--fix does not rewrite a template)")
+    edits: tuple[WriteChatTemplate | AddStopId, ...] = (WriteChatTemplate("chat_template.json", "chat_template.jinja"),)
+    said = "write the template of chat_template.json to chat_template.jinja, where the tokenizer loads it"
+    if end.token_id is not None and end.token_id not in serving_stop_ids(facts):
+        if not _special(facts, end.token_id):
+            return None, (f"its turns end with {end.token!r}, not a special token, which --fix cannot make a stop id; "
+                          "write the template to chat_template.jinja and end its turns with a special token")
+        edits += (AddStopId(end.token_id),)
+        said += f", and add {end.token!r} (id {end.token_id}) to generation_config.json eos_token_id"
+    return Fix(said, Applicability.SAFE, edits), None
+
+
+def _special(facts: Facts, token_id: int) -> bool:
+    """Whether ``token_id`` is a special token (one that ordinary text never encodes to)."""
+    tok = facts.tokenizer
+    return tok is not None and any(a.id == token_id and a.special for a in tok.added_tokens)
+
+
+@rule("HVA967", "vllm-turn-end-not-a-stop-id", Severity.ERROR, scope=Scope.TARGET, fix=FixAvailability.SOMETIMES)
 def vllm_turn_end_not_a_stop_id(t: TargetFacts) -> Iterator[Hit]:
     """The token the chat template closes an assistant turn with is not one vLLM stops at: generation runs on
     past the answer until `max_tokens`.
@@ -169,7 +210,8 @@ def vllm_turn_end_not_a_stop_id(t: TargetFacts) -> Iterator[Hit]:
 
     Fix:
     Add the closing token's id to `generation_config.json` `eos_token_id` (a list may hold several), or
-    make it the tokenizer's `eos_token`.
+    make it the tokenizer's `eos_token`. `--fix` adds it (creating `generation_config.json` from config.json's
+    ids when absent) when it is a special token: an ordinary token also occurs inside answers.
     """
     facts = t.facts
     if t.target is not TargetKind.VLLM or facts.tokenizer is None or not causal_lm(facts) or facts.adapter is not None:
@@ -181,11 +223,18 @@ def vllm_turn_end_not_a_stop_id(t: TargetFacts) -> Iterator[Hit]:
     if end.token_id in stops:
         return
     listed = ", ".join(f"{i} ({why})" for i, why in stops.items()) or "none"
+    special = _special(facts, end.token_id)
     yield Hit(
         f"the chat template ({end.template_file}) closes an assistant turn with {end.token!r} (id {end.token_id}), "
         f"which vLLM {VLLM.version} does not stop at: its stop ids are {listed}; generation runs past the answer",
         Location(file="generation_config.json" if facts.generation is not None else "config.json",
                  key="eos_token_id", token=end.token, token_id=end.token_id),
+        hint=None if special else (f"{end.token!r} is not a special token, so it also occurs inside answers: --fix "
+                                   "adds only a special token as a stop id; end the template's turns with one, or "
+                                   "add the id to generation_config.json eos_token_id by hand if answers never hold "
+                                   "it"),
+        fix=Fix(f"add {end.token!r} (id {end.token_id}) to generation_config.json eos_token_id", Applicability.SAFE,
+                (AddStopId(end.token_id),)) if special else None,
         details={"turn_end_id": end.token_id, "turn_end_token": end.token, "stop_ids": sorted(stops),
                  "template_file": end.template_file},
     )

@@ -12,7 +12,10 @@ from hf_vocab_audit.core.findings import Finding, Location, Severity
 from hf_vocab_audit.core.fixes import (
     EDIT_KINDS,
     EDIT_TYPES,
+    AddStopId,
     Applicability,
+    CopyBaseChatTemplate,
+    CopyBaseRows,
     Fix,
     GrowBias,
     GrowRows,
@@ -22,6 +25,7 @@ from hf_vocab_audit.core.fixes import (
     SetPadToken,
     SetSpecialTokenId,
     SuppressTokens,
+    WriteChatTemplate,
     edit_from_dict,
 )
 from hf_vocab_audit.core.report import Report
@@ -37,6 +41,10 @@ ONE_OF_EACH = (
     SetPadToken(),
     ReinitRows((101, 102), ("lm_head.weight",), ("model.embed_tokens.weight", "lm_head.weight")),
     SuppressTokens((104, 105)),
+    CopyBaseRows("../base", "model.embed_tokens.weight", "model.embed_tokens.weight", 128),
+    CopyBaseChatTemplate("../base", "chat_template.jinja"),
+    AddStopId(105),
+    WriteChatTemplate("chat_template.json", "chat_template.jinja"),
 )
 
 

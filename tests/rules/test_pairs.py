@@ -218,3 +218,19 @@ def test_a_hub_base_is_read_from_its_headers(base, tmp_path):
     assert hit["details"]["base"] == "org/base" and hit["details"]["base_rows"] == 128
     skipped = {s["rule"]: s["reason"] for s in report["skipped"] if s.get("rule")}
     assert "Hub id" in skipped["HVA844"] and "Hub id" in skipped["HVA845"]
+
+
+def test_the_shrunk_finding_carries_the_fix_that_copies_the_bases_rows(base, tmp_path):
+    """The fix is data on the finding (what --fix does): the base as given, both tensors, the base's rows; safe for
+    padding only, and none (with the reason) when the rows cannot be appended as they are."""
+    from hf_vocab_audit.core.fixes import Applicability, CopyBaseRows
+
+    folder = fine_tune(base, tmp_path / "ft", resize=100)
+    hits = [f for f in audit(folder, base=str(base)).findings if f.code == "HVA846"]
+    assert [f.fix.applicability for f in hits if f.fix] == [Applicability.SAFE] * 2
+    assert sorted((e for f in hits if f.fix for e in f.fix.edits), key=repr) == [
+        CopyBaseRows(str(base), name, name, 128) for name in ("lm_head.weight", "model.embed_tokens.weight")]
+    make_tokenizer(folder, 96, added_special=["<tool>"])  # id 96: w92 in the base
+    hits = [f for f in audit(folder, base=str(base)).findings if f.code == "HVA846"]
+    assert len(hits) == 2 and all(f.fix is None for f in hits)
+    assert all("'<tool>' (id 96) is not the base's token at that id" in (f.hint or "") for f in hits)
