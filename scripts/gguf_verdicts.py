@@ -363,6 +363,7 @@ def main() -> None:
         "known_pre_tokenizers": known_pre_tokenizers(args.sdist),
         "converter": converter,
         "cases": cases,
+        "converter_paths": paths,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

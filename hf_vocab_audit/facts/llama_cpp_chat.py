@@ -129,7 +129,6 @@ def llama_cpp_apply(template: str, messages: list[dict[str, str]], add_assistant
     It only matches strings in the template (no Jinja is run), so an untrusted template is safe to pass."""
     try:
         import ctypes
-
         import importlib
 
         llama_cpp = importlib.import_module("llama_cpp")
