@@ -18,11 +18,15 @@ tokenizer under a Qwen2 config (``gguf_builders.GPT2_SETUPS``); each converted G
 the converter's own hash (its ``--verbose`` "chkhsh") is recorded for each;
 (1c) the converter's choice of vocabulary path (``gguf_builders.PATH_SETUPS``, key ``converter_paths``):
 Llama-2 style folders with and without ``tokenizer.model`` (tokenizer.json only: LlamaHfVocab), under Llama,
-Mistral and Gemma configs, and a GPT-2 style BPE under a Llama config; ``--paths-only`` records these alone;
+Mistral and Gemma configs, and a GPT-2 style BPE under a Llama config; ``--paths-only`` records these (and
+step 4) alone;
 (2) for every case, rewrite the converted GGUF with the case's tokenizer edits (``gguf.GGUFWriter``; the
 tensors as converted) and load it with ``llama_cpp.Llama`` in a child process, vocabulary only and in
 full, tokenizing the case's probe text; (3) extract the BPE pre-tokenizers llama.cpp knows from its
-``src/llama-vocab.cpp``. Nothing of llama.cpp is copied into the project: only these observations.
+``src/llama-vocab.cpp``; (4) ask llama.cpp's built-in chat-template engine (``llama_chat_apply_template``)
+about each test template of ``gguf_builders`` (key ``chat_templates``; ``--templates-only`` records these
+alone). Nothing of llama.cpp is copied into the project: only these observations, and the text of the model
+templates it ships for its own tests (the models' authors', used as test inputs).
 """
 
 from __future__ import annotations
@@ -298,13 +302,44 @@ def converter_paths(sdist: Path, tmp: Path, with_load: bool) -> dict[str, object
     return out
 
 
+def chat_templates(sdist: Path) -> dict[str, object]:
+    """Each test template (``gguf_builders.REAL_TEMPLATES`` from the sdist's ``models/templates``, and
+    ``WRITTEN_TEMPLATES``) with llama.cpp's own answer where llama_cpp is importable: what
+    ``llama_chat_apply_template`` returns and writes for the rules' conversation (``rules/gguf_chat.py``)."""
+    from gguf_builders import REAL_TEMPLATES, WRITTEN_TEMPLATES
+
+    from hf_vocab_audit.facts.llama_cpp_chat import llama_cpp_apply
+    from hf_vocab_audit.rules.gguf_chat import MESSAGES
+
+    folder = sdist / "vendor" / "llama.cpp" / "models" / "templates"
+    texts = {name: (folder / f"{name}.jinja").read_text(encoding="utf-8") for name in REAL_TEMPLATES}
+    out: dict[str, object] = {}
+    for name, text in (texts | WRITTEN_TEMPLATES).items():
+        entry: dict[str, object] = {"source": f"models/templates/{name}.jinja" if name in texts else "written here",
+                                    "template": text}
+        applied = llama_cpp_apply(text, [dict(m) for m in MESSAGES], False)
+        if applied is not None:
+            entry["llama_cpp"] = {"result": applied.result, "text": applied.text}
+        out[name] = entry
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--sdist", type=Path, required=True, help="the unpacked llama-cpp-python source")
     parser.add_argument("--out", type=Path, default=ROOT / "tests" / "data" / "gguf_verdicts.json")
     parser.add_argument("--paths-only", action="store_true",
-                        help="record the converter-path cases only (key converter_paths), keeping the rest")
+                        help="record the converter-path cases and the chat templates only (keys converter_paths, "
+                        "chat_templates), keeping the rest")
+    parser.add_argument("--templates-only", action="store_true",
+                        help="record the chat templates only (key chat_templates), keeping the rest")
     args = parser.parse_args()
+    if args.templates_only:
+        record = json.loads(args.out.read_text(encoding="utf-8"))
+        record["chat_templates"] = chat_templates(args.sdist)
+        args.out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}")
+        return
     if args.paths_only:
         try:
             import llama_cpp  # noqa: F401
@@ -314,6 +349,7 @@ def main() -> None:
         record = json.loads(args.out.read_text(encoding="utf-8"))
         with tempfile.TemporaryDirectory() as tmp_name:
             record["converter_paths"] = converter_paths(args.sdist, Path(tmp_name), with_load)
+        record["chat_templates"] = chat_templates(args.sdist)
         args.out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"wrote {args.out}")
         return
@@ -364,6 +400,7 @@ def main() -> None:
         "converter": converter,
         "cases": cases,
         "converter_paths": paths,
+        "chat_templates": chat_templates(args.sdist),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -56,9 +56,9 @@ CASES = (
     Case("bpe_missing_pre", model="gpt2", pre=None, expect=("HVA904",)),
     Case("unknown_tokenizer_model", model="sentencepiece2", expect=("HVA905",)),
     Case("control_marker_typed_control", rename=MARKER_CHARS + ((60, MARKER),), retype=((60, 3),), probe=MARKER,
-         template=TEMPLATE),
+         template=TEMPLATE, expect=("HVA928",)),  # a template llama.cpp's built-in engine does not know
     Case("control_marker_typed_normal", rename=MARKER_CHARS + ((60, MARKER),), retype=((60, 1),), probe=MARKER,
-         template=TEMPLATE, expect=("HVA205", "HVA902")),
+         template=TEMPLATE, expect=("HVA205", "HVA902", "HVA928")),
     Case("eos_id_out_of_range", specials=(("eos_token_id", 99),), expect=("HVA201",)),
     Case("duplicate_token_string", rename=MARKER_CHARS, copy=((5, 60),), probe_token=5, expect=("HVA207",)),
 )
@@ -338,3 +338,31 @@ def gpt2_checkpoint(folder: Path, *, added: list[str] = (), resize: int | None =
         edits["n_ctx"] = 128  # GPT-2's own config.json has it; the converter reads it (transformers 5 omits it)
     path.write_text(json.dumps(json.loads(path.read_text(encoding="utf-8")) | edits), encoding="utf-8")
     return folder
+
+
+# --- chat templates for llama.cpp's built-in template engine (key "chat_templates" of gguf_verdicts.json) --------
+
+# Real templates, as llama.cpp ships them for its own tests (``models/templates/<name>.jinja`` of the sdist;
+# scripts/gguf_verdicts.py copies their text into the verdicts file), and hand-written ones.
+REAL_TEMPLATES = ("meta-llama-Llama-3.1-8B-Instruct", "Qwen-Qwen2.5-7B-Instruct", "Qwen-Qwen3-0.6B",
+                  "google-gemma-2-2b-it", "mistralai-Mistral-Nemo-Instruct-2407", "google-gemma-4-31B-it",
+                  "HuggingFaceTB-SmolLM3-3B")
+WRITTEN_TEMPLATES = {
+    # none of the built-in engine's markers: refused
+    "alpaca_style": "{% for m in messages %}### {{ m['role'] | capitalize }}:\n{{ m['content'] }}\n\n{% endfor %}"
+                    "{% if add_generation_prompt %}### Assistant:\n{% endif %}",
+    # <|im_start|> with another layout: ChatML to the built-in engine
+    "im_start_with_bracketed_roles": "{% for m in messages %}<|im_start|>[{{ m['role'] | upper }}] {{ m['content'] }}"
+                                     "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>[ASSISTANT] "
+                                     "{% endif %}",
+    # plain ChatML, written by hand
+    "chatml_by_hand": "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>' + "
+                      "'\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}",
+}
+# What the tests require of each: quiet, refused, or misread as ChatML.
+TEMPLATE_EXPECT = {
+    "meta-llama-Llama-3.1-8B-Instruct": "quiet", "Qwen-Qwen2.5-7B-Instruct": "quiet", "Qwen-Qwen3-0.6B": "quiet",
+    "google-gemma-2-2b-it": "quiet", "mistralai-Mistral-Nemo-Instruct-2407": "quiet", "chatml_by_hand": "quiet",
+    "google-gemma-4-31B-it": "refused", "alpaca_style": "refused",
+    "HuggingFaceTB-SmolLM3-3B": "chatml", "im_start_with_bracketed_roles": "chatml",
+}

@@ -42,6 +42,7 @@ RULE_MODULES: dict[str, frozenset[Scope]] = {
     "gguf": frozenset({_S.GGUF, _S.GGUF_SOURCE}), "targets": frozenset({_S.TARGET}),
     "serving_chat": frozenset({_S.TARGET}), "serving_parsers": frozenset({_S.TARGET}),
     "pairs": frozenset({_S.BASE, _S.BASE_ROWS}), "drafts": frozenset({_S.DRAFT}),
+    "gguf_chat": frozenset({_S.TARGET, _S.GGUF}),
 }
 _loaded: set[str] = set()
 
