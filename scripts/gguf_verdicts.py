@@ -111,13 +111,16 @@ def gguf_shape(path: Path) -> dict[str, object]:
     n = len(tokens.data)
     texts = [bytes(tokens.parts[i]).decode("utf-8", "replace") for i in tokens.data]
     scores = reader.fields.get("tokenizer.ggml.scores")
+    types = reader.fields["tokenizer.ggml.token_type"]
     pre = reader.fields.get("tokenizer.ggml.pre")
     return {"ggml_model": bytes(reader.fields["tokenizer.ggml.model"].parts[-1]).decode(),
             "ggml_pre": bytes(pre.parts[-1]).decode() if pre is not None else None,
             "scores_all_minus_1000": bool(scores) and all(float(scores.parts[i][0]) == -1000.0 for i in scores.data),
             "tokens": n, "last_tokens": texts[-4:], "shapes": shapes,
             "pad_fillers": sum(t.startswith("[PAD") for t in texts),
-            "added_ids": {t: texts.index(t) for t in GPT2_ADDED if t in texts}}  # where the added tokens went
+            "added_ids": {t: texts.index(t) for t in GPT2_ADDED if t in texts},  # where the added tokens went
+            "added_types": {t: int(types.parts[types.data[texts.index(t)]][0])
+                            for t in (*GPT2_ADDED, "<|im_end|>") if t in texts}}  # the GGUF token type
 
 
 def write_complete_base(path: Path) -> Path:

@@ -229,6 +229,9 @@ PATH_SETUPS: dict[str, dict[str, Any]] = {
                                                                     "resize": 67},
     "llama_with_tokenizer_model_healthy": {},
     "mistral_tokenizer_json_only_healthy": {"keep_model": False, "arch": "mistral"},
+    "llama_tokenizer_json_only_im_end_added_resized_to_65_rows": {"keep_model": False, "added": ["<|im_end|>"],
+                                                                  "resize": 65},
+    "llama_with_tokenizer_model_im_end_added_resized_to_65_rows": {"added": ["<|im_end|>"], "resize": 65},
     "gemma_tokenizer_json_only_healthy": {"keep_model": False, "arch": "gemma"},
     "gemma_with_tokenizer_model_healthy": {"arch": "gemma"},
 }

@@ -20,7 +20,7 @@ import pytest
 pytest.importorskip("gguf")
 pytest.importorskip("sentencepiece")
 
-from gguf_builders import PATH_GPT2_SETUPS, PATH_SETUPS, gpt2_checkpoint, hf_checkpoint, train_spm  # noqa: E402
+from gguf_builders import PATH_ADDED, PATH_GPT2_SETUPS, PATH_SETUPS, gpt2_checkpoint, hf_checkpoint, train_spm  # noqa: E402
 
 from hf_vocab_audit.audit import audit  # noqa: E402
 from hf_vocab_audit.facts import gather  # noqa: E402
@@ -98,7 +98,9 @@ def test_target_gguf_predicts_what_the_converter_wrote(checkpoints, name: str) -
         assert verdict["pad_fillers"] == 0 and not {"HVA920", "HVA921", "HVA922"} & set(found)
         t = predict(gather(checkpoints[name]), "gguf")
         assert t.llama_hf is not None
-        assert {text: t.llama_hf.base + k for k, (_, text) in enumerate(t.llama_hf.appended)} == verdict["added_ids"]
+        at = {text: t.llama_hf.base + k for k, (_, text) in enumerate(t.llama_hf.appended)}
+        assert {x: i for x, i in at.items() if x in PATH_ADDED} == verdict["added_ids"]  # the ids it recorded
+        assert [x for x in at if x not in PATH_ADDED] == [x for x in verdict.get("added_types", {}) if x not in PATH_ADDED]
 
 
 def test_llama_cpp_refuses_a_token_count_unlike_the_rows() -> None:
@@ -170,3 +172,17 @@ def test_table_is_the_converters_source() -> None:
         assert body is not None, (arch, owner)
         at = [first(body, reader[s]) for s in cls.steps]
         assert all(i >= 0 for i in at) and at == sorted(at), (arch, owner, cls.steps)
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if "im_end" in n])
+def test_control_looking_token_as_the_converter_typed_it(checkpoints, name: str) -> None:
+    """An added, non-special ``<|im_end|>``: LlamaHfVocab types added tokens by ``all_special_tokens`` alone
+    (no ``does_token_look_special``), so it writes USER_DEFINED and HVA924 warns; the SentencePiece path
+    never reads a token listed only in tokenizer.json (HVA921), so there is no type to warn about."""
+    written = PATHS[name]["added_types"]
+    found = codes(audit(checkpoints[name], target_kind="gguf"))
+    warned = any(f.details["token"] == "<|im_end|>" for f in found.get("HVA924", []))
+    if "<|im_end|>" in written:
+        assert warned == (written["<|im_end|>"] != 3), (written, found.get("HVA924"))  # 3: CONTROL
+    else:
+        assert not warned and any("<|im_end|>" in f.message for f in found.get("HVA921", []))
