@@ -130,7 +130,9 @@ def gguf_convert_unknown_pre_tokenizer(t: TargetFacts) -> Iterator[Hit]:
     from scratch) has a new hash, and so has a tokenizer under a config whose transformers 5 class puts its
     own pre-tokenizer in place of tokenizer.json's (measured: GPT-2's split under a Qwen2 config). The
     audit hashes what `AutoTokenizer` gives, as the converter does; its hash equals the converter's own on
-    every case of tests/data/gguf_verdicts.json.
+    every case of tests/data/gguf_verdicts.json. Only where the converter takes the BPE path: its model
+    class chooses (`facts/gguf_converter_paths.py`), and a Llama-family folder with `tokenizer.model`, or
+    with a SentencePiece-converted `tokenizer.json` (`LlamaHfVocab`), is never hashed.
 
     Fix:
     Use the base model's tokenizer unchanged, or add the tokenizer to llama.cpp's
