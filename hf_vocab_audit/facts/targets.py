@@ -62,8 +62,8 @@ class TargetFacts:
 class LlamaHfVocabFacts:
     """What ``gguf.LlamaHfVocab`` (``gguf-py/gguf/vocab.py``, llama-cpp-python 0.3.36) writes: the tokenizer's
     ``vocab_size`` base ids in order, then the added tokens at or past it, sorted by id and appended one after
-    another (a hole between them is closed up). Nothing pads the list to ``config.json``'s ``vocab_size``
-    and nothing checks it against the embedding rows: the token count is ``base + len(appended)``."""
+    another. Nothing pads the list to ``config.json``'s ``vocab_size`` and nothing checks it against the
+    embedding rows: the token count is ``base + len(appended)``."""
 
     base: int
     appended: tuple[tuple[int, str], ...]  # (HF id, text) of the added tokens at or past base, by id
@@ -71,11 +71,6 @@ class LlamaHfVocabFacts:
     @property
     def tokens(self) -> int:
         return self.base + len(self.appended)
-
-    @property
-    def moved(self) -> tuple[tuple[int, int, str], ...]:
-        """(HF id, GGUF id, text) of the appended tokens that land at another id (after a hole)."""
-        return tuple((i, self.base + k, text) for k, (i, text) in enumerate(self.appended) if i != self.base + k)
 
 
 def _declared_added(folder: Path) -> frozenset[int]:

@@ -217,8 +217,8 @@ def gguf_convert_llama_hf_rows(t: TargetFacts) -> Iterator[Hit]:
     `vocab_size` (no `[PAD{i}]`) and nothing compares it with the rows, so tokens added without a resize
     give more tokens than `token_embd` rows, and a resize to a multiple gives fewer; the conversion
     "succeeds" and llama.cpp refuses the full load (`check_tensor_dims: tensor 'token_embd.weight' has
-    wrong shape`). An added token after a hole in the ids moves down to close it. Decided by execution:
-    tiny Llama-2 folders with tokenizer.json only (tests/data/gguf_verdicts.json, `converter_paths`).
+    wrong shape`). Decided by execution: tiny Llama-2 folders with tokenizer.json only
+    (tests/data/gguf_verdicts.json, `converter_paths`).
 
     Fix:
     Resize the embeddings to the tokenizer's length exactly (`resize_token_embeddings(len(tokenizer))`, no
@@ -239,15 +239,6 @@ def gguf_convert_llama_hf_rows(t: TargetFacts) -> Iterator[Hit]:
             Location(file="config.json", key=t.facts.config.text_prefix + "vocab_size", token_id=min(h.tokens, rows)),
             details={"tokens": h.tokens, "rows": rows, "base": h.base, "added": len(h.appended)},
         )
-    if h.moved:
-        i, j, text = h.moved[0]
-        yield Hit(
-            f"{len(h.moved)} added token(s) will move to another id in the GGUF (LlamaHfVocab appends them without "
-            f"the holes between them): {text!r} {i} -> {j}",
-            Location(file="tokenizer.json", token=text, token_id=i),
-            details={"moved": [{"id": a, "gguf_id": b, "token": x} for a, b, x in h.moved[:SHOW]], "count": len(h.moved)},
-        )
-
 
 @rule("HVA950", "vllm-undecodable-ids", Severity.WARNING, scope=Scope.TARGET, fix=FixAvailability.ALWAYS)
 def vllm_undecodable_ids(t: TargetFacts) -> Iterator[Hit]:
