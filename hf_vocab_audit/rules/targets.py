@@ -240,6 +240,7 @@ def gguf_convert_llama_hf_rows(t: TargetFacts) -> Iterator[Hit]:
             details={"tokens": h.tokens, "rows": rows, "base": h.base, "added": len(h.appended)},
         )
 
+
 @rule("HVA950", "vllm-undecodable-ids", Severity.WARNING, scope=Scope.TARGET, fix=FixAvailability.ALWAYS)
 def vllm_undecodable_ids(t: TargetFacts) -> Iterator[Hit]:
     """An engine that samples the whole lm_head (vLLM, SGLang) can emit ids the tokenizer cannot decode.
