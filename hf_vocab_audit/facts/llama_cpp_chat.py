@@ -132,7 +132,7 @@ def llama_cpp_apply(template: str, messages: list[dict[str, str]], add_assistant
         import importlib
 
         llama_cpp = importlib.import_module("llama_cpp")
-    except (ImportError, OSError):  # not installed, or its shared library does not load
+    except Exception:  # noqa: BLE001 - not installed, or its shared library does not load (RuntimeError, OSError)
         return None
     chat = (llama_cpp.llama_chat_message * len(messages))(
         *[llama_cpp.llama_chat_message(m["role"].encode(), m["content"].encode()) for m in messages])
