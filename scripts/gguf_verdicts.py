@@ -16,10 +16,17 @@ and tiny GPT-2 checkpoints whose tokenizer splits the converter's test text as G
 ``vocab_size`` edited below the tokenizer, 3 tokens added with a resize to a multiple of 8, and the healthy
 tokenizer under a Qwen2 config (``gguf_builders.GPT2_SETUPS``); each converted GGUF is loaded by llama.cpp;
 the converter's own hash (its ``--verbose`` "chkhsh") is recorded for each;
+(1c) the converter's choice of vocabulary path (``gguf_builders.PATH_SETUPS``, key ``converter_paths``):
+Llama-2 style folders with and without ``tokenizer.model`` (tokenizer.json only: LlamaHfVocab), under Llama,
+Mistral and Gemma configs, and a GPT-2 style BPE under a Llama config; ``--paths-only`` records these (and
+step 4) alone;
 (2) for every case, rewrite the converted GGUF with the case's tokenizer edits (``gguf.GGUFWriter``; the
 tensors as converted) and load it with ``llama_cpp.Llama`` in a child process, vocabulary only and in
 full, tokenizing the case's probe text; (3) extract the BPE pre-tokenizers llama.cpp knows from its
-``src/llama-vocab.cpp``. Nothing of llama.cpp is copied into the project: only these observations.
+``src/llama-vocab.cpp``; (4) ask llama.cpp's built-in chat-template engine (``llama_chat_apply_template``)
+about each test template of ``gguf_builders`` (key ``chat_templates``; ``--templates-only`` records these
+alone). Nothing of llama.cpp is copied into the project: only these observations, and the text of the model
+templates it ships for its own tests (the models' authors', used as test inputs).
 """
 
 from __future__ import annotations
@@ -103,9 +110,17 @@ def gguf_shape(path: Path) -> dict[str, object]:
               if t.name in ("token_embd.weight", "output.weight")}
     n = len(tokens.data)
     texts = [bytes(tokens.parts[i]).decode("utf-8", "replace") for i in tokens.data]
-    return {"tokens": n, "last_tokens": texts[-4:], "shapes": shapes,
+    scores = reader.fields.get("tokenizer.ggml.scores")
+    types = reader.fields["tokenizer.ggml.token_type"]
+    pre = reader.fields.get("tokenizer.ggml.pre")
+    return {"ggml_model": bytes(reader.fields["tokenizer.ggml.model"].parts[-1]).decode(),
+            "ggml_pre": bytes(pre.parts[-1]).decode() if pre is not None else None,
+            "scores_all_minus_1000": bool(scores) and all(float(scores.parts[i][0]) == -1000.0 for i in scores.data),
+            "tokens": n, "last_tokens": texts[-4:], "shapes": shapes,
             "pad_fillers": sum(t.startswith("[PAD") for t in texts),
-            "added_ids": {t: texts.index(t) for t in GPT2_ADDED if t in texts}}  # where the added tokens went
+            "added_ids": {t: texts.index(t) for t in GPT2_ADDED if t in texts},  # where the added tokens went
+            "added_types": {t: int(types.parts[types.data[texts.index(t)]][0])
+                            for t in (*GPT2_ADDED, "<|im_end|>") if t in texts}}  # the GGUF token type
 
 
 def write_complete_base(path: Path) -> Path:
@@ -269,11 +284,78 @@ def known_pre_tokenizers(sdist: Path) -> list[str]:
     return sorted(set(re.findall(r'tokenizer_pre == "([^"]+)"', source)))
 
 
+def converter_paths(sdist: Path, tmp: Path, with_load: bool) -> dict[str, object]:
+    """The converter-path cases (``gguf_builders.PATH_SETUPS`` and ``PATH_GPT2_SETUPS``): which vocabulary
+    reader the converter took (its GGUF's tokenizer model and pre-tokenizer, whether it hashed, whether every
+    score is LlamaHfVocab's -1000.0), and, where llama_cpp is importable, whether llama.cpp loads the result."""
+    from gguf_builders import PATH_GPT2_SETUPS, PATH_SETUPS
+
+    spm_model = train_spm(tmp)
+    out: dict[str, object] = {}
+    builds = [(name, lambda f, kw=kw: hf_checkpoint(f, spm_model, **kw)) for name, kw in PATH_SETUPS.items()]
+    builds += [(name, lambda f, kw=kw: gpt2_checkpoint(f, **kw)) for name, kw in PATH_GPT2_SETUPS.items()]
+    for name, build in builds:
+        model = build(tmp / name)
+        gguf_path = tmp / f"{name}.gguf"
+        result = convert(sdist, model, gguf_path, verbose=True)
+        if result["converted"] and with_load:
+            result["llama_cpp"] = load(gguf_path, None)
+        out[name] = result
+        print(name, json.dumps(result)[:300], flush=True)
+    return out
+
+
+def chat_templates(sdist: Path) -> dict[str, object]:
+    """Each test template (``gguf_builders.REAL_TEMPLATES`` from the sdist's ``models/templates``, and
+    ``WRITTEN_TEMPLATES``) with llama.cpp's own answer where llama_cpp is importable: what
+    ``llama_chat_apply_template`` returns and writes for the rules' conversation (``rules/gguf_chat.py``)."""
+    from gguf_builders import REAL_TEMPLATES, WRITTEN_TEMPLATES
+
+    from hf_vocab_audit.facts.llama_cpp_chat import llama_cpp_apply
+    from hf_vocab_audit.rules.gguf_chat import MESSAGES
+
+    folder = sdist / "vendor" / "llama.cpp" / "models" / "templates"
+    texts = {name: (folder / f"{name}.jinja").read_text(encoding="utf-8") for name in REAL_TEMPLATES}
+    out: dict[str, object] = {}
+    for name, text in (texts | WRITTEN_TEMPLATES).items():
+        entry: dict[str, object] = {"source": f"models/templates/{name}.jinja" if name in texts else "written here",
+                                    "template": text}
+        applied = llama_cpp_apply(text, [dict(m) for m in MESSAGES], False)
+        if applied is not None:
+            entry["llama_cpp"] = {"result": applied.result, "text": applied.text}
+        out[name] = entry
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--sdist", type=Path, required=True, help="the unpacked llama-cpp-python source")
     parser.add_argument("--out", type=Path, default=ROOT / "tests" / "data" / "gguf_verdicts.json")
+    parser.add_argument("--paths-only", action="store_true",
+                        help="record the converter-path cases and the chat templates only (keys converter_paths, "
+                        "chat_templates), keeping the rest")
+    parser.add_argument("--templates-only", action="store_true",
+                        help="record the chat templates only (key chat_templates), keeping the rest")
     args = parser.parse_args()
+    if args.templates_only:
+        record = json.loads(args.out.read_text(encoding="utf-8"))
+        record["chat_templates"] = chat_templates(args.sdist)
+        args.out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}")
+        return
+    if args.paths_only:
+        try:
+            import llama_cpp  # noqa: F401
+            with_load = True
+        except ImportError:
+            with_load = False
+        record = json.loads(args.out.read_text(encoding="utf-8"))
+        with tempfile.TemporaryDirectory() as tmp_name:
+            record["converter_paths"] = converter_paths(args.sdist, Path(tmp_name), with_load)
+        record["chat_templates"] = chat_templates(args.sdist)
+        args.out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}")
+        return
     import llama_cpp
     from gguf_builders import CASES
 
@@ -312,12 +394,16 @@ def main() -> None:
             probe = rewrite(base, case, out)
             cases[case.name] = load(out, probe) | {"probe": probe}
             print(case.name, json.dumps(cases[case.name])[:200], flush=True)
+        (tmp / "paths").mkdir()
+        paths = converter_paths(args.sdist, tmp / "paths", True)
     record = {
         "llama_cpp": f"llama-cpp-python {llama_cpp.__version__} (its vendored llama.cpp and convert_hf_to_gguf.py)",
         "how": "python scripts/gguf_verdicts.py --sdist <unpacked llama-cpp-python sdist>",
         "known_pre_tokenizers": known_pre_tokenizers(args.sdist),
         "converter": converter,
         "cases": cases,
+        "converter_paths": paths,
+        "chat_templates": chat_templates(args.sdist),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -56,9 +56,9 @@ CASES = (
     Case("bpe_missing_pre", model="gpt2", pre=None, expect=("HVA904",)),
     Case("unknown_tokenizer_model", model="sentencepiece2", expect=("HVA905",)),
     Case("control_marker_typed_control", rename=MARKER_CHARS + ((60, MARKER),), retype=((60, 3),), probe=MARKER,
-         template=TEMPLATE),
+         template=TEMPLATE, expect=("HVA928",)),  # a template llama.cpp's built-in engine does not know
     Case("control_marker_typed_normal", rename=MARKER_CHARS + ((60, MARKER),), retype=((60, 1),), probe=MARKER,
-         template=TEMPLATE, expect=("HVA205", "HVA902")),
+         template=TEMPLATE, expect=("HVA205", "HVA902", "HVA928")),
     Case("eos_id_out_of_range", specials=(("eos_token_id", 99),), expect=("HVA201",)),
     Case("duplicate_token_string", rename=MARKER_CHARS, copy=((5, 60),), probe_token=5, expect=("HVA207",)),
 )
@@ -184,7 +184,12 @@ def train_spm(folder: Path) -> Path:
     return prefix.with_suffix(".model")
 
 
-def hf_checkpoint(folder: Path, spm_model: Path, *, added: list[str] = (), resize: int | None = None) -> Path:
+def hf_checkpoint(folder: Path, spm_model: Path, *, added: list[str] = (), resize: int | None = None,
+                  arch: str = "llama", keep_model: bool = True) -> Path:
+    """A tiny Llama-2 style checkpoint over the SentencePiece model (64 pieces): ``added`` tokens without a
+    resize unless ``resize`` (rows); ``arch`` "mistral" / "gemma": the same under that architecture;
+    ``keep_model=False``: ``tokenizer.model`` removed afterwards, leaving the ``tokenizer.json`` transformers
+    converted it to (a byte-fallback BPE with a Sequence decoder)."""
     import shutil
 
     import torch
@@ -199,12 +204,38 @@ def hf_checkpoint(folder: Path, spm_model: Path, *, added: list[str] = (), resiz
         tok.add_tokens(list(added))
     tok.save_pretrained(folder)
     rows = resize or 64
-    config = transformers.LlamaConfig(vocab_size=rows, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                                      num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128,
-                                      bos_token_id=1, eos_token_id=2, tie_word_embeddings=False)
+    config_class, model_class = {"llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM),
+                                 "mistral": (transformers.MistralConfig, transformers.MistralForCausalLM),
+                                 "gemma": (transformers.GemmaConfig, transformers.GemmaForCausalLM)}[arch]
+    extra = {"head_dim": 8} if arch == "gemma" else {}
+    config = config_class(vocab_size=rows, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                          num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128,
+                          bos_token_id=1, eos_token_id=2, tie_word_embeddings=False, **extra)
     torch.manual_seed(0)
-    transformers.LlamaForCausalLM(config).save_pretrained(folder)
+    model_class(config).save_pretrained(folder)
+    if not keep_model:
+        (folder / "tokenizer.model").unlink()
     return folder
+
+
+# The converter-path cases scripts/gguf_verdicts.py converts (key "converter_paths" of gguf_verdicts.json):
+# which reader each model class's set_vocab takes (hf_vocab_audit/facts/gguf_converter_paths.py).
+PATH_ADDED = ["<t1>", "<t2>", "<t3>"]
+PATH_SETUPS: dict[str, dict[str, Any]] = {
+    "llama_tokenizer_json_only_healthy": {"keep_model": False},
+    "llama_tokenizer_json_only_added_3_tokens_without_resize": {"keep_model": False, "added": PATH_ADDED},
+    "llama_tokenizer_json_only_resized_to_72_rows": {"keep_model": False, "resize": 72},
+    "llama_tokenizer_json_only_added_3_tokens_resized_to_67_rows": {"keep_model": False, "added": PATH_ADDED,
+                                                                    "resize": 67},
+    "llama_with_tokenizer_model_healthy": {},
+    "mistral_tokenizer_json_only_healthy": {"keep_model": False, "arch": "mistral"},
+    "llama_tokenizer_json_only_im_end_added_resized_to_65_rows": {"keep_model": False, "added": ["<|im_end|>"],
+                                                                  "resize": 65},
+    "llama_with_tokenizer_model_im_end_added_resized_to_65_rows": {"added": ["<|im_end|>"], "resize": 65},
+    "gemma_tokenizer_json_only_healthy": {"keep_model": False, "arch": "gemma"},
+    "gemma_with_tokenizer_model_healthy": {"arch": "gemma"},
+}
+PATH_GPT2_SETUPS: dict[str, dict[str, Any]] = {"llama_gpt2_style_bpe_tokenizer_json": {"arch": "llama"}}
 
 
 def bpe_checkpoint(folder: Path, *, added: list[str] = ()) -> Path:
@@ -275,7 +306,8 @@ def gpt2_checkpoint(folder: Path, *, added: list[str] = (), resize: int | None =
     """A tiny GPT-2 (1 layer, 16 wide, tied lm_head) over :func:`gpt2_tokenizer`: ``added`` tokens added
     without a resize unless ``resize`` (rows); ``vocab_size`` edits config.json afterwards (rows unchanged).
     ``arch="qwen2"``: the same tokenizer under a Qwen2 config, which transformers 5's ``AutoTokenizer`` loads
-    as ``Qwen2Tokenizer`` with Qwen2's pre-tokenizer in place of tokenizer.json's."""
+    as ``Qwen2Tokenizer`` with Qwen2's pre-tokenizer in place of tokenizer.json's; ``arch="llama"``: under a
+    Llama config (a Llama-3 style folder: byte-level BPE, no byte fallback, so LlamaHfVocab refuses it)."""
     import torch
     import transformers
 
@@ -291,6 +323,12 @@ def gpt2_checkpoint(folder: Path, *, added: list[str] = (), resize: int | None =
                                           max_position_embeddings=128, bos_token_id=GPT2_ROWS - 1,
                                           eos_token_id=GPT2_ROWS - 1)
         model = transformers.Qwen2ForCausalLM
+    elif arch == "llama":
+        config = transformers.LlamaConfig(vocab_size=rows, hidden_size=N_EMBD, intermediate_size=32,
+                                          num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+                                          max_position_embeddings=128, bos_token_id=GPT2_ROWS - 1,
+                                          eos_token_id=GPT2_ROWS - 1, tie_word_embeddings=False)
+        model = transformers.LlamaForCausalLM
     else:
         config = transformers.GPT2Config(vocab_size=rows, n_embd=N_EMBD, n_layer=1, n_head=2, n_positions=128,
                                          bos_token_id=GPT2_ROWS - 1, eos_token_id=GPT2_ROWS - 1)
@@ -303,3 +341,31 @@ def gpt2_checkpoint(folder: Path, *, added: list[str] = (), resize: int | None =
         edits["n_ctx"] = 128  # GPT-2's own config.json has it; the converter reads it (transformers 5 omits it)
     path.write_text(json.dumps(json.loads(path.read_text(encoding="utf-8")) | edits), encoding="utf-8")
     return folder
+
+
+# --- chat templates for llama.cpp's built-in template engine (key "chat_templates" of gguf_verdicts.json) --------
+
+# Real templates, as llama.cpp ships them for its own tests (``models/templates/<name>.jinja`` of the sdist;
+# scripts/gguf_verdicts.py copies their text into the verdicts file), and hand-written ones.
+REAL_TEMPLATES = ("meta-llama-Llama-3.1-8B-Instruct", "Qwen-Qwen2.5-7B-Instruct", "Qwen-Qwen3-0.6B",
+                  "google-gemma-2-2b-it", "mistralai-Mistral-Nemo-Instruct-2407", "google-gemma-4-31B-it",
+                  "HuggingFaceTB-SmolLM3-3B")
+WRITTEN_TEMPLATES = {
+    # none of the built-in engine's markers: refused
+    "alpaca_style": "{% for m in messages %}### {{ m['role'] | capitalize }}:\n{{ m['content'] }}\n\n{% endfor %}"
+                    "{% if add_generation_prompt %}### Assistant:\n{% endif %}",
+    # <|im_start|> with another layout: ChatML to the built-in engine
+    "im_start_with_bracketed_roles": "{% for m in messages %}<|im_start|>[{{ m['role'] | upper }}] {{ m['content'] }}"
+                                     "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>[ASSISTANT] "
+                                     "{% endif %}",
+    # plain ChatML, written by hand
+    "chatml_by_hand": "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>' + "
+                      "'\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}",
+}
+# What the tests require of each: quiet, refused, or misread as ChatML.
+TEMPLATE_EXPECT = {
+    "meta-llama-Llama-3.1-8B-Instruct": "quiet", "Qwen-Qwen2.5-7B-Instruct": "quiet", "Qwen-Qwen3-0.6B": "quiet",
+    "google-gemma-2-2b-it": "quiet", "mistralai-Mistral-Nemo-Instruct-2407": "quiet", "chatml_by_hand": "quiet",
+    "google-gemma-4-31B-it": "refused", "alpaca_style": "refused",
+    "HuggingFaceTB-SmolLM3-3B": "chatml", "im_start_with_bracketed_roles": "chatml",
+}

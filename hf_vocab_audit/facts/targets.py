@@ -1,11 +1,14 @@
 """What a converter or a serving engine will make of an HF checkpoint (``check HF_DIR --target KIND``: gguf, vllm,
 sglang, tgi, mlx-lm), predicted from the facts alone.
 
-``gguf``: llama.cpp's ``convert_hf_to_gguf.py`` (as vendored by llama-cpp-python 0.3.36) takes one of two
-vocabulary paths. With a ``tokenizer.model`` it reads the SentencePiece model, then added tokens from
+``gguf``: llama.cpp's ``convert_hf_to_gguf.py`` (as vendored by llama-cpp-python 0.3.36) takes the vocabulary
+path its model class's ``set_vocab`` chooses (``facts/gguf_converter_paths.py``: the table per architecture).
+On the SentencePiece path (``tokenizer.model``) it reads the SentencePiece model, then added tokens from
 ``added_tokens.json`` and ``tokenizer_config.json``'s ``added_tokens_decoder`` only; ids past ``vocab_size``
 are dropped ("ignore token N: id is out of range"), and every id it found no token for becomes ``[PAD{i}]``.
-Otherwise (BPE) it loads ``AutoTokenizer``, asserts ``max(tokenizer.vocab.values()) < vocab_size``, names the
+On the ``llama_hf`` path (``LlamaModel`` without ``tokenizer.model``, a byte-fallback BPE ``tokenizer.json``)
+it writes the tokenizer's ids as a ``llama`` vocabulary without hashing anything (:class:`LlamaHfVocabFacts`).
+On the BPE path it loads ``AutoTokenizer``, asserts ``max(tokenizer.vocab.values()) < vocab_size``, names the
 pre-tokenizer from a hash of how the tokenizer splits a test text, and fills missing ids with ``[PAD{i}]``.
 
 ``vllm``: an engine samples from every lm_head row; the ids past the tokenizer cannot be detokenized.
@@ -17,7 +20,7 @@ its stop ids, its lm_head, its tensor-parallel checks), applied by the HVA98x ru
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +48,7 @@ class TargetFacts:
 
     facts: Facts
     target: TargetKind
-    path: str = ""  # "sentencepiece" or "bpe" (gguf)
+    path: str = ""  # "sentencepiece", "llama_hf", "bpe", or "none": the converter stops (gguf)
     vocab_size: int | None = None  # what the converter sizes the vocabulary by
     declared_added: frozenset[int] = frozenset()  # ids the SentencePiece path reads as added tokens
     pre_hash: str | None = None
@@ -55,6 +58,24 @@ class TargetFacts:
     tp: int | None = None  # --tp (vllm): the tensor-parallel size the engine runs with
     parsers: tuple[VllmParser, ...] = ()  # --tool-call-parser / --reasoning-parser (vllm): the parsers it runs
     transformers4: Transformers4Files | None = None  # transformers<5 (its module is imported for that target alone)
+    converter_class: str | None = None  # gguf: the converter's model class whose set_vocab chose the path
+    path_why: str = ""  # gguf: what decided the path (facts/gguf_converter_paths.py)
+    llama_hf: LlamaHfVocabFacts | None = None  # gguf, path "llama_hf": the vocabulary LlamaHfVocab writes
+
+
+@dataclass(frozen=True)
+class LlamaHfVocabFacts:
+    """What ``gguf.LlamaHfVocab`` (``gguf-py/gguf/vocab.py``, llama-cpp-python 0.3.36) writes: the tokenizer's
+    ``vocab_size`` base ids in order, then the added tokens at or past it, sorted by id and appended one after
+    another. Nothing pads the list to ``config.json``'s ``vocab_size`` and nothing checks it against the
+    embedding rows: the token count is ``base + len(appended)``."""
+
+    base: int
+    appended: tuple[tuple[int, str], ...]  # (HF id, text) of the added tokens at or past base, by id
+
+    @property
+    def tokens(self) -> int:
+        return self.base + len(self.appended)
 
 
 def _declared_added(folder: Path) -> frozenset[int]:
@@ -106,21 +127,30 @@ def predict(facts: Facts, kind: str, tp: int | None = None, tool_call_parser: st
         return TargetFacts(facts, target, tp=tp, parsers=vllm_parsers(tool_call_parser, reasoning_parser))
     if target is not TargetKind.GGUF:  # another serving engine: its entry in facts.consumers is the prediction
         return TargetFacts(facts, target, tp=tp)
+    from .gguf_converter_paths import choose_path, text_architectures
+
     tok = facts.tokenizer
     folder = tok.folder if tok is not None else facts.model_dir
-    spm = (folder / "tokenizer.model").is_file()
-    vocab_size = facts.config.vocab_size
-    if tok is None:
-        return TargetFacts(facts, target, "sentencepiece" if spm else "bpe", vocab_size)
-    if spm:
-        return TargetFacts(facts, target, "sentencepiece", vocab_size, _declared_added(folder))
+    config = facts.config
+    choice = choose_path(folder, config.architectures, text_architectures(config.raw))
+    vocab_size = config.vocab_size
+    chosen = TargetFacts(facts, target, choice.path, vocab_size, path_why=choice.why,
+                         converter_class=choice.converter_class.name if choice.converter_class else None)
+    if tok is None or choice.path == "none":
+        return chosen
+    if choice.path == "sentencepiece":
+        return replace(chosen, declared_added=_declared_added(folder))
+    if choice.path == "llama_hf":
+        base = base_vocab_size(facts)
+        appended = tuple(sorted((a.id, a.content) for a in tok.added_tokens if a.id >= base))
+        return replace(chosen, llama_hf=LlamaHfVocabFacts(base, appended))
     try:
         ids = _converter_split(folder, tok.backend)
         digest = hashlib.sha256(str(list(ids)).encode()).hexdigest()
-        return TargetFacts(facts, target, "bpe", vocab_size if vocab_size is not None else tok.length,
-                           pre_hash=digest, pre_name=PRE_TOKENIZER_HASHES.get(digest))
+        return replace(chosen, vocab_size=vocab_size if vocab_size is not None else tok.length, pre_hash=digest,
+                       pre_name=PRE_TOKENIZER_HASHES.get(digest))
     except Exception as exc:  # noqa: BLE001 - the tokenizer library on an untrusted tokenizer
-        return TargetFacts(facts, target, "bpe", vocab_size, hash_error=f"{exc.__class__.__name__}: {exc}"[:200])
+        return replace(chosen, hash_error=f"{exc.__class__.__name__}: {exc}"[:200])
 
 
 def _converter_split(folder: Path, backend: Any) -> list[int]:
@@ -213,8 +243,8 @@ def control_looking_not_control(t: TargetFacts) -> list[ControlLooking]:
         if found is None:
             continue
         info = added.get(found)
-        if info is not None and (info.special or converter_looks_special(text)):
-            continue
+        if info is not None and (info.special or (t.path != "llama_hf" and converter_looks_special(text))):
+            continue  # LlamaHfVocab types by all_special_tokens alone (no does_token_look_special)
         if t.path == "sentencepiece" and (info is None or found not in t.declared_added):
             continue  # a piece of the model keeps its SentencePiece type; an undeclared added token is dropped (HVA921)
         out.append(ControlLooking(found, text, info is not None))

@@ -43,6 +43,7 @@ RULE_MODULES: dict[str, frozenset[Scope]] = {
     "serving_chat": frozenset({_S.TARGET}), "serving_parsers": frozenset({_S.TARGET}),
     "pairs": frozenset({_S.BASE, _S.BASE_ROWS}), "drafts": frozenset({_S.DRAFT}),
     "transformers4": frozenset({_S.TARGET}),
+    "gguf_chat": frozenset({_S.TARGET, _S.GGUF}),
 }
 _loaded: set[str] = set()
 

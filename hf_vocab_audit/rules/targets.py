@@ -106,8 +106,8 @@ def gguf_convert_pad_fillers(t: TargetFacts) -> Iterator[Hit]:
     Nothing to fix.
     """
     tok = t.facts.tokenizer
-    if t.target is not TargetKind.GGUF or tok is None or t.vocab_size is None:
-        return
+    if t.target is not TargetKind.GGUF or tok is None or t.vocab_size is None or t.path in ("llama_hf", "none"):
+        return  # LlamaHfVocab writes no fillers (HVA926); "none": nothing is written (HVA925)
     if t.path == "sentencepiece":
         have = set(range(min(base_vocab_size(t.facts), t.vocab_size))) | set(t.declared_added)
     else:
@@ -130,7 +130,9 @@ def gguf_convert_unknown_pre_tokenizer(t: TargetFacts) -> Iterator[Hit]:
     from scratch) has a new hash, and so has a tokenizer under a config whose transformers 5 class puts its
     own pre-tokenizer in place of tokenizer.json's (measured: GPT-2's split under a Qwen2 config). The
     audit hashes what `AutoTokenizer` gives, as the converter does; its hash equals the converter's own on
-    every case of tests/data/gguf_verdicts.json.
+    every case of tests/data/gguf_verdicts.json. Only where the converter takes the BPE path: its model
+    class chooses (`facts/gguf_converter_paths.py`), and a Llama-family folder with `tokenizer.model`, or
+    with a SentencePiece-converted `tokenizer.json` (`LlamaHfVocab`), is never hashed.
 
     Fix:
     Use the base model's tokenizer unchanged, or add the tokenizer to llama.cpp's
@@ -173,6 +175,69 @@ def gguf_convert_control_looking_token(t: TargetFacts) -> Iterator[Hit]:
             "model. its type will be overridden\"",
             Location(file="tokenizer_config.json", key="added_tokens_decoder", token=c.token, token_id=c.id),
             details={"id": c.id, "token": c.token, "added": c.added},
+        )
+
+
+@rule("HVA925", "gguf-convert-no-vocabulary-path", Severity.ERROR, scope=Scope.TARGET)
+def gguf_convert_no_vocabulary_path(t: TargetFacts) -> Iterator[Hit]:
+    """llama.cpp's converter has no vocabulary reader for this folder under this architecture and will stop.
+
+    Why:
+    `convert_hf_to_gguf.py` picks the vocabulary reader by the model class of `config.json`'s architecture,
+    not by the files present: `GemmaModel`, `Gemma2Model`, `BaichuanModel`, `OrionModel` and `MiniCPMModel`
+    read `tokenizer.model` only (`_set_vocab_sentencepiece` raises `FileNotFoundError: File not found:
+    .../tokenizer.model`), `Phi3MiniModel` needs it unless `tokenizer_class` is `GPT2Tokenizer`, `JambaModel`
+    falls back to `LlamaHfVocab` only (llama-cpp-python 0.3.36, `conversion/*.py`; the table is
+    `facts/gguf_converter_paths.py`). A folder saved with `tokenizer.json` alone (transformers 5 writes no
+    `tokenizer.model` unless asked) cannot be converted. Decided by execution: a tiny Gemma folder without
+    `tokenizer.model` (tests/data/gguf_verdicts.json, `converter_paths`).
+
+    Fix:
+    Copy the base model's `tokenizer.model` into the folder (or save the slow tokenizer), then convert.
+    """
+    if t.target is not TargetKind.GGUF or t.path != "none" or t.facts.tokenizer is None:
+        return
+    yield Hit(
+        f"convert_hf_to_gguf.py will stop: {t.path_why} (\"FileNotFoundError: File not found: tokenizer.model\" "
+        "or \"Missing tokenizer.model\")",
+        Location(file="config.json", key="architectures"),
+        details={"converter_class": t.converter_class},
+    )
+
+
+@rule("HVA926", "gguf-convert-llama-hf-rows", Severity.ERROR, scope=Scope.TARGET)
+def gguf_convert_llama_hf_rows(t: TargetFacts) -> Iterator[Hit]:
+    """llama.cpp's converter will write a Llama vocabulary from tokenizer.json whose token count is not the
+    embedding's rows: llama.cpp refuses the GGUF.
+
+    Why:
+    Without `tokenizer.model`, `LlamaModel.set_vocab` reads a SentencePiece-converted `tokenizer.json`
+    through `gguf.LlamaHfVocab` (`_set_vocab_llama_hf`, llama-cpp-python 0.3.36): the tokenizer's own ids,
+    then the added tokens past them, one after another. Nothing pads the list to `config.json`'s
+    `vocab_size` (no `[PAD{i}]`) and nothing compares it with the rows, so tokens added without a resize
+    give more tokens than `token_embd` rows, and a resize to a multiple gives fewer; the conversion
+    "succeeds" and llama.cpp refuses the full load (`check_tensor_dims: tensor 'token_embd.weight' has
+    wrong shape`). Decided by execution: tiny Llama-2 folders with tokenizer.json only
+    (tests/data/gguf_verdicts.json, `converter_paths`).
+
+    Fix:
+    Resize the embeddings to the tokenizer's length exactly (`resize_token_embeddings(len(tokenizer))`, no
+    `pad_to_multiple_of`), or keep `tokenizer.model` in the folder so the converter pads with `[PAD{i}]`.
+    """
+    h, emb = t.llama_hf, t.facts.embeddings
+    rows = emb.input_rows if emb is not None and emb.input_rows is not None else t.vocab_size
+    if t.target is not TargetKind.GGUF or t.path != "llama_hf" or h is None or rows is None:
+        return
+    if h.tokens != rows:
+        more = h.tokens > rows
+        yield Hit(
+            f"the GGUF will have {h.tokens} tokens (tokenizer.json's {h.base} + {len(h.appended)} added, read by "
+            f"LlamaHfVocab: no [PAD{{i}}] fillers) over {rows} embedding rows: llama.cpp will refuse it "
+            "(\"check_tensor_dims: tensor 'token_embd.weight' has wrong shape\")"
+            + (f"; the tokens past the rows: {', '.join(repr(x) for _, x in h.appended[rows - h.tokens:][:SHOW])}"
+               if more else ""),
+            Location(file="config.json", key=t.facts.config.text_prefix + "vocab_size", token_id=min(h.tokens, rows)),
+            details={"tokens": h.tokens, "rows": rows, "base": h.base, "added": len(h.appended)},
         )
 
 
