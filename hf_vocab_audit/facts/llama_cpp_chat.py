@@ -129,9 +129,8 @@ def llama_cpp_apply(template: str, messages: list[dict[str, str]], add_assistant
     It only matches strings in the template (no Jinja is run), so an untrusted template is safe to pass."""
     try:
         import ctypes
-        import importlib
 
-        llama_cpp = importlib.import_module("llama_cpp")
+        import llama_cpp  # a fixed module name: the installed llama-cpp-python, never one the checkpoint names
     except Exception:  # noqa: BLE001 - not installed, or its shared library does not load (RuntimeError, OSError)
         return None
     chat = (llama_cpp.llama_chat_message * len(messages))(
