@@ -369,3 +369,73 @@ TEMPLATE_EXPECT = {
     "google-gemma-4-31B-it": "refused", "alpaca_style": "refused",
     "HuggingFaceTB-SmolLM3-3B": "chatml", "im_start_with_bracketed_roles": "chatml",
 }
+
+
+# --- end-of-generation sets (key "eog" of gguf_verdicts.json; rules/gguf_stops.py) ---------------------------------
+
+CHATML = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>' + '\\n' }}"
+          "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+LLAMA3 = ("{{ bos_token }}{% for m in messages %}{{ '<|start_header_id|>' + m['role'] + '<|end_header_id|>\\n\\n' + "
+          "m['content'] | trim + '<|eot_id|>' }}{% endfor %}{% if add_generation_prompt %}"
+          "{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{% endif %}")
+GEMMA = ("{{ bos_token }}{% for m in messages %}{{ '<start_of_turn>' + ('model' if m['role'] == 'assistant' else "
+         "m['role']) + '\\n' + m['content'] | trim + '<end_of_turn>\\n' }}{% endfor %}{% if add_generation_prompt %}"
+         "{{ '<start_of_turn>model\\n' }}{% endif %}")
+TURN_END = ("{% for m in messages %}{{ '<|turn|>' + m['role'] + ': ' + m['content'] + '<|turn_end|>' }}{% endfor %}"
+            "{% if add_generation_prompt %}{{ '<|turn|>assistant: ' }}{% endif %}")
+HARMONY = ("{% for m in messages %}{{ '<|start|>' + m['role'] + '<|message|>' + m['content'] + '<|end|>' }}{% endfor %}"
+           "{% if add_generation_prompt %}{{ '<|start|>assistant' }}{% endif %}")
+
+
+@dataclass(frozen=True)
+class EogSetup:
+    """A GGUF over the healthy base vocabulary with ``add`` appended (text, type) and ``specials`` (role key ->
+    the text of the token it names), carrying ``template``; ``stops``: what the tests require (llama.cpp stops
+    at the token the template closes an assistant turn with)."""
+
+    add: tuple[tuple[str, int], ...]
+    specials: tuple[tuple[str, str], ...]
+    template: str
+    stops: bool
+
+
+EOG_SETUPS = {
+    "llama3_eot_id": EogSetup((("<|begin_of_text|>", 3), ("<|end_of_text|>", 3), ("<|start_header_id|>", 3),
+                               ("<|end_header_id|>", 3), ("<|eot_id|>", 3)),
+                              (("bos", "<|begin_of_text|>"), ("eos", "<|end_of_text|>")), LLAMA3, True),
+    "chatml_im_end_control": EogSetup((("<|endoftext|>", 3), ("<|im_start|>", 3), ("<|im_end|>", 3)),
+                                      (("eos", "<|endoftext|>"),), CHATML, True),
+    "gemma_end_of_turn": EogSetup((("<start_of_turn>", 3), ("<end_of_turn>", 3)), (), GEMMA, True),
+    # <|im_end|> NORMAL or USER_DEFINED: llama.cpp retypes it CONTROL ("control-looking token") and stops at it
+    "chatml_im_end_normal": EogSetup((("<|endoftext|>", 3), ("<|im_start|>", 3), ("<|im_end|>", 1)),
+                                     (("eos", "<|endoftext|>"),), CHATML, True),
+    "chatml_im_end_user_defined": EogSetup((("<|endoftext|>", 3), ("<|im_start|>", 3), ("<|im_end|>", 4)),
+                                           (("eos", "<|endoftext|>"),), CHATML, True),
+    # a made-up closer that is neither eos nor eot, nor on llama.cpp's list: generation runs on
+    "custom_turn_end": EogSetup((("<|turn|>", 3), ("<|turn_end|>", 3)), (), TURN_END, False),
+    "custom_turn_end_user_defined": EogSetup((("<|turn|>", 4), ("<|turn_end|>", 4)), (), TURN_END, False),
+    # the fix: the closer named as eot (or eos)
+    "custom_turn_end_as_eot": EogSetup((("<|turn|>", 3), ("<|turn_end|>", 3)), (("eot", "<|turn_end|>"),),
+                                       TURN_END, True),
+    "custom_turn_end_as_eos": EogSetup((("<|turn|>", 3), ("<|turn_end|>", 3)), (("eos", "<|turn_end|>"),),
+                                       TURN_END, True),
+    # gpt-oss: <|end|> is taken out of the set when <|return|> and <|call|> are in it
+    "harmony_end_with_return_and_call": EogSetup((("<|start|>", 3), ("<|message|>", 3), ("<|end|>", 3),
+                                                  ("<|return|>", 3), ("<|call|>", 3)), (), HARMONY, False),
+    "harmony_end_alone": EogSetup((("<|start|>", 3), ("<|message|>", 3), ("<|end|>", 3)), (), HARMONY, True),
+}
+
+
+def eog_vocab(setup: EogSetup) -> Vocab:
+    vocab = base_vocab()
+    tokens = list(vocab.tokens) + [t for t, _ in setup.add]
+    types = list(vocab.types) + [k for _, k in setup.add]
+    specials = dict(vocab.specials)
+    for role, text in setup.specials:
+        specials[f"{role}_token_id"] = tokens.index(text)
+    return Vocab(vocab.model, vocab.pre, tokens, types, [0.0] * len(tokens), None, specials)
+
+
+def eog_gguf(path: Path, setup: EogSetup) -> Path:
+    """The GGUF of ``setup``: vocabulary-only (llama.cpp's EOG set is built at vocabulary load)."""
+    return write_gguf(path, vocab=eog_vocab(setup), chat_template=setup.template, tensors=False)
