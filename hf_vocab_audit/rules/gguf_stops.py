@@ -100,9 +100,9 @@ def _hit(closers: list[Closer], eog: Mapping[int, str], text_of: Callable[[int],
     piece = "" if closer.whole else (f" (the first piece of {closer.of.splitlines()[0][:40]!r}, which is not one "
                                      "token here)")
     return Hit(
-        f"the chat template closes an assistant turn with {closer.token!r} (id {closer.id}){piece}, which {what} "
-        f"does not stop at: its end-of-generation ids are {listed}; llama-server and llama-cli write it and go on "
-        "generating until n_predict",
+        f"the chat template closes an assistant turn with {closer.token!r} (id {closer.id}){piece}, which {what}: "
+        f"its end-of-generation ids are {listed}; llama-server and llama-cli write it and go on generating until "
+        "n_predict",
         Location(file=file, key="tokenizer.ggml.eot_token_id", token=closer.token, token_id=closer.id),
         details={"turn_end_id": closer.id, "turn_end_token": closer.token, "eog_ids": sorted(eog),
                  "whole_token": closer.whole, "closing_tokens": [c.token for c in closers]},
@@ -153,7 +153,7 @@ def gguf_turn_end_not_end_of_generation(t: TargetFacts) -> Iterator[Hit]:
     model = "gpt2" if t.path == "bpe" else "llama"
     eog = eog_set(known.get, tok.id_to_token, tok.length, converter_special_ids(tok.folder, tok.length), model)
     if not any(c.id in eog for c in closers):
-        hit = _hit(closers, eog, tok.id_to_token, "tokenizer_config.json", "llama.cpp (the converted GGUF)")
+        hit = _hit(closers, eog, tok.id_to_token, "tokenizer_config.json", "llama.cpp will not stop at in the GGUF convert_hf_to_gguf.py writes")
         yield Hit(hit.message, Location(file="tokenizer_config.json", key="eos_token", token=closers[0].token,
                                         token_id=closers[0].id), details=hit.details)
 
@@ -197,4 +197,4 @@ def gguf_file_turn_end_not_end_of_generation(facts: Facts) -> Iterator[Hit]:
         return
     eog = eog_ids(tokens, gf.special_ids, gf.tokenizer_model)
     if not any(c.id in eog for c in closers):
-        yield _hit(closers, eog, text_of, gf.file, "llama.cpp")
+        yield _hit(closers, eog, text_of, gf.file, "llama.cpp does not stop at")
