@@ -27,8 +27,9 @@ full, tokenizing the case's probe text; (3) extract the BPE pre-tokenizers llama
 about each test template of ``gguf_builders`` (key ``chat_templates``; ``--templates-only`` records these
 alone); (5) llama.cpp's end-of-generation set (``llama_vocab_is_eog``) and its tokens of the text a chat template
 writes after an assistant's answer, for the GGUFs and converted folders of ``gguf_builders.EOG_SETUPS``,
-``REAL_EOG_TEMPLATES`` and ``EOG_FOLDERS`` (key ``eog``; ``--eog-only`` records these alone). Nothing of llama.cpp is copied into the project: only these observations, and the text of the model
-templates it ships for its own tests (the models' authors', used as test inputs).
+``REAL_EOG_TEMPLATES`` and ``EOG_FOLDERS`` (key ``eog``; ``--eog-only`` records these alone). Nothing of
+llama.cpp is copied into the project: only these observations, and the text of the model templates it ships
+for its own tests (the models' authors', used as test inputs).
 """
 
 from __future__ import annotations

@@ -109,6 +109,18 @@ def _hit(closers: list[Closer], eog: Mapping[int, str], text_of: Callable[[int],
     )
 
 
+def _unread(facts: Facts, token_id: int) -> str:
+    """Why an eos list that holds ``token_id`` does not reach the GGUF ("" when none holds it)."""
+    notes = []
+    generation = facts.generation
+    if generation is not None and token_id in generation.special.ids.get("eos_token_id", ()):
+        notes.append("generation_config.json's eos_token_id holds it, but the converter never reads that file")
+    if token_id in facts.config.special.ids.get("eos_token_id", ()):
+        notes.append("config.json's eos_token_id holds it, but the converter takes tokenizer_config.json's "
+                     "eos_token first and config.json's only as one integer")
+    return f" ({'; '.join(notes)})" if notes else ""
+
+
 @rule("HVA984", "gguf-turn-end-not-end-of-generation", Severity.ERROR, scope=Scope.TARGET)
 def gguf_turn_end_not_end_of_generation(t: TargetFacts) -> Iterator[Hit]:
     """The token the chat template closes an assistant turn with will not be one llama.cpp stops at in the GGUF
@@ -153,7 +165,8 @@ def gguf_turn_end_not_end_of_generation(t: TargetFacts) -> Iterator[Hit]:
     model = "gpt2" if t.path == "bpe" else "llama"
     eog = eog_set(known.get, tok.id_to_token, tok.length, converter_special_ids(tok.folder, tok.length), model)
     if not any(c.id in eog for c in closers):
-        hit = _hit(closers, eog, tok.id_to_token, "tokenizer_config.json", "llama.cpp will not stop at in the GGUF convert_hf_to_gguf.py writes")
+        hit = _hit(closers, eog, tok.id_to_token, "tokenizer_config.json",
+                   f"llama.cpp will not stop at in the GGUF convert_hf_to_gguf.py writes{_unread(facts, closers[0].id)}")
         yield Hit(hit.message, Location(file="tokenizer_config.json", key="eos_token", token=closers[0].token,
                                         token_id=closers[0].id), details=hit.details)
 
