@@ -102,12 +102,14 @@ def eog_ids(tokens: Sequence[str], special_ids: Mapping[str, int], tokenizer_mod
 MAX_CLOSER = 256  # characters of the text after the answer that are matched (a real closer is a few)
 
 
-def closing_token(special: Mapping[str, int], after: str) -> str | None:
+def closing_token(special: Mapping[str, int], after: str, lengths: Sequence[int] | None = None) -> str | None:
     """The longest of ``special`` (text -> id of tokens llama.cpp matches whole: CONTROL / USER_DEFINED /
-    UNKNOWN and the retyped end-of-generation texts) that ``after`` starts with, or None."""
+    UNKNOWN and the retyped end-of-generation texts) that ``after`` starts with, or None; ``lengths``: the
+    distinct lengths of ``special``'s texts, longest first (computed when not given)."""
     head = after[:MAX_CLOSER]
-    lengths = sorted({len(t) for t in special if t and len(t) <= len(head)}, reverse=True)
-    return next((head[:n] for n in lengths if head[:n] in special), None)
+    if lengths is None:
+        lengths = sorted({len(t) for t in special if t}, reverse=True)
+    return next((head[:n] for n in lengths if n <= len(head) and head[:n] in special), None)
 
 
 def whole_tokens(tokens: Sequence[str], token_types: Sequence[int] | None) -> dict[str, int]:

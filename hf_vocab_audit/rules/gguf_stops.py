@@ -75,8 +75,9 @@ def _closers(after: str, whole: Mapping[str, int] | None, encode: Callable[[str]
     out: list[Closer] = []
     if whole is not None:
         rest = head
+        lengths = sorted({len(t) for t in whole if t}, reverse=True)
         while rest and len(out) < 8:
-            text = closing_token(whole, rest)
+            text = closing_token(whole, rest, lengths)
             if text is None:
                 break
             out.append(Closer(whole[text], text, True, head))
