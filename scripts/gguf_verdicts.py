@@ -25,8 +25,11 @@ tensors as converted) and load it with ``llama_cpp.Llama`` in a child process, v
 full, tokenizing the case's probe text; (3) extract the BPE pre-tokenizers llama.cpp knows from its
 ``src/llama-vocab.cpp``; (4) ask llama.cpp's built-in chat-template engine (``llama_chat_apply_template``)
 about each test template of ``gguf_builders`` (key ``chat_templates``; ``--templates-only`` records these
-alone). Nothing of llama.cpp is copied into the project: only these observations, and the text of the model
-templates it ships for its own tests (the models' authors', used as test inputs).
+alone); (5) llama.cpp's end-of-generation set (``llama_vocab_is_eog``) and its tokens of the text a chat template
+writes after an assistant's answer, for the GGUFs and converted folders of ``gguf_builders.EOG_SETUPS``,
+``REAL_EOG_TEMPLATES`` and ``EOG_FOLDERS`` (key ``eog``; ``--eog-only`` records these alone). Nothing of
+llama.cpp is copied into the project: only these observations, and the text of the model templates it ships
+for its own tests (the models' authors', used as test inputs).
 """
 
 from __future__ import annotations
@@ -327,6 +330,77 @@ def chat_templates(sdist: Path) -> dict[str, object]:
     return out
 
 
+def llama_cpp_vocab(path: Path, text: str) -> dict[str, object]:
+    """llama.cpp's end-of-generation ids of the GGUF at ``path`` (``llama_vocab_is_eog`` over every id of a
+    vocabulary-only load) and its tokens of ``text`` (``llama_tokenize`` with ``parse_special``, as a server
+    tokenizes a rendered prompt)."""
+    import llama_cpp
+
+    llama_cpp.llama_backend_init()
+    params = llama_cpp.llama_model_default_params()
+    params.vocab_only = True
+    model = llama_cpp.llama_model_load_from_file(str(path).encode(), params)
+    if not model:
+        return {"loaded": False}
+    try:
+        vocab = llama_cpp.llama_model_get_vocab(model)
+        n = int(llama_cpp.llama_vocab_n_tokens(vocab))
+        raw = text.encode()
+        out = (llama_cpp.llama_token * (len(raw) + 8))()
+        count = llama_cpp.llama_tokenize(vocab, raw, len(raw), out, len(raw) + 8, False, True)
+        return {"loaded": True, "n_tokens": n, "eog": [i for i in range(n) if llama_cpp.llama_vocab_is_eog(vocab, i)],
+                "eos": int(llama_cpp.llama_vocab_eos(vocab)), "eot": int(llama_cpp.llama_vocab_eot(vocab)),
+                "after_ids": [int(out[i]) for i in range(max(count, 0))][:8]}
+    finally:
+        llama_cpp.llama_model_free(model)
+
+
+def eog(sdist: Path, tmp: Path) -> dict[str, object]:
+    """llama.cpp's end-of-generation set against the token a chat template closes an assistant turn with
+    (``rules/gguf_stops.py``): the GGUFs of ``gguf_builders.EOG_SETUPS`` and the real templates of
+    ``REAL_EOG_TEMPLATES`` over a vocabulary of their markers (``gguf``), and the tiny HF folders of
+    ``EOG_FOLDERS`` converted by the sdist's ``convert_hf_to_gguf.py`` (``folders``)."""
+    from gguf_builders import (
+        EOG_FOLDERS,
+        EOG_SETUPS,
+        REAL_EOG_TEMPLATES,
+        eog_folder,
+        eog_gguf,
+        template_vocab,
+        write_gguf,
+    )
+
+    from hf_vocab_audit.rules.gguf_stops import after_answer
+
+    folder = sdist / "vendor" / "llama.cpp" / "models" / "templates"
+    ggufs: dict[str, object] = {}
+    for name, setup in EOG_SETUPS.items():
+        path = eog_gguf(tmp / f"eog-{name}.gguf", setup)
+        after = after_answer(setup.template, {"bos_token": "<s>", "eos_token": "</s>"}) or ""
+        ggufs[name] = {"after": after} | llama_cpp_vocab(path, after)
+        print(name, json.dumps(ggufs[name])[:200], flush=True)
+    for name, eos in REAL_EOG_TEMPLATES.items():
+        text = (folder / f"{name}.jinja").read_text(encoding="utf-8")
+        vocab = template_vocab(text, eos)
+        path = write_gguf(tmp / f"eog-{name}.gguf", vocab=vocab, chat_template=text, tensors=False)
+        after = after_answer(text, {"bos_token": "<s>", "eos_token": eos or "</s>"}) or ""
+        ggufs[name] = ({"source": f"models/templates/{name}.jinja", "template": text, "after": after}
+                       | llama_cpp_vocab(path, after))
+        print(name, json.dumps(ggufs[name])[:200], flush=True)
+    folders: dict[str, object] = {}
+    for name, fsetup in EOG_FOLDERS.items():
+        model = eog_folder(tmp / f"eog-{name}", fsetup)
+        out = tmp / f"eog-{name}.gguf"
+        result = convert(sdist, model, out)
+        entry: dict[str, object] = {"converted": result["converted"], "log": result["log"]}
+        if result["converted"]:
+            after = after_answer(fsetup.template, {"eos_token": fsetup.eos}) or ""
+            entry |= {"after": after} | llama_cpp_vocab(out, after)
+        folders[name] = entry
+        print(name, json.dumps(entry)[:300], flush=True)
+    return {"gguf": ggufs, "folders": folders}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--sdist", type=Path, required=True, help="the unpacked llama-cpp-python source")
@@ -334,9 +408,18 @@ def main() -> None:
     parser.add_argument("--paths-only", action="store_true",
                         help="record the converter-path cases and the chat templates only (keys converter_paths, "
                         "chat_templates), keeping the rest")
+    parser.add_argument("--eog-only", action="store_true",
+                        help="record the end-of-generation cases only (key eog), keeping the rest")
     parser.add_argument("--templates-only", action="store_true",
                         help="record the chat templates only (key chat_templates), keeping the rest")
     args = parser.parse_args()
+    if args.eog_only:
+        record = json.loads(args.out.read_text(encoding="utf-8"))
+        with tempfile.TemporaryDirectory() as tmp_name:
+            record["eog"] = eog(args.sdist, Path(tmp_name))
+        args.out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}")
+        return
     if args.templates_only:
         record = json.loads(args.out.read_text(encoding="utf-8"))
         record["chat_templates"] = chat_templates(args.sdist)
@@ -396,6 +479,7 @@ def main() -> None:
             print(case.name, json.dumps(cases[case.name])[:200], flush=True)
         (tmp / "paths").mkdir()
         paths = converter_paths(args.sdist, tmp / "paths", True)
+        eog_record = eog(args.sdist, tmp)
     record = {
         "llama_cpp": f"llama-cpp-python {llama_cpp.__version__} (its vendored llama.cpp and convert_hf_to_gguf.py)",
         "how": "python scripts/gguf_verdicts.py --sdist <unpacked llama-cpp-python sdist>",
@@ -404,6 +488,7 @@ def main() -> None:
         "cases": cases,
         "converter_paths": paths,
         "chat_templates": chat_templates(args.sdist),
+        "eog": eog_record,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

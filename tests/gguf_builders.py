@@ -369,3 +369,157 @@ TEMPLATE_EXPECT = {
     "google-gemma-4-31B-it": "refused", "alpaca_style": "refused",
     "HuggingFaceTB-SmolLM3-3B": "chatml", "im_start_with_bracketed_roles": "chatml",
 }
+
+
+# --- end-of-generation sets (key "eog" of gguf_verdicts.json; rules/gguf_stops.py) ---------------------------------
+
+CHATML = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>' + '\\n' }}"
+          "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+LLAMA3 = ("{{ bos_token }}{% for m in messages %}{{ '<|start_header_id|>' + m['role'] + '<|end_header_id|>\\n\\n' + "
+          "m['content'] | trim + '<|eot_id|>' }}{% endfor %}{% if add_generation_prompt %}"
+          "{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{% endif %}")
+GEMMA = ("{{ bos_token }}{% for m in messages %}{{ '<start_of_turn>' + ('model' if m['role'] == 'assistant' else "
+         "m['role']) + '\\n' + m['content'] | trim + '<end_of_turn>\\n' }}{% endfor %}{% if add_generation_prompt %}"
+         "{{ '<start_of_turn>model\\n' }}{% endif %}")
+TURN_END = ("{% for m in messages %}{{ '<|turn|>' + m['role'] + ': ' + m['content'] + '<|turn_end|>' }}{% endfor %}"
+            "{% if add_generation_prompt %}{{ '<|turn|>assistant: ' }}{% endif %}")
+HARMONY = ("{% for m in messages %}{{ '<|start|>' + m['role'] + '<|message|>' + m['content'] + '<|end|>' }}{% endfor %}"
+           "{% if add_generation_prompt %}{{ '<|start|>assistant' }}{% endif %}")
+
+
+@dataclass(frozen=True)
+class EogSetup:
+    """A GGUF over the healthy base vocabulary with ``add`` appended (text, type) and ``specials`` (role key ->
+    the text of the token it names), carrying ``template``; ``stops``: what the tests require (llama.cpp stops
+    at the token the template closes an assistant turn with)."""
+
+    add: tuple[tuple[str, int], ...]
+    specials: tuple[tuple[str, str], ...]
+    template: str
+    stops: bool
+
+
+EOG_SETUPS = {
+    "llama3_eot_id": EogSetup((("<|begin_of_text|>", 3), ("<|end_of_text|>", 3), ("<|start_header_id|>", 3),
+                               ("<|end_header_id|>", 3), ("<|eot_id|>", 3)),
+                              (("bos", "<|begin_of_text|>"), ("eos", "<|end_of_text|>")), LLAMA3, True),
+    "chatml_im_end_control": EogSetup((("<|endoftext|>", 3), ("<|im_start|>", 3), ("<|im_end|>", 3)),
+                                      (("eos", "<|endoftext|>"),), CHATML, True),
+    "gemma_end_of_turn": EogSetup((("<start_of_turn>", 3), ("<end_of_turn>", 3)), (), GEMMA, True),
+    # <|im_end|> NORMAL or USER_DEFINED: llama.cpp retypes it CONTROL ("control-looking token") and stops at it
+    "chatml_im_end_normal": EogSetup((("<|endoftext|>", 3), ("<|im_start|>", 3), ("<|im_end|>", 1)),
+                                     (("eos", "<|endoftext|>"),), CHATML, True),
+    "chatml_im_end_user_defined": EogSetup((("<|endoftext|>", 3), ("<|im_start|>", 3), ("<|im_end|>", 4)),
+                                           (("eos", "<|endoftext|>"),), CHATML, True),
+    # a made-up closer that is neither eos nor eot, nor on llama.cpp's list: generation runs on
+    "custom_turn_end": EogSetup((("<|turn|>", 3), ("<|turn_end|>", 3)), (), TURN_END, False),
+    "custom_turn_end_user_defined": EogSetup((("<|turn|>", 4), ("<|turn_end|>", 4)), (), TURN_END, False),
+    # the fix: the closer named as eot (or eos)
+    "custom_turn_end_as_eot": EogSetup((("<|turn|>", 3), ("<|turn_end|>", 3)), (("eot", "<|turn_end|>"),),
+                                       TURN_END, True),
+    "custom_turn_end_as_eos": EogSetup((("<|turn|>", 3), ("<|turn_end|>", 3)), (("eos", "<|turn_end|>"),),
+                                       TURN_END, True),
+    # gpt-oss: <|end|> is taken out of the set when <|return|> and <|call|> are in it
+    "harmony_end_with_return_and_call": EogSetup((("<|start|>", 3), ("<|message|>", 3), ("<|end|>", 3),
+                                                  ("<|return|>", 3), ("<|call|>", 3)), (), HARMONY, False),
+    "harmony_end_alone": EogSetup((("<|start|>", 3), ("<|message|>", 3), ("<|end|>", 3)), (), HARMONY, True),
+}
+
+
+BYTES = tuple((f"<0x{b:02X}>", 6) for b in range(256))  # SentencePiece byte fallback: llama.cpp tokenizes any text
+
+
+def eog_vocab(setup: EogSetup) -> Vocab:
+    vocab = base_vocab()
+    tokens = list(vocab.tokens) + [t for t, _ in setup.add] + [t for t, _ in BYTES]
+    types = list(vocab.types) + [k for _, k in setup.add] + [k for _, k in BYTES]
+    specials = dict(vocab.specials)
+    for role, text in setup.specials:
+        specials[f"{role}_token_id"] = tokens.index(text)
+    return Vocab(vocab.model, vocab.pre, tokens, types, [0.0] * len(tokens), None, specials)
+
+
+def eog_gguf(path: Path, setup: EogSetup) -> Path:
+    """The GGUF of ``setup``: vocabulary-only (llama.cpp's EOG set is built at vocabulary load)."""
+    return write_gguf(path, vocab=eog_vocab(setup), chat_template=setup.template, tensors=False)
+
+
+# Real templates (``models/templates`` of the sdist) over a vocabulary of their markers, with the eos their model's
+# tokenizer_config.json declares (None: the tokenizer model's default, "</s>"); each must stay quiet.
+REAL_EOG_TEMPLATES = {
+    "meta-llama-Llama-3.1-8B-Instruct": "<|eot_id|>", "meta-llama-Llama-3.3-70B-Instruct": "<|eot_id|>",
+    "Qwen-Qwen2.5-7B-Instruct": "<|im_end|>", "Qwen-Qwen3-0.6B": "<|im_end|>", "google-gemma-2-2b-it": "<eos>",
+    "google-gemma-4-31B-it": "<turn|>", "mistralai-Mistral-Nemo-Instruct-2407": None,
+    "microsoft-Phi-3.5-mini-instruct": "<|endoftext|>", "openai-gpt-oss-120b": "<|return|>",
+    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B": "<\uff5cend\u2581of\u2581sentence\uff5c>",
+    "ibm-granite-granite-3.3-2B-Instruct": "<|end_of_text|>",
+    "CohereForAI-c4ai-command-r7b-12-2024-tool_use": "<|END_OF_TURN_TOKEN|>", "ByteDance-Seed-OSS": "<seed:eos>",
+    "HuggingFaceTB-SmolLM3-3B": "<|im_end|>",
+}
+MARKER_RE = (r"<[|\uff5c][^\s<>'\"]{1,40}?[|\uff5c]>|<[a-z_]{1,20}[|]>|<[|][a-z_]{1,20}>|<seed:[a-z_]{1,20}>"
+             r"|<(?:start_of_turn|end_of_turn|eos|bos)>|\[/?[A-Z_]{2,20}\]")
+
+
+def template_vocab(template: str, eos: str | None) -> Vocab:
+    """The healthy base vocabulary with every marker-looking string of ``template`` appended as a CONTROL token
+    (its real tokenizer has them as special tokens), and ``eos`` (appended when not among them) as eos."""
+    import re
+
+    vocab = base_vocab()
+    marks = sorted(set(re.findall(MARKER_RE, template)) - set(vocab.tokens))
+    if eos is not None and eos not in marks and eos not in vocab.tokens:
+        marks.append(eos)
+    tokens = list(vocab.tokens) + marks + [t for t, _ in BYTES]
+    specials = dict(vocab.specials)
+    if eos is not None:
+        specials["eos_token_id"] = tokens.index(eos)
+    types = list(vocab.types) + [3] * len(marks) + [k for _, k in BYTES]
+    return Vocab(vocab.model, vocab.pre, tokens, types, [0.0] * len(tokens), None, specials)
+
+
+# HF folders for ``--target gguf`` (a tiny GPT-2 over gpt2_tokenizer(), resized by 8 rows, with these special tokens
+# added, this eos_token, chat template and generation_config.json eos list of texts); scripts/gguf_verdicts.py
+# converts each and loads the GGUF in llama.cpp.
+@dataclass(frozen=True)
+class EogFolder:
+    added: tuple[str, ...]
+    eos: str
+    template: str
+    generation_eos: tuple[str, ...] = ()
+    config_eos: str | None = None
+    stops: bool = True
+
+
+EOG_FOLDERS = {
+    "chatml_eos_im_end": EogFolder(("<|im_start|>", "<|im_end|>"), "<|im_end|>", CHATML),
+    "chatml_eos_endoftext": EogFolder(("<|im_start|>", "<|im_end|>"), "<|endoftext|>", CHATML),
+    "turn_end_eos_endoftext": EogFolder(("<|turn|>", "<|turn_end|>"), "<|endoftext|>", TURN_END, stops=False),
+    # vLLM stops at generation_config.json's list; the converter never reads that file
+    "turn_end_in_generation_config": EogFolder(("<|turn|>", "<|turn_end|>"), "<|endoftext|>", TURN_END,
+                                               generation_eos=("<|endoftext|>", "<|turn_end|>"), stops=False),
+    # config.json's eos_token_id is read only when tokenizer_config.json's eos_token is not found
+    "turn_end_config_eos_only": EogFolder(("<|turn|>", "<|turn_end|>"), "<|endoftext|>", TURN_END,
+                                          config_eos="<|turn_end|>", stops=False),
+    "turn_end_as_eos": EogFolder(("<|turn|>", "<|turn_end|>"), "<|turn_end|>", TURN_END),
+}
+
+
+def eog_folder(folder: Path, setup: EogFolder) -> Path:
+    import transformers
+
+    gpt2_checkpoint(folder, resize=GPT2_ROWS + 8)
+    tok = transformers.AutoTokenizer.from_pretrained(str(folder))
+    tok.add_special_tokens({"additional_special_tokens": list(setup.added)})
+    tok.eos_token = setup.eos
+    tok.chat_template = setup.template
+    tok.save_pretrained(folder, save_jinja_files=False)
+    ids = {t: tok.convert_tokens_to_ids(t) for t in (*setup.added, "<|endoftext|>")}
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    config["eos_token_id"] = ids[setup.config_eos] if setup.config_eos else ids[setup.eos]
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    generation = folder / "generation_config.json"
+    if setup.generation_eos:
+        (generation).write_text(json.dumps({"eos_token_id": [ids[t] for t in setup.generation_eos]}), encoding="utf-8")
+    elif generation.exists():
+        generation.unlink()
+    return folder

@@ -44,6 +44,7 @@ RULE_MODULES: dict[str, frozenset[Scope]] = {
     "pairs": frozenset({_S.BASE, _S.BASE_ROWS}), "drafts": frozenset({_S.DRAFT}),
     "transformers4": frozenset({_S.TARGET}),
     "gguf_chat": frozenset({_S.TARGET, _S.GGUF}),
+    "gguf_stops": frozenset({_S.TARGET, _S.GGUF}),
 }
 _loaded: set[str] = set()
 
