@@ -22,19 +22,23 @@ characters rendered. Past it the rest of the split is not rendered (a coverage g
 from __future__ import annotations
 
 import functools
+import json
 import re
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from ..errors import jinja_missing
 
 try:
     from jinja2 import nodes
+    from jinja2.exceptions import SecurityError, TemplateError
+    from jinja2.ext import Extension
     from jinja2.runtime import markup_join, str_join
     from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment
-    from jinja2.utils import _PassArg
+    from jinja2.utils import Namespace, _PassArg
 except ImportError:  # a base install without jinja2: one line naming it (exit 2), not a traceback
     raise jinja_missing() from None
 
@@ -263,10 +267,73 @@ def transformers_environment() -> Any:
     return _compile_jinja_template("").environment
 
 
+class _Generation(Extension):
+    """``{% generation %}...{% endgeneration %}`` rendered as its body (transformers' ``AssistantTracker``
+    without the tracking: a serving engine renders the tag's body and marks nothing)."""
+
+    tags = {"generation"}
+
+    def parse(self, parser: Any) -> nodes.Node:
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        return nodes.CallBlock(self.call_method("_body"), [], [], body).set_lineno(lineno)
+
+    def _body(self, caller: Any) -> str:
+        return str(caller())
+
+
+class _Namespace(Namespace):
+    """``namespace()`` refusing underscore-prefixed attributes, as transformers' ``TemplateNamespace`` does."""
+
+    def __init__(*args: Any, **kwargs: Any) -> None:  # noqa: N805 - jinja2.utils.Namespace's signature trick
+        self, rest = args[0], args[1:]
+        attrs = dict(*rest, **kwargs)
+        for name in attrs:
+            _Namespace._check(name)
+        Namespace.__init__(self, attrs)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        _Namespace._check(name)
+        Namespace.__setitem__(self, name, value)
+
+    @staticmethod
+    def _check(name: object) -> None:
+        if isinstance(name, str) and name.startswith("_"):
+            raise SecurityError(f"a chat template cannot store the attribute {name!r} on a namespace")
+
+
+def _raise_exception(message: str) -> None:
+    raise TemplateError(message)
+
+
+def _tojson(x: Any, ensure_ascii: bool = False, indent: int | None = None, separators: Any = None,
+            sort_keys: bool = False) -> str:
+    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
+def _strftime_now(format: str) -> str:  # noqa: A002 - the name templates call it with
+    return datetime.now().strftime(format)
+
+
+@functools.lru_cache(maxsize=1)
+def plain_environment() -> Any:
+    """transformers' chat-template environment rebuilt from jinja2 alone: its options, extensions, filter and
+    globals as read in transformers 5.x ``utils/chat_template_utils.py`` (``_cached_compile_jinja_template``).
+    For the renders of a GGUF's template, which llama.cpp renders with its own engine and which must not cost a
+    ``check model.gguf`` the import of transformers (about a second)."""
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                        extensions=[_Generation, "jinja2.ext.loopcontrols"])
+    env.filters["tojson"] = _tojson
+    env.globals.update(raise_exception=_raise_exception, strftime_now=_strftime_now, dict=dict,
+                       namespace=_Namespace)
+    return env
+
+
 @functools.lru_cache(maxsize=16)
-def compiled(template: str) -> Any:
-    """``template`` compiled as transformers compiles it, in a :class:`BudgetSandbox`."""
-    base = transformers_environment()
+def compiled(template: str, plain: bool = False) -> Any:
+    """``template`` compiled as transformers compiles it, in a :class:`BudgetSandbox`. ``plain``: in
+    :func:`plain_environment` (the same options, filters and globals, without importing transformers)."""
+    base = plain_environment() if plain else transformers_environment()
     env = BudgetSandbox(trim_blocks=base.trim_blocks, lstrip_blocks=base.lstrip_blocks,
                         keep_trailing_newline=base.keep_trailing_newline,
                         extensions=[type(e) for e in base.extensions.values()])

@@ -90,11 +90,18 @@ def eog_set(find: Callable[[str], int | None], text_of: Callable[[int], str | No
     return out
 
 
-def eog_ids(tokens: Sequence[str], special_ids: Mapping[str, int], tokenizer_model: str | None) -> dict[int, str]:
-    """:func:`eog_set` of a GGUF's token list (a text listed twice: its first id)."""
-    ids: dict[str, int] = {}
-    for i, text in enumerate(tokens):
-        ids.setdefault(text, i)
+def first_ids(tokens: Sequence[str]) -> dict[str, int]:
+    """Text -> id of a token list, a text listed twice at its first id (built at C speed: the later entries of
+    the reversed list are the earlier ids, and overwrite)."""
+    return dict(zip(reversed(tokens), range(len(tokens) - 1, -1, -1)))
+
+
+def eog_ids(tokens: Sequence[str], special_ids: Mapping[str, int], tokenizer_model: str | None,
+            ids: Mapping[str, int] | None = None) -> dict[int, str]:
+    """:func:`eog_set` of a GGUF's token list (a text listed twice: its first id); ``ids``: its
+    :func:`first_ids`, when already made."""
+    if ids is None:
+        ids = first_ids(tokens)
     return eog_set(ids.get, lambda i: tokens[i] if 0 <= i < len(tokens) else None, len(tokens), special_ids,
                    tokenizer_model)
 
@@ -112,14 +119,23 @@ def closing_token(special: Mapping[str, int], after: str, lengths: Sequence[int]
     return next((head[:n] for n in lengths if n <= len(head) and head[:n] in special), None)
 
 
-def whole_tokens(tokens: Sequence[str], token_types: Sequence[int] | None) -> dict[str, int]:
+def whole_tokens(tokens: Sequence[str], token_types: Sequence[int] | None,
+                 ids: Mapping[str, int] | None = None) -> dict[str, int]:
     """Texts llama.cpp's tokenizer matches whole in a template's text (``parse_special``): CONTROL (3),
-    USER_DEFINED (4) and UNKNOWN (2) tokens, and the end-of-generation texts it retypes CONTROL."""
+    USER_DEFINED (4) and UNKNOWN (2) tokens, and the end-of-generation texts it retypes CONTROL; a text listed
+    twice at its first such id. ``ids``: the token list's :func:`first_ids`, when already made. Only the typed
+    ids are visited one by one (a 128k vocabulary has a few hundred)."""
     out: dict[str, int] = {}
-    for i, text in enumerate(tokens):
-        kind = token_types[i] if token_types is not None and i < len(token_types) else 1
-        if text and (kind in (2, 3, 4) or text in EOG_TEXTS):
-            out.setdefault(text, i)
+    if token_types is not None:
+        n = len(tokens)
+        for i in [i for i, kind in enumerate(token_types) if kind in (2, 3, 4) and i < n]:
+            if tokens[i]:
+                out.setdefault(tokens[i], i)
+    if ids is None:
+        ids = first_ids(tokens)
+    for text in EOG_TEXTS:  # whatever its type, from its first id on (no earlier id is typed)
+        if text in ids:
+            out[text] = ids[text]
     return out
 
 

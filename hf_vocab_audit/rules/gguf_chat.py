@@ -54,7 +54,7 @@ def _render(template: str, facts: Facts) -> str | None:
     messages = [dict(m) for m in MESSAGES]
     try:
         with RowMeter(split_spend(new_key()), lambda: input_chars(messages)):
-            tmpl: Any = compiled(template)
+            tmpl: Any = compiled(template, plain=True)  # llama.cpp's own engine, not transformers
             text = str(tmpl.render(messages=messages, tools=None, documents=None, add_generation_prompt=False,
                                    **special))
     except Exception:  # noqa: BLE001 - an untrusted template's refusal or its budget: other rules report those

@@ -36,7 +36,7 @@ def after_answer(template: str, special: Mapping[str, str]) -> str | None:
     chat = [*user, {"role": "assistant", "content": ANSWER}]
     try:
         with RowMeter(split_spend(new_key()), lambda: input_chars(chat)):
-            tmpl: Any = compiled(template)
+            tmpl: Any = compiled(template, plain=True)  # llama.cpp's own engine, not transformers
             prompt = str(tmpl.render(messages=user, tools=None, documents=None, add_generation_prompt=True, **special))
             full = str(tmpl.render(messages=chat, tools=None, documents=None, add_generation_prompt=False, **special))
     except Exception:  # noqa: BLE001 - an untrusted template's refusal or its budget
@@ -195,7 +195,7 @@ def gguf_file_turn_end_not_end_of_generation(facts: Facts) -> Iterator[Hit]:
     tok = facts.tokenizer
     if gf is None or tok is None or not gf.chat_template or not gf.tokens:
         return
-    from ..facts.llama_cpp_eog import eog_ids, whole_tokens
+    from ..facts.llama_cpp_eog import eog_ids, first_ids, whole_tokens
 
     after = after_answer(gf.chat_template, _special_map(facts))
     if not after:
@@ -205,10 +205,11 @@ def gguf_file_turn_end_not_end_of_generation(facts: Facts) -> Iterator[Hit]:
     def text_of(i: int) -> str | None:
         return tokens[i] if 0 <= i < len(tokens) else None
 
-    closers = _closers(after, whole_tokens(tokens, gf.token_types),
+    ids = first_ids(tokens)
+    closers = _closers(after, whole_tokens(tokens, gf.token_types, ids),
                        lambda text: list(tok.encode_many([text])[0]), text_of)
     if not closers:
         return
-    eog = eog_ids(tokens, gf.special_ids, gf.tokenizer_model)
+    eog = eog_ids(tokens, gf.special_ids, gf.tokenizer_model, ids)
     if not any(c.id in eog for c in closers):
         yield _hit(closers, eog, text_of, gf.file, "llama.cpp does not stop at")

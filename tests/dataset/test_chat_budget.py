@@ -154,3 +154,54 @@ def test_bisection_finds_what_trying_every_prefix_finds_with_refused_prefixes():
 
     for position in range(-1, 23):
         assert chat_module._first_prefix_past(8, position, lengths.get) == linear(position), position
+
+
+@pytest.mark.parametrize("name", ["llama3", "llama3_training", "qwen3", "qwen3_training", "gemma3",
+                                  "gemma3_training", "qwen2_5", "phi3"])
+@pytest.mark.parametrize("generation_prompt", [False, True])
+def test_the_plain_environment_renders_what_transformers_renders(name, generation_prompt):
+    """The environment a GGUF's template renders in (no transformers import) gives transformers' own text on
+    public templates, `{% generation %}` tags, tool calls and the generation prompt included."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    template = _trl_template(name)
+    chat = _long_row(5)  # ends on a user turn: the templates that check alternation accept both forms
+    if not generation_prompt:
+        chat.append({"role": "assistant", "content": "done"})
+    expected, _ = render_jinja_template([chat], chat_template=template, add_generation_prompt=generation_prompt,
+                                        bos_token="<s>", eos_token="</s>")
+    with RowMeter(SplitSpend(), lambda: 0):
+        text = compiled(template, plain=True).render(messages=chat, tools=None, documents=None,
+                                                     add_generation_prompt=generation_prompt, bos_token="<s>",
+                                                     eos_token="</s>")
+    assert text == expected[0]
+
+
+def test_the_plain_environment_keeps_transformers_guards():
+    """`namespace()` refuses underscore attributes and `raise_exception` raises, as in transformers."""
+    from jinja2.exceptions import SecurityError, TemplateError
+
+    with RowMeter(SplitSpend(), lambda: 0):
+        with pytest.raises(SecurityError):
+            compiled("{% set ns = namespace(_x=1) %}{{ ns._x }}", plain=True).render()
+        with pytest.raises(TemplateError, match="no system role"):
+            compiled("{{ raise_exception('no system role') }}", plain=True).render()
+        assert compiled("{{ {'a': 'é'} | tojson }}", plain=True).render() == '{"a": "é"}'
+
+
+def test_a_gguf_check_does_not_import_transformers(tmp_path):
+    """`check model.gguf` renders its template (HVA928, HVA985) without importing transformers (about a second
+    of a check that reads the file's metadata in a fraction of it)."""
+    import subprocess
+    import sys
+
+    from gguf_builders import base_vocab, write_gguf
+
+    chatml = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+              "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+    path = write_gguf(tmp_path / "m.gguf", vocab=base_vocab(), chat_template=chatml)
+    code = ("import sys\nfrom hf_vocab_audit.audit import audit_gguf\n"
+            f"report = audit_gguf({str(path)!r})\n"
+            "print(sorted(report.rules_run), 'transformers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "HVA985" in out and out.strip().endswith("False")
