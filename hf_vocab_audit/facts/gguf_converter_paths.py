@@ -69,14 +69,24 @@ _GPT2_OWN = {name: ConverterClass(name, source, (B,)) for name, source in (
 CONVERTER_CLASSES: dict[str, ConverterClass] = {
     **dict.fromkeys(("LLaMAForCausalLM", "LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                      "LlamaModel", "IQuestCoderForCausalLM", "GraniteForCausalLM", "GraniteMoeForCausalLM",
-                     "GraniteMoeSharedForCausalLM"), _LLAMA),
+                     "GraniteMoeSharedForCausalLM",
+                     # registered on LlamaModel itself, or by subclasses that keep its set_vocab (llama.py,
+                     # granite.py, arcee.py, smollm3.py, ...): a Llava / SmolLM3 folder takes the same readers
+                     "VLlama3ForCausalLM", "LlavaForConditionalGeneration", "VoxtralForConditionalGeneration",
+                     "LlamaForCausalLMEagle3", "Eagle3LlamaForCausalLM", "Eagle3Speculator", "Eagle3DraftModel",
+                     "AfmoeForCausalLM", "CogVLMForCausalLM", "GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM",
+                     "GraniteSwitchForCausalLM", "JanusForConditionalGeneration", "ArceeForCausalLM",
+                     "LlamaBidirectionalModel", "SmolLM3ForCausalLM", "ApertusForCausalLM", "NanbeigeForCausalLM",
+                     "Sarashina2VisionForCausalLM"), _LLAMA),
     "GemmaForCausalLM": _GEMMA,
     "Gemma2ForCausalLM": _GEMMA2,
     **dict.fromkeys(("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "Gemma3TextModel"), _GEMMA3),
-    **dict.fromkeys(("Qwen2ForCausalLM", "Qwen2Model", "Qwen3ForCausalLM", "Qwen3Model"), _QWEN2),
+    **dict.fromkeys(("Qwen2ForCausalLM", "Qwen2Model", "Qwen3ForCausalLM", "Qwen3Model",
+                     "Qwen2AudioForConditionalGeneration", "KORMoForCausalLM", "AudioFlamingo3ForConditionalGeneration",
+                     "DotsOCRForCausalLM", "Qwen3VLForConditionalGeneration"), _QWEN2),
     "DeepseekForCausalLM": _DEEPSEEK,
     "JambaForCausalLM": _JAMBA,
-    **dict.fromkeys(("Phi3ForCausalLM", "PhiMoEForCausalLM"), _PHI3),
+    **dict.fromkeys(("Phi3ForCausalLM", "PhiMoEForCausalLM", "Phi4ForCausalLMV"), _PHI3),
     **dict.fromkeys(("BaichuanForCausalLM", "BaiChuanForCausalLM"), _SPM_ONLY["BaichuanModel"]),
     "OrionForCausalLM": _SPM_ONLY["OrionModel"],
     "MiniCPMForCausalLM": _SPM_ONLY["MiniCPMModel"],
@@ -86,6 +96,13 @@ CONVERTER_CLASSES: dict[str, ConverterClass] = {
                      "PhiForCausalLM", "Starcoder2ForCausalLM", "GPTBigCodeForCausalLM", "FalconForCausalLM",
                      "BloomForCausalLM", "CohereForCausalLM", "Cohere2ForCausalLM", "ExaoneForCausalLM"), _TEXT),
 }
+
+
+# ``get_model_architecture`` keeps these top-level architectures for a text conversion even where
+# ``text_config.architectures`` names another (conversion/base.py).
+TOP_LEVEL_ROUTED = frozenset({"StepVLForConditionalGeneration", "Sarashina2VisionForCausalLM",
+                              "Exaone4_5_ForConditionalGeneration", "Step3p7ForConditionalGeneration",
+                              "KimiK3ForConditionalGeneration"})
 
 
 @dataclass(frozen=True)
@@ -142,7 +159,8 @@ def _tokenizer_class(folder: Path) -> str | None:
 
 def choose_path(folder: Path, architectures: tuple[str, ...], text_architectures: tuple[str, ...] = ()) -> PathChoice:
     """The converter's own choice for ``folder`` (the tokenizer's folder) under these architectures."""
-    arch = (text_architectures or architectures or (None,))[0]
+    top = architectures[0] if architectures else None
+    arch = top if top in TOP_LEVEL_ROUTED else (text_architectures or architectures or (None,))[0]
     spm = (folder / "tokenizer.model").is_file()
     cls = CONVERTER_CLASSES.get(arch) if arch is not None else None
     if cls is None:

@@ -131,6 +131,21 @@ def test_architecture_outside_the_table_keeps_the_old_guess(tmp_path: Path) -> N
     assert t.path == "bpe" and t.converter_class is None
 
 
+@pytest.mark.parametrize("arch", ["VLlama3ForCausalLM", "SmolLM3ForCausalLM", "LlavaForConditionalGeneration"])
+def test_llama_family_architectures_read_tokenizer_json_through_llama_hf(tmp_path: Path, arch: str) -> None:
+    """Architectures registered on LlamaModel (or a subclass keeping its set_vocab) take its readers: a
+    tokenizer.json-only folder goes through LlamaHfVocab and is never hashed. Measured: the converter wrote
+    this folder under VLlama3ForCausalLM as a "llama" vocabulary (64 tokens, scores -1000, no chkhsh) where the
+    audit, guessing BPE, failed it with HVA923."""
+    spm = train_spm(tmp_path)
+    folder = hf_checkpoint(tmp_path / "m", spm, keep_model=False)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps(config | {"architectures": [arch]}))
+    t = predict(gather(folder), "gguf")
+    assert (t.path, t.converter_class) == ("llama_hf", "LlamaModel"), t.path_why
+    assert not {"HVA923", "HVA925", "HVA926"} & set(codes(audit(folder, target_kind="gguf")))
+
+
 @pytest.mark.slow
 def test_table_is_the_converters_source() -> None:
     """Where an unpacked llama-cpp-python sdist is named by HVA_LLAMA_CPP_SDIST: every architecture of the
@@ -163,8 +178,16 @@ def test_table_is_the_converters_source() -> None:
     def first(body: str, names: tuple[str, ...]) -> int:
         return min((i for i in (body.find(n) for n in names) if i >= 0), default=-1)
 
+    def mmproj(name: str) -> bool:  # a vision/audio projector class: registered apart from the text classes
+        return name == "MmprojModel" or any(mmproj(b) for b in classes.get(name, ([], None, []))[2])
+
+    text_owner = {arch: name for name, (archs, _, _) in classes.items() if not mmproj(name) for arch in archs}
+    llama_body = set_vocab("LlamaModel")
+    # every architecture that takes LlamaModel's readers is in the table: one missing would be guessed BPE and
+    # hashed (a false HVA923) where the converter reads tokenizer.json through LlamaHfVocab
+    assert {a for a, o in text_owner.items() if set_vocab(o) == llama_body} <= set(CONVERTER_CLASSES)
     for arch, cls in CONVERTER_CLASSES.items():
-        owner = next(name for name, (archs, _, _) in classes.items() if arch in archs)
+        owner = text_owner[arch]
         body = set_vocab(owner)
         if cls.name.startswith("TextModel"):
             assert body is None or body.strip().endswith("self._set_vocab_gpt2()"), (arch, owner)
