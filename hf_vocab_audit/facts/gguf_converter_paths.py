@@ -46,6 +46,9 @@ class ConverterClass:
     name: str
     source: str  # the file of convert_hf_to_gguf.py's conversion package that defines its set_vocab
     steps: tuple[VocabStep, ...]
+    # its own SentencePiece reader also takes tokenizer.json's ``added_tokens`` (Phi3MiniModel.set_vocab), where
+    # ``_create_vocab_sentencepiece`` reads added_tokens.json and ``added_tokens_decoder`` only
+    spm_reads_tokenizer_json: bool = False
 
 
 S, H, B, G = VocabStep.SENTENCEPIECE, VocabStep.LLAMA_HF, VocabStep.BPE, VocabStep.BPE_IF_GPT2_CLASS
@@ -56,7 +59,7 @@ _GEMMA3 = ConverterClass("Gemma3Model", "conversion/gemma.py", (S, B))
 _QWEN2 = ConverterClass("Qwen2Model", "conversion/qwen.py", (S, B))
 _DEEPSEEK = ConverterClass("DeepseekModel", "conversion/deepseek.py", (S, B))
 _JAMBA = ConverterClass("JambaModel", "conversion/jamba.py", (S, H))
-_PHI3 = ConverterClass("Phi3MiniModel", "conversion/phi.py", (G, S))
+_PHI3 = ConverterClass("Phi3MiniModel", "conversion/phi.py", (G, S), spm_reads_tokenizer_json=True)
 _SPM_ONLY = {name: ConverterClass(name, source, (S,)) for name, source in (
     ("BaichuanModel", "conversion/baichuan.py"), ("OrionModel", "conversion/orion.py"),
     ("MiniCPMModel", "conversion/minicpm.py"))}

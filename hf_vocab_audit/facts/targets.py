@@ -139,7 +139,10 @@ def predict(facts: Facts, kind: str, tp: int | None = None, tool_call_parser: st
     if tok is None or choice.path == "none":
         return chosen
     if choice.path == "sentencepiece":
-        return replace(chosen, declared_added=_declared_added(folder))
+        declared = _declared_added(folder)
+        if choice.converter_class is not None and choice.converter_class.spm_reads_tokenizer_json:
+            declared |= {a.id for a in tok.added_tokens}  # its reader writes tokenizer.json's added tokens too
+        return replace(chosen, declared_added=declared)
     if choice.path == "llama_hf":
         base = base_vocab_size(facts)
         appended = tuple(sorted((a.id, a.content) for a in tok.added_tokens if a.id >= base))

@@ -146,6 +146,37 @@ def test_llama_family_architectures_read_tokenizer_json_through_llama_hf(tmp_pat
     assert not {"HVA923", "HVA925", "HVA926"} & set(codes(audit(folder, target_kind="gguf")))
 
 
+def test_phi3_reads_the_added_tokens_of_tokenizer_json(tmp_path: Path) -> None:
+    """Phi3MiniModel's own SentencePiece reader (conversion/phi.py) also writes tokenizer.json's added_tokens,
+    unlike ``_create_vocab_sentencepiece``. Measured: a Phi-3 folder with tokenizer.model and ``<|im_end|>``
+    added (special) by transformers 5, so only in tokenizer.json, over 65 rows, was converted with
+    ``<|im_end|>`` at 64 typed CONTROL, no [PAD64]; the audit had failed it (HVA921 "will become [PAD64]")."""
+    import shutil
+
+    import torch
+    import transformers
+
+    spm = train_spm(tmp_path)
+    folder = tmp_path / "phi3"
+    folder.mkdir()
+    shutil.copy(spm, folder / "tokenizer.model")
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "LlamaTokenizer", "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}))
+    tok = transformers.AutoTokenizer.from_pretrained(folder)
+    tok.add_tokens(["<|im_end|>"], special_tokens=True)
+    tok.save_pretrained(folder)
+    shutil.copy(spm, folder / "tokenizer.model")
+    config = transformers.Phi3Config(vocab_size=65, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                     num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128,
+                                     bos_token_id=1, eos_token_id=2, pad_token_id=None, tie_word_embeddings=False)
+    torch.manual_seed(0)
+    transformers.Phi3ForCausalLM(config).save_pretrained(folder)
+    assert "added_tokens_decoder" not in json.loads((folder / "tokenizer_config.json").read_text())
+    t = predict(gather(folder), "gguf")
+    assert (t.path, t.converter_class) == ("sentencepiece", "Phi3MiniModel")
+    assert not {"HVA921", "HVA922"} & set(codes(audit(folder, target_kind="gguf")))
+
+
 @pytest.mark.slow
 def test_table_is_the_converters_source() -> None:
     """Where an unpacked llama-cpp-python sdist is named by HVA_LLAMA_CPP_SDIST: every architecture of the
