@@ -27,7 +27,7 @@ from enum import Enum
 from pathlib import Path
 
 from ..errors import AuditError
-from ..io.jsonfile import read_json_object
+from ..io.jsonfile import MAX_TOKENIZER_BYTES, read_json_object
 
 
 class VocabStep(Enum):
@@ -134,7 +134,7 @@ def llama_hf_refusal(folder: Path) -> str | None:
     if not path.is_file():
         return "no tokenizer.json"
     try:
-        raw = read_json_object(path)
+        raw = read_json_object(path, MAX_TOKENIZER_BYTES)  # the tokenizer's bound: a 256k-piece one is over 16 MiB
     except AuditError:
         return "tokenizer.json is not a JSON object"
     model, decoder = raw.get("model"), raw.get("decoder")
