@@ -93,7 +93,7 @@ def _declared_added(folder: Path) -> frozenset[int]:
         for value in values:
             try:
                 ids.add(int(value))
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # 1e999 parses as infinity: no id (the converter skips it)
                 continue
     return frozenset(ids)
 
