@@ -132,7 +132,8 @@ def predict(facts: Facts, kind: str, tp: int | None = None, tool_call_parser: st
     tok = facts.tokenizer
     folder = tok.folder if tok is not None else facts.model_dir
     config = facts.config
-    choice = choose_path(folder, config.architectures, text_architectures(config.raw))
+    choice = choose_path(folder, config.architectures, text_architectures(config.raw),
+                         tok.backend if tok is not None else None)
     vocab_size = config.vocab_size
     chosen = TargetFacts(facts, target, choice.path, vocab_size, path_why=choice.why,
                          converter_class=choice.converter_class.name if choice.converter_class else None)

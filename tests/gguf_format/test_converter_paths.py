@@ -180,15 +180,20 @@ def test_phi3_reads_the_added_tokens_of_tokenizer_json(tmp_path: Path) -> None:
 def test_a_large_tokenizer_json_is_read_for_llama_hf(tmp_path: Path) -> None:
     """A SentencePiece-converted tokenizer.json of a large vocabulary (Gemma's 256k pieces: over 16 MiB) is read
     to decide the LlamaHfVocab path, as the converter reads it whole: a config file's 16 MiB bound made it
-    "not a JSON object", guessed BPE, hashed and failed (HVA923)."""
+    "not a JSON object", guessed BPE, hashed and failed (HVA923). The tokenizer the audit loaded is read instead
+    of a second parse of the file."""
     from hf_vocab_audit.facts.gguf_converter_paths import choose_path, llama_hf_refusal
 
     spm = train_spm(tmp_path)
     folder = hf_checkpoint(tmp_path / "m", spm, keep_model=False)
     with (folder / "tokenizer.json").open("a", encoding="utf-8") as f:
         f.write(" " * (17 * 1024 * 1024))  # whitespace after the object: json.load takes it, as the converter does
-    assert llama_hf_refusal(folder) is None
-    assert choose_path(folder, ("LlamaForCausalLM",)).path == "llama_hf"
+    assert llama_hf_refusal(folder) is not None  # the file alone is over a config file's bound: not parsed again
+    facts = gather(folder)  # the tokenizer the audit loaded decides instead
+    assert facts.tokenizer is not None and llama_hf_refusal(folder, facts.tokenizer.backend) is None
+    assert choose_path(folder, ("LlamaForCausalLM",), backend=facts.tokenizer.backend).path == "llama_hf"
+    t = predict(facts, "gguf")
+    assert t.path == "llama_hf" and t.pre_hash is None
 
 
 @pytest.mark.slow
