@@ -135,8 +135,8 @@ def test_architecture_outside_the_table_keeps_the_old_guess(tmp_path: Path) -> N
 def test_llama_family_architectures_read_tokenizer_json_through_llama_hf(tmp_path: Path, arch: str) -> None:
     """Architectures registered on LlamaModel (or a subclass keeping its set_vocab) take its readers: a
     tokenizer.json-only folder goes through LlamaHfVocab and is never hashed. Measured: the converter wrote
-    this folder under VLlama3ForCausalLM as a "llama" vocabulary (64 tokens, scores -1000, no chkhsh) where the
-    audit, guessing BPE, failed it with HVA923."""
+    this folder under VLlama3ForCausalLM as a "llama" vocabulary (64 tokens, scores -1000, no chkhsh:
+    ``vllama3_tokenizer_json_only_healthy``) where the audit, guessing BPE, failed it with HVA923."""
     spm = train_spm(tmp_path)
     folder = hf_checkpoint(tmp_path / "m", spm, keep_model=False)
     config = json.loads((folder / "config.json").read_text())
@@ -146,35 +146,19 @@ def test_llama_family_architectures_read_tokenizer_json_through_llama_hf(tmp_pat
     assert not {"HVA923", "HVA925", "HVA926"} & set(codes(audit(folder, target_kind="gguf")))
 
 
-def test_phi3_reads_the_added_tokens_of_tokenizer_json(tmp_path: Path) -> None:
+def test_phi3_reads_the_added_tokens_of_tokenizer_json(checkpoints) -> None:
     """Phi3MiniModel's own SentencePiece reader (conversion/phi.py) also writes tokenizer.json's added_tokens,
-    unlike ``_create_vocab_sentencepiece``. Measured: a Phi-3 folder with tokenizer.model and ``<|im_end|>``
-    added (special) by transformers 5, so only in tokenizer.json, over 65 rows, was converted with
-    ``<|im_end|>`` at 64 typed CONTROL, no [PAD64]; the audit had failed it (HVA921 "will become [PAD64]")."""
-    import shutil
-
-    import torch
-    import transformers
-
-    spm = train_spm(tmp_path)
-    folder = tmp_path / "phi3"
-    folder.mkdir()
-    shutil.copy(spm, folder / "tokenizer.model")
-    (folder / "tokenizer_config.json").write_text(json.dumps({
-        "tokenizer_class": "LlamaTokenizer", "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}))
-    tok = transformers.AutoTokenizer.from_pretrained(folder)
-    tok.add_tokens(["<|im_end|>"], special_tokens=True)
-    tok.save_pretrained(folder)
-    shutil.copy(spm, folder / "tokenizer.model")
-    config = transformers.Phi3Config(vocab_size=65, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                                     num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128,
-                                     bos_token_id=1, eos_token_id=2, pad_token_id=None, tie_word_embeddings=False)
-    torch.manual_seed(0)
-    transformers.Phi3ForCausalLM(config).save_pretrained(folder)
-    assert "added_tokens_decoder" not in json.loads((folder / "tokenizer_config.json").read_text())
-    t = predict(gather(folder), "gguf")
+    unlike ``_create_vocab_sentencepiece``: the converter wrote ``<|im_end|>`` (added special by transformers 5,
+    so only in tokenizer.json) at 64 typed CONTROL, no [PAD64], and llama.cpp loaded it; the audit had failed
+    the folder (HVA921 "will become [PAD64]")."""
+    name = "phi_mini_with_tokenizer_model_im_end_special_added_resized_to_65_rows"
+    verdict = PATHS[name]
+    assert verdict["pad_fillers"] == 0 and verdict["added_types"] == {"<|im_end|>": 3}
+    assert verdict["last_tokens"][-1] == "<|im_end|>" and verdict["llama_cpp"]["full"]["loads"]
+    assert "added_tokens_decoder" not in json.loads((checkpoints[name] / "tokenizer_config.json").read_text())
+    t = predict(gather(checkpoints[name]), "gguf")
     assert (t.path, t.converter_class) == ("sentencepiece", "Phi3MiniModel")
-    assert not {"HVA921", "HVA922"} & set(codes(audit(folder, target_kind="gguf")))
+    assert not {"HVA921", "HVA922", "HVA924"} & set(codes(audit(checkpoints[name], target_kind="gguf")))
 
 
 def test_a_large_tokenizer_json_is_read_for_llama_hf(tmp_path: Path) -> None:
