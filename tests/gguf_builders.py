@@ -185,11 +185,13 @@ def train_spm(folder: Path) -> Path:
 
 
 def hf_checkpoint(folder: Path, spm_model: Path, *, added: list[str] = (), resize: int | None = None,
-                  arch: str = "llama", keep_model: bool = True) -> Path:
-    """A tiny Llama-2 style checkpoint over the SentencePiece model (64 pieces): ``added`` tokens without a
-    resize unless ``resize`` (rows); ``arch`` "mistral" / "gemma": the same under that architecture;
-    ``keep_model=False``: ``tokenizer.model`` removed afterwards, leaving the ``tokenizer.json`` transformers
-    converted it to (a byte-fallback BPE with a Sequence decoder)."""
+                  arch: str = "llama", keep_model: bool = True, added_special: bool = False,
+                  architecture: str | None = None) -> Path:
+    """A tiny Llama-2 style checkpoint over the SentencePiece model (64 pieces): ``added`` tokens (special with
+    ``added_special``) without a resize unless ``resize`` (rows); ``arch`` "mistral" / "gemma" / "phi3": the same
+    under that architecture; ``architecture``: config.json's ``architectures`` rewritten to it (another name the
+    converter registers for the same class); ``keep_model=False``: ``tokenizer.model`` removed afterwards,
+    leaving the ``tokenizer.json`` transformers converted it to (a byte-fallback BPE with a Sequence decoder)."""
     import shutil
 
     import torch
@@ -201,18 +203,22 @@ def hf_checkpoint(folder: Path, spm_model: Path, *, added: list[str] = (), resiz
         "tokenizer_class": "LlamaTokenizer", "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}))
     tok = transformers.AutoTokenizer.from_pretrained(folder)  # the SentencePiece model, converted by transformers
     if added:
-        tok.add_tokens(list(added))
+        tok.add_tokens(list(added), special_tokens=added_special)
     tok.save_pretrained(folder)
     rows = resize or 64
     config_class, model_class = {"llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM),
                                  "mistral": (transformers.MistralConfig, transformers.MistralForCausalLM),
-                                 "gemma": (transformers.GemmaConfig, transformers.GemmaForCausalLM)}[arch]
-    extra = {"head_dim": 8} if arch == "gemma" else {}
+                                 "gemma": (transformers.GemmaConfig, transformers.GemmaForCausalLM),
+                                 "phi3": (transformers.Phi3Config, transformers.Phi3ForCausalLM)}[arch]
+    extra = {"head_dim": 8} if arch == "gemma" else {"pad_token_id": None} if arch == "phi3" else {}  # Phi-3's is 32000
     config = config_class(vocab_size=rows, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
                           num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128,
                           bos_token_id=1, eos_token_id=2, tie_word_embeddings=False, **extra)
     torch.manual_seed(0)
     model_class(config).save_pretrained(folder)
+    if architecture is not None:
+        raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        (folder / "config.json").write_text(json.dumps(raw | {"architectures": [architecture]}), encoding="utf-8")
     if not keep_model:
         (folder / "tokenizer.model").unlink()
     return folder
@@ -234,6 +240,13 @@ PATH_SETUPS: dict[str, dict[str, Any]] = {
     "llama_with_tokenizer_model_im_end_added_resized_to_65_rows": {"added": ["<|im_end|>"], "resize": 65},
     "gemma_tokenizer_json_only_healthy": {"keep_model": False, "arch": "gemma"},
     "gemma_with_tokenizer_model_healthy": {"arch": "gemma"},
+    # LlamaModel registered under another name (the audit once guessed BPE for it, and failed it with HVA923)
+    "vllama3_tokenizer_json_only_healthy": {"keep_model": False, "architecture": "VLlama3ForCausalLM"},
+    # Phi3MiniModel's SentencePiece reader also takes tokenizer.json's added tokens (the audit once said [PAD64]).
+    # Not named "phi3": llama.cpp gives a GGUF whose general.name (the folder's) holds "phi3" or "phi-3" Phi-3's
+    # token attributes by name (src/llama-vocab.cpp), and this 64-piece vocabulary has no "<|endoftext|>" for them
+    "phi_mini_with_tokenizer_model_im_end_special_added_resized_to_65_rows": {
+        "arch": "phi3", "added": ["<|im_end|>"], "added_special": True, "resize": 65},
 }
 PATH_GPT2_SETUPS: dict[str, dict[str, Any]] = {"llama_gpt2_style_bpe_tokenizer_json": {"arch": "llama"}}
 

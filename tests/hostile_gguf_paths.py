@@ -40,3 +40,14 @@ def chatml_looking_template_bomb_under_target_gguf(folder: Path) -> list[str]:
     write_json(folder / "tokenizer_config.json",
                {**TOKENIZER_CONFIG, "chat_template": "<|im_start|>{{ 'a' * 10**12 }}<|im_end|>"})
     return [str(folder), "--target", "gguf"]
+
+
+@case(GROUP, exit_codes=(0, 1))
+def added_tokens_json_with_an_infinite_id_on_the_sentencepiece_path(folder: Path) -> list[str]:
+    """A tokenizer.model beside added_tokens.json whose id is 1e999 (JSON's infinity): the SentencePiece path's
+    reader of added_tokens.json skips it (the converter's "ignore token ... out of range"), it is no id: the audit
+    goes on (it was "unexpected OverflowError", exit 2)."""
+    (folder / "tokenizer.model").write_bytes(b"\x00" * 16)
+    (folder / "added_tokens.json").write_text('{"<x>": 1e999}', encoding="utf-8")
+    write_json(folder / "config.json", {**CONFIG, "architectures": ["LlamaForCausalLM"]})
+    return [str(folder), "--target", "gguf"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 from ..errors import AuditError
 from ..io.jsonfile import read_json_object
@@ -46,6 +47,9 @@ class ConverterClass:
     name: str
     source: str  # the file of convert_hf_to_gguf.py's conversion package that defines its set_vocab
     steps: tuple[VocabStep, ...]
+    # its own SentencePiece reader also takes tokenizer.json's ``added_tokens`` (Phi3MiniModel.set_vocab), where
+    # ``_create_vocab_sentencepiece`` reads added_tokens.json and ``added_tokens_decoder`` only
+    spm_reads_tokenizer_json: bool = False
 
 
 S, H, B, G = VocabStep.SENTENCEPIECE, VocabStep.LLAMA_HF, VocabStep.BPE, VocabStep.BPE_IF_GPT2_CLASS
@@ -56,7 +60,7 @@ _GEMMA3 = ConverterClass("Gemma3Model", "conversion/gemma.py", (S, B))
 _QWEN2 = ConverterClass("Qwen2Model", "conversion/qwen.py", (S, B))
 _DEEPSEEK = ConverterClass("DeepseekModel", "conversion/deepseek.py", (S, B))
 _JAMBA = ConverterClass("JambaModel", "conversion/jamba.py", (S, H))
-_PHI3 = ConverterClass("Phi3MiniModel", "conversion/phi.py", (G, S))
+_PHI3 = ConverterClass("Phi3MiniModel", "conversion/phi.py", (G, S), spm_reads_tokenizer_json=True)
 _SPM_ONLY = {name: ConverterClass(name, source, (S,)) for name, source in (
     ("BaichuanModel", "conversion/baichuan.py"), ("OrionModel", "conversion/orion.py"),
     ("MiniCPMModel", "conversion/minicpm.py"))}
@@ -69,14 +73,24 @@ _GPT2_OWN = {name: ConverterClass(name, source, (B,)) for name, source in (
 CONVERTER_CLASSES: dict[str, ConverterClass] = {
     **dict.fromkeys(("LLaMAForCausalLM", "LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                      "LlamaModel", "IQuestCoderForCausalLM", "GraniteForCausalLM", "GraniteMoeForCausalLM",
-                     "GraniteMoeSharedForCausalLM"), _LLAMA),
+                     "GraniteMoeSharedForCausalLM",
+                     # registered on LlamaModel itself, or by subclasses that keep its set_vocab (llama.py,
+                     # granite.py, arcee.py, smollm3.py, ...): a Llava / SmolLM3 folder takes the same readers
+                     "VLlama3ForCausalLM", "LlavaForConditionalGeneration", "VoxtralForConditionalGeneration",
+                     "LlamaForCausalLMEagle3", "Eagle3LlamaForCausalLM", "Eagle3Speculator", "Eagle3DraftModel",
+                     "AfmoeForCausalLM", "CogVLMForCausalLM", "GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM",
+                     "GraniteSwitchForCausalLM", "JanusForConditionalGeneration", "ArceeForCausalLM",
+                     "LlamaBidirectionalModel", "SmolLM3ForCausalLM", "ApertusForCausalLM", "NanbeigeForCausalLM",
+                     "Sarashina2VisionForCausalLM"), _LLAMA),
     "GemmaForCausalLM": _GEMMA,
     "Gemma2ForCausalLM": _GEMMA2,
     **dict.fromkeys(("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "Gemma3TextModel"), _GEMMA3),
-    **dict.fromkeys(("Qwen2ForCausalLM", "Qwen2Model", "Qwen3ForCausalLM", "Qwen3Model"), _QWEN2),
+    **dict.fromkeys(("Qwen2ForCausalLM", "Qwen2Model", "Qwen3ForCausalLM", "Qwen3Model",
+                     "Qwen2AudioForConditionalGeneration", "KORMoForCausalLM", "AudioFlamingo3ForConditionalGeneration",
+                     "DotsOCRForCausalLM", "Qwen3VLForConditionalGeneration"), _QWEN2),
     "DeepseekForCausalLM": _DEEPSEEK,
     "JambaForCausalLM": _JAMBA,
-    **dict.fromkeys(("Phi3ForCausalLM", "PhiMoEForCausalLM"), _PHI3),
+    **dict.fromkeys(("Phi3ForCausalLM", "PhiMoEForCausalLM", "Phi4ForCausalLMV"), _PHI3),
     **dict.fromkeys(("BaichuanForCausalLM", "BaiChuanForCausalLM"), _SPM_ONLY["BaichuanModel"]),
     "OrionForCausalLM": _SPM_ONLY["OrionModel"],
     "MiniCPMForCausalLM": _SPM_ONLY["MiniCPMModel"],
@@ -86,6 +100,13 @@ CONVERTER_CLASSES: dict[str, ConverterClass] = {
                      "PhiForCausalLM", "Starcoder2ForCausalLM", "GPTBigCodeForCausalLM", "FalconForCausalLM",
                      "BloomForCausalLM", "CohereForCausalLM", "Cohere2ForCausalLM", "ExaoneForCausalLM"), _TEXT),
 }
+
+
+# ``get_model_architecture`` keeps these top-level architectures for a text conversion even where
+# ``text_config.architectures`` names another (conversion/base.py).
+TOP_LEVEL_ROUTED = frozenset({"StepVLForConditionalGeneration", "Sarashina2VisionForCausalLM",
+                              "Exaone4_5_ForConditionalGeneration", "Step3p7ForConditionalGeneration",
+                              "KimiK3ForConditionalGeneration"})
 
 
 @dataclass(frozen=True)
@@ -105,28 +126,52 @@ class PathChoice:
         return VocabStep.BPE.value if self.step is VocabStep.BPE_IF_GPT2_CLASS else self.step.value
 
 
-def llama_hf_refusal(folder: Path) -> str | None:
+def llama_hf_refusal(folder: Path, backend: Any = None) -> str | None:
     """Why ``gguf.LlamaHfVocab`` (``gguf-py/gguf/vocab.py``) refuses ``folder``'s tokenizer.json, or None when
     it takes it. It raises ``FileNotFoundError`` unless ``model.type`` is "BPE" with ``byte_fallback`` true and
     the ``decoder`` is a "Sequence" (a Llama-3 style BPE with ``ignore_merges`` and no byte fallback raises
-    ``TypeError``): the converter then goes on to the BPE path."""
+    ``TypeError``): the converter then goes on to the BPE path. ``backend``: the tokenizers library's object the
+    audit already loaded from that file, read instead of parsing the file again (a 256k-piece tokenizer.json is
+    over a config file's 16 MiB bound, and a second parse of it in Python costs its size many times over)."""
     path = folder / "tokenizer.json"
     if not path.is_file():
         return "no tokenizer.json"
-    try:
-        raw = read_json_object(path)
-    except AuditError:
-        return "tokenizer.json is not a JSON object"
-    model, decoder = raw.get("model"), raw.get("decoder")
-    if not isinstance(model, dict):
-        return "tokenizer.json has no model"
-    if model.get("type") == "BPE" and model.get("ignore_merges", False) and not model.get("byte_fallback", True):
+    found = _backend_model(backend)
+    if found is None:
+        try:
+            raw = read_json_object(path)
+        except AuditError:
+            return "tokenizer.json is not a JSON object"
+        model, decoder = raw.get("model"), raw.get("decoder")
+        if not isinstance(model, dict):
+            return "tokenizer.json has no model"
+        kind, ignore_merges = model.get("type"), model.get("ignore_merges", False)
+        byte_fallback = model.get("byte_fallback")  # absent: the converter's two checks default differently
+        decoder_type = decoder.get("type") if isinstance(decoder, dict) else None
+    else:
+        kind, byte_fallback, ignore_merges, decoder_type = found
+    if kind == "BPE" and ignore_merges and not (True if byte_fallback is None else byte_fallback):
         return "a Llama-3 style BPE (ignore_merges, no byte_fallback): \"Llama 3 must be converted with BpeVocab\""
-    if model.get("type") != "BPE" or not model.get("byte_fallback", False):
-        return f"its model is {model.get('type')!r} without byte_fallback, not a SentencePiece-converted BPE"
-    if not isinstance(decoder, dict) or decoder.get("type") != "Sequence":
+    if kind != "BPE" or not byte_fallback:
+        return f"its model is {kind!r} without byte_fallback, not a SentencePiece-converted BPE"
+    if decoder_type != "Sequence":
         return "its decoder is not a Sequence"
     return None
+
+
+def _backend_model(backend: Any) -> tuple[str, bool, bool, str | None] | None:
+    """(model type, byte_fallback, ignore_merges, decoder type) of a ``tokenizers.Tokenizer``, or None (not one)."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        return None
+    if not isinstance(backend, Tokenizer):
+        return None
+    model, decoder = backend.model, backend.decoder
+    kind = type(model).__name__
+    if kind != "BPE":
+        return kind, False, False, None
+    return kind, bool(model.byte_fallback), bool(model.ignore_merges), type(decoder).__name__ if decoder else None
 
 
 def _tokenizer_class(folder: Path) -> str | None:
@@ -140,9 +185,12 @@ def _tokenizer_class(folder: Path) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def choose_path(folder: Path, architectures: tuple[str, ...], text_architectures: tuple[str, ...] = ()) -> PathChoice:
-    """The converter's own choice for ``folder`` (the tokenizer's folder) under these architectures."""
-    arch = (text_architectures or architectures or (None,))[0]
+def choose_path(folder: Path, architectures: tuple[str, ...], text_architectures: tuple[str, ...] = (),
+                backend: Any = None) -> PathChoice:
+    """The converter's own choice for ``folder`` (the tokenizer's folder) under these architectures; ``backend``:
+    the tokenizer already loaded from its tokenizer.json (:func:`llama_hf_refusal`)."""
+    top = architectures[0] if architectures else None
+    arch = top if top in TOP_LEVEL_ROUTED else (text_architectures or architectures or (None,))[0]
     spm = (folder / "tokenizer.model").is_file()
     cls = CONVERTER_CLASSES.get(arch) if arch is not None else None
     if cls is None:
@@ -156,7 +204,7 @@ def choose_path(folder: Path, architectures: tuple[str, ...], text_architectures
                 return PathChoice(step, cls, arch, f"{cls.name}.set_vocab reads tokenizer.model")
             tried.append("no tokenizer.model")
         elif step is VocabStep.LLAMA_HF:
-            refusal = llama_hf_refusal(folder)
+            refusal = llama_hf_refusal(folder, backend)
             if refusal is None:
                 return PathChoice(step, cls, arch, f"{cls.name}.set_vocab: no tokenizer.model, and LlamaHfVocab "
                                                    "takes tokenizer.json (a byte-fallback BPE)")

@@ -93,7 +93,7 @@ def _declared_added(folder: Path) -> frozenset[int]:
         for value in values:
             try:
                 ids.add(int(value))
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # 1e999 parses as infinity: no id (the converter skips it)
                 continue
     return frozenset(ids)
 
@@ -132,14 +132,18 @@ def predict(facts: Facts, kind: str, tp: int | None = None, tool_call_parser: st
     tok = facts.tokenizer
     folder = tok.folder if tok is not None else facts.model_dir
     config = facts.config
-    choice = choose_path(folder, config.architectures, text_architectures(config.raw))
+    choice = choose_path(folder, config.architectures, text_architectures(config.raw),
+                         tok.backend if tok is not None else None)
     vocab_size = config.vocab_size
     chosen = TargetFacts(facts, target, choice.path, vocab_size, path_why=choice.why,
                          converter_class=choice.converter_class.name if choice.converter_class else None)
     if tok is None or choice.path == "none":
         return chosen
     if choice.path == "sentencepiece":
-        return replace(chosen, declared_added=_declared_added(folder))
+        declared = _declared_added(folder)
+        if choice.converter_class is not None and choice.converter_class.spm_reads_tokenizer_json:
+            declared |= {a.id for a in tok.added_tokens}  # its reader writes tokenizer.json's added tokens too
+        return replace(chosen, declared_added=declared)
     if choice.path == "llama_hf":
         base = base_vocab_size(facts)
         appended = tuple(sorted((a.id, a.content) for a in tok.added_tokens if a.id >= base))

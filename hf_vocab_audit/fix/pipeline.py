@@ -144,6 +144,10 @@ def fix_checkpoint(
         from .adapter_refusal import refuse_adapter_fix
 
         return refuse_adapter_fix(src, tokenizer=tokenizer, select=select, ignore=ignore)
+    if base is not None:  # as the CLI does: --force would replace the base the rows are copied from
+        from ..io.output_path import check_output_folder
+
+        check_output_folder(Path(output) if output is not None else default_output(src), (base,))
     audit_options = AuditOptions(tokenizer=tokenizer, select=_tuple(select), ignore=_tuple(ignore), weights=weights,
                                   target_kind=target_kind, base=str(base) if base is not None else None)
     marks = (lambda report: replace(report, findings=tuple(accept(list(report.findings))))) if accept else None

@@ -60,7 +60,8 @@ def gguf_convert_drops_tokens(t: TargetFacts) -> Iterator[Hit]:
     `tokenizer_config.json`'s `added_tokens_decoder` only: tokens at or past `vocab_size` are skipped
     ("ignore token N: id is out of range, max=V-1"), and a token listed only in `tokenizer.json` (where
     transformers 5 saves `add_tokens`) is never read: its id becomes `[PAD{i}]`, or nothing when past
-    `vocab_size`. The conversion "succeeds" and the GGUF tokenizes differently (ggml-org/llama.cpp#5838).
+    `vocab_size` (Phi-3's own reader, `Phi3MiniModel` in `conversion/phi.py`, also reads tokenizer.json's).
+    The conversion "succeeds" and the GGUF tokenizes differently (ggml-org/llama.cpp#5838).
 
     Fix:
     Resize the embeddings to cover the tokens, list them in `added_tokens_decoder` (re-save the

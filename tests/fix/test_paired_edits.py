@@ -445,3 +445,24 @@ def test_fix_checkpoint_takes_the_base_from_python(base, tmp_path, guard_input):
     assert [(a.code, a.applicability.value) for a in report.fixes] == [("HVA846", "safe"), ("HVA846", "safe")]
     assert report.fix is not None and report.fix.rows_after == 128
     assert pair_codes(tmp_path / "out", base) == set()
+
+
+@pytest.mark.parametrize("where", ["base", "around"])
+def test_fix_checkpoint_never_writes_over_its_base(base, tmp_path, where):
+    """From Python as from the CLI: an output that is the base (or holds it) is refused before anything is
+    written, even with ``force`` (which would replace the folder the rows are copied from)."""
+    import shutil
+
+    from fixsafety import tree_state
+
+    from hf_vocab_audit.errors import AuditError
+    from hf_vocab_audit.fix import fix_checkpoint
+
+    mine = tmp_path / "outer" / "base"
+    shutil.copytree(base, mine)
+    ft = fine_tune(mine, tmp_path / "ft", resize=100)
+    before = tree_state(mine)
+    output = mine if where == "base" else mine.parent
+    with pytest.raises(AuditError, match="this run reads"):
+        fix_checkpoint(ft, base=mine, output=output, force=True, verify_load="never")
+    assert tree_state(mine) == before

@@ -131,6 +131,55 @@ def test_architecture_outside_the_table_keeps_the_old_guess(tmp_path: Path) -> N
     assert t.path == "bpe" and t.converter_class is None
 
 
+@pytest.mark.parametrize("arch", ["VLlama3ForCausalLM", "SmolLM3ForCausalLM", "LlavaForConditionalGeneration"])
+def test_llama_family_architectures_read_tokenizer_json_through_llama_hf(tmp_path: Path, arch: str) -> None:
+    """Architectures registered on LlamaModel (or a subclass keeping its set_vocab) take its readers: a
+    tokenizer.json-only folder goes through LlamaHfVocab and is never hashed. Measured: the converter wrote
+    this folder under VLlama3ForCausalLM as a "llama" vocabulary (64 tokens, scores -1000, no chkhsh:
+    ``vllama3_tokenizer_json_only_healthy``) where the audit, guessing BPE, failed it with HVA923."""
+    spm = train_spm(tmp_path)
+    folder = hf_checkpoint(tmp_path / "m", spm, keep_model=False)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps(config | {"architectures": [arch]}))
+    t = predict(gather(folder), "gguf")
+    assert (t.path, t.converter_class) == ("llama_hf", "LlamaModel"), t.path_why
+    assert not {"HVA923", "HVA925", "HVA926"} & set(codes(audit(folder, target_kind="gguf")))
+
+
+def test_phi3_reads_the_added_tokens_of_tokenizer_json(checkpoints) -> None:
+    """Phi3MiniModel's own SentencePiece reader (conversion/phi.py) also writes tokenizer.json's added_tokens,
+    unlike ``_create_vocab_sentencepiece``: the converter wrote ``<|im_end|>`` (added special by transformers 5,
+    so only in tokenizer.json) at 64 typed CONTROL, no [PAD64], and llama.cpp loaded it; the audit had failed
+    the folder (HVA921 "will become [PAD64]")."""
+    name = "phi_mini_with_tokenizer_model_im_end_special_added_resized_to_65_rows"
+    verdict = PATHS[name]
+    assert verdict["pad_fillers"] == 0 and verdict["added_types"] == {"<|im_end|>": 3}
+    assert verdict["last_tokens"][-1] == "<|im_end|>" and verdict["llama_cpp"]["full"]["loads"]
+    assert "added_tokens_decoder" not in json.loads((checkpoints[name] / "tokenizer_config.json").read_text())
+    t = predict(gather(checkpoints[name]), "gguf")
+    assert (t.path, t.converter_class) == ("sentencepiece", "Phi3MiniModel")
+    assert not {"HVA921", "HVA922", "HVA924"} & set(codes(audit(checkpoints[name], target_kind="gguf")))
+
+
+def test_a_large_tokenizer_json_is_read_for_llama_hf(tmp_path: Path) -> None:
+    """A SentencePiece-converted tokenizer.json of a large vocabulary (Gemma's 256k pieces: over 16 MiB) is read
+    to decide the LlamaHfVocab path, as the converter reads it whole: a config file's 16 MiB bound made it
+    "not a JSON object", guessed BPE, hashed and failed (HVA923). The tokenizer the audit loaded is read instead
+    of a second parse of the file."""
+    from hf_vocab_audit.facts.gguf_converter_paths import choose_path, llama_hf_refusal
+
+    spm = train_spm(tmp_path)
+    folder = hf_checkpoint(tmp_path / "m", spm, keep_model=False)
+    with (folder / "tokenizer.json").open("a", encoding="utf-8") as f:
+        f.write(" " * (17 * 1024 * 1024))  # whitespace after the object: json.load takes it, as the converter does
+    assert llama_hf_refusal(folder) is not None  # the file alone is over a config file's bound: not parsed again
+    facts = gather(folder)  # the tokenizer the audit loaded decides instead
+    assert facts.tokenizer is not None and llama_hf_refusal(folder, facts.tokenizer.backend) is None
+    assert choose_path(folder, ("LlamaForCausalLM",), backend=facts.tokenizer.backend).path == "llama_hf"
+    t = predict(facts, "gguf")
+    assert t.path == "llama_hf" and t.pre_hash is None
+
+
 @pytest.mark.slow
 def test_table_is_the_converters_source() -> None:
     """Where an unpacked llama-cpp-python sdist is named by HVA_LLAMA_CPP_SDIST: every architecture of the
@@ -163,8 +212,16 @@ def test_table_is_the_converters_source() -> None:
     def first(body: str, names: tuple[str, ...]) -> int:
         return min((i for i in (body.find(n) for n in names) if i >= 0), default=-1)
 
+    def mmproj(name: str) -> bool:  # a vision/audio projector class: registered apart from the text classes
+        return name == "MmprojModel" or any(mmproj(b) for b in classes.get(name, ([], None, []))[2])
+
+    text_owner = {arch: name for name, (archs, _, _) in classes.items() if not mmproj(name) for arch in archs}
+    llama_body = set_vocab("LlamaModel")
+    # every architecture that takes LlamaModel's readers is in the table: one missing would be guessed BPE and
+    # hashed (a false HVA923) where the converter reads tokenizer.json through LlamaHfVocab
+    assert {a for a, o in text_owner.items() if set_vocab(o) == llama_body} <= set(CONVERTER_CLASSES)
     for arch, cls in CONVERTER_CLASSES.items():
-        owner = next(name for name, (archs, _, _) in classes.items() if arch in archs)
+        owner = text_owner[arch]
         body = set_vocab(owner)
         if cls.name.startswith("TextModel"):
             assert body is None or body.strip().endswith("self._set_vocab_gpt2()"), (arch, owner)
