@@ -176,9 +176,7 @@ def llama_cpp_eog(path: Path) -> frozenset[int] | None:
     """``llama_vocab_is_eog`` of every id of the GGUF at ``path``, loaded vocabulary-only by the installed
     llama-cpp-python; None where it is not importable or the file does not load."""
     try:
-        import importlib
-
-        llama_cpp = importlib.import_module("llama_cpp")
+        import llama_cpp  # a fixed module name: the installed llama-cpp-python, never one the checkpoint names
     except Exception:  # noqa: BLE001 - not installed, or its shared library does not load
         return None
     llama_cpp.llama_backend_init()
