@@ -106,6 +106,7 @@ class DraftVocabRule:
     max_size_difference: int = 0  # DraftCheck.SIZE: the largest difference it accepts
     compare_from: int = 0  # DraftCheck.TOKENS: the first id it compares
     unchecked: str = ""
+    eagle3_checked: bool = False  # whether an EAGLE-3 draft (d2t/t2d maps) goes through the same checks
 
 
 @dataclass(frozen=True)
@@ -268,7 +269,8 @@ LLAMA_CPP = Consumer(
     draft_vocab=DraftVocabRule(
         "common/speculative.cpp (common_speculative_are_compatible:67-130, SPEC_VOCAB_MAX_SIZE_DIFFERENCE = 128 and "
         "SPEC_VOCAB_CHECK_START_TOKEN_ID = 5 at :30-31; the size and token messages are logged at debug level; "
-        "common_speculative_impl_draft_simple:242-249 throws when it returns false, no retokenising fallback); "
+        "common_speculative_impl_draft_simple:242-249, the speculation of a plain --model-draft, throws when it "
+        "returns false, no retokenising fallback; common_speculative_impl_draft_eagle3 does not call it); "
         "gguf-py/gguf/vocab.py (SpecialVocab._try_load_from_tokenizer_json:235-346: add_bos/add_eos from "
         "tokenizer.json's post_processor, else tokenizer_config.json)",
         checks=((DraftCheck.ADD_BOS, "draft model bos tokens must match target model to use speculation. add: {add_t} - "

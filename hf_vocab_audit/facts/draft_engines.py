@@ -168,6 +168,8 @@ def refusals(pair: DraftFacts) -> tuple[Refusal, ...]:
     for engine in draft_engines():
         rule = engine.draft_vocab
         assert rule is not None
+        if pair.eagle is not None and not rule.eagle3_checked:
+            continue
         for check, message in rule.checks:
             hit = _check(engine, rule, check, message, pair)
             if hit is not None:

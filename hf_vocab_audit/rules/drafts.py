@@ -156,7 +156,8 @@ def draft_refused_by_engine(pair: DraftFacts) -> Iterator[Hit]:
 
     Why:
     llama.cpp (as vendored by llama-cpp-python 0.3.36, `common_speculative_are_compatible` in
-    `common/speculative.cpp`) compares the two vocabularies before it speculates: whether both add a bos/eos
+    `common/speculative.cpp`) compares the two vocabularies before it speculates with a plain draft (not an
+    EAGLE-3 one, which HVA853/854 check): whether both add a bos/eos
     token and the same one, sizes no more than 128 apart (`SPEC_VOCAB_MAX_SIZE_DIFFERENCE`), and the token text
     at every id from 5 (`SPEC_VOCAB_CHECK_START_TOKEN_ID`) up to the smaller size. The first difference stops it:
     "the target and draft vocabs are not compatible" and a `std::runtime_error`, no fallback, so the server does

@@ -136,3 +136,23 @@ def test_another_bos_handling_is_refused_by_llama_cpp(tmp_path):
                                        "add: 1 - 0, id: 1 - 1)")
     edit_json(other / "tokenizer.json", post_processor=BOS_TEMPLATE)  # now the same: accepted
     assert engine_hits(target, other)[1] == []
+
+
+def test_an_eagle3_draft_is_not_held_to_llama_cpps_plain_draft_check(target, tmp_path):
+    """llama.cpp checks the vocabularies in its draft-simple speculation (a plain ``--model-draft``); its
+    draft-eagle3 path does not call ``common_speculative_are_compatible``: the EAGLE-3 rules (HVA853/854) apply."""
+    import json
+
+    from safetensors.torch import save_file
+
+    other = tmp_path / "eagle"
+    other.mkdir()
+    (other / "config.json").write_text(json.dumps({
+        "architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "vocab_size": 104 + 200,
+        "draft_vocab_size": 32, "hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2}))
+    save_file({"d2t": torch.zeros(32, dtype=torch.int64), "t2d": torch.zeros(104, dtype=torch.bool),
+               "midlayer.hidden_norm.weight": torch.ones(16)}, other / "model.safetensors")
+    found, hits = engine_hits(target, other)
+    assert hits == [] and "HVA850" in found  # the size still differs for transformers
+    plain = draft(tmp_path / "plain", rows=104 + 200)
+    assert [h.details["check"] for h in engine_hits(target, plain)[1]] == ["size"]
