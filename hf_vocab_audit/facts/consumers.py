@@ -83,6 +83,32 @@ class StopIds:
     added_tokens: tuple[str, ...] = ()  # added tokens it also stops at when the tokenizer holds them
 
 
+class DraftCheck(str, enum.Enum):
+    """One comparison an engine makes between a speculative-decoding draft's vocabulary and its target's."""
+
+    ADD_BOS = "whether both add a bos token, and the same one"
+    ADD_EOS = "whether both add an eos token, and the same one"
+    SIZE = "the two vocabulary sizes"
+    TOKENS = "the token text at each shared id"
+
+
+@dataclass(frozen=True)
+class DraftVocabRule:
+    """What an engine checks of a draft's vocabulary before it speculates with it, as read in ``source``.
+
+    ``checks`` are in the engine's order, each with the message it logs (a format string over ``add_t``/``add_d``,
+    ``id_t``/``id_d``, ``n_t``/``n_d``, ``diff``, ``max``, ``id``, ``t``/``d``); the first that fails is what it
+    says, then it raises ``refusal``. An engine with no check says in ``unchecked`` what it does instead."""
+
+    source: str
+    checks: tuple[tuple[DraftCheck, str], ...] = ()
+    refusal: str = ""
+    max_size_difference: int = 0  # DraftCheck.SIZE: the largest difference it accepts
+    compare_from: int = 0  # DraftCheck.TOKENS: the first id it compares
+    unchecked: str = ""
+    eagle3_checked: bool = False  # whether an EAGLE-3 draft (d2t/t2d maps) goes through the same checks
+
+
 @dataclass(frozen=True)
 class Consumer:
     """One consumer of a checkpoint, as read at ``version`` in ``source``."""
@@ -104,6 +130,7 @@ class Consumer:
     stops: StopIds | None = None  # the ids it stops at by default
     tp_source: str = ""  # where its tensor-parallel checks were read
     untied_source: str = ""  # where its verdict on an untied checkpoint without lm_head was read
+    draft_vocab: DraftVocabRule | None = None  # speculative decoding: its check of a draft's vocabulary
 
 
 TRANSFORMERS = Consumer(
@@ -121,6 +148,14 @@ VLLM = Consumer(
     untied_refusal="ValueError: Following weights were not initialized from checkpoint: {'lm_head.weight'}",
     vocab_padding=64, heads=HeadsRule(),
     untied_source="vllm/model_executor/model_loader/default_loader.py (load_weights)",
+    draft_vocab=DraftVocabRule(
+        "vllm/config/__init__.py (SpeculativeConfig.__post_init__:2110-2186: the draft's ModelConfig is built with "
+        "the target's tokenizer; a draft that is not EAGLE, EAGLE-3, Medusa, MLPSpeculator or an MTP head raises "
+        "NotImplementedError \"Speculative decoding with draft model is not supported yet.\"); "
+        "vllm/v1/spec_decode/eagle.py (EagleProposer.load_model:612-657: the target's embed_tokens replaces the "
+        "draft's when their shapes are equal, else the draft keeps its own; EAGLE takes the target's lm_head)",
+        unchecked="compares nothing of the draft's vocabulary: the draft runs on the target's tokenizer and its "
+        "proposed ids are verified as the target's"),
     template_files=("chat_template.json", "chat_template.jinja", "tokenizer_config.json"),
     template_source="vllm/entrypoints/chat_utils.py (resolve_hf_chat_template: the processor's template, then "
     "the tokenizer's as transformers loads it; none: \"As of transformers v4.44, default chat template is no longer "
@@ -168,6 +203,13 @@ SGLANG = Consumer(
     "divide(num_embeddings_padded, tp_size):274); python/sglang/srt/distributed/utils.py (ensure_divisibility:21-25)",
     untied_source="python/sglang/srt/layers/quantization/unquant.py:47-62 (torch.empty), "
     "python/sglang/srt/models/llama.py (load_weights)",
+    draft_vocab=DraftVocabRule(
+        "python/sglang/srt/speculative/spec_info.py (SpeculativeAlgorithm: EAGLE and EAGLE3 only); "
+        "python/sglang/srt/speculative/eagle_worker.py (EAGLEWorker.__init__:134-157: set_embed for EAGLE-3, "
+        "set_embed_and_head with the target's tensors for EAGLE); python/sglang/srt/models/llama.py "
+        "(LlamaForCausalLM.set_embed_and_head:717-723 assigns them, no shape check)",
+        unchecked="compares nothing of the draft's vocabulary: the draft's embedding and lm_head are replaced by the "
+        "target's (EAGLE) and its proposed ids are verified as the target's"),
 )
 MLX_LM = Consumer(
     "mlx-lm", "0.26.3",
@@ -224,6 +266,24 @@ LLAMA_CPP = Consumer(
     "llama.cpp", "as vendored by llama-cpp-python 0.3.36",
     "src/llama-model.cpp (LLM_ARCH_LLAMA: output.weight optional, token_embd duplicated when absent)",
     HeadUse.NOT_READ, HeadUse.USES_EMBEDDING,
+    draft_vocab=DraftVocabRule(
+        "common/speculative.cpp (common_speculative_are_compatible:67-130, SPEC_VOCAB_MAX_SIZE_DIFFERENCE = 128 and "
+        "SPEC_VOCAB_CHECK_START_TOKEN_ID = 5 at :30-31; the size and token messages are logged at debug level; "
+        "common_speculative_impl_draft_simple:242-249, the speculation of a plain --model-draft, throws when it "
+        "returns false, no retokenising fallback; common_speculative_impl_draft_eagle3 does not call it); "
+        "gguf-py/gguf/vocab.py (SpecialVocab._try_load_from_tokenizer_json:235-346: add_bos/add_eos from "
+        "tokenizer.json's post_processor, else tokenizer_config.json)",
+        checks=((DraftCheck.ADD_BOS, "draft model bos tokens must match target model to use speculation. add: {add_t} - "
+                 "{add_d}, id: {id_t} - {id_d})"),
+                (DraftCheck.ADD_EOS, "draft model eos tokens must match target model to use speculation. add: {add_t} - "
+                 "{add_d}, id: {id_t} - {id_d})"),
+                (DraftCheck.SIZE, "draft model vocab must closely match target model to use speculation but target "
+                 "vocab size {n_t} does not match draft vocab size {n_d} - difference {diff}, max allowed {max}"),
+                (DraftCheck.TOKENS, "draft model vocab must match target model to use speculation but token {id} "
+                 "content differs - target '{t}', draft '{d}'")),
+        refusal="\"the target and draft vocabs are not compatible\", then std::runtime_error: draft model vocab type "
+        "must match target model to use speculation",
+        max_size_difference=128, compare_from=5),
 )
 TRANSFORMERS4 = Consumer(  # --target 'transformers<5': its verdicts are in rules/transformers4.py (HVA97x)
     "transformers<5", "4.57.6 with tokenizers 0.22.2 (configs and tokenizers executed on CPU, no torch)",
@@ -479,7 +539,7 @@ def tensor_parallel(consumer: Consumer, facts: Facts, tp: int) -> TensorParallel
 
 
 __all__ = ["CONSUMERS", "ConfigEos", "Consumer", "ENGINE_TARGETS", "GenerationEos", "HeadLayout", "HeadUse", "HeadsRule",
-           "ParserKind", "StopIds", "TemplateLoad", "VLLM_PARSERS", "VllmParser", "stop_ids",
+           "DraftCheck", "DraftVocabRule", "ParserKind", "StopIds", "TemplateLoad", "VLLM_PARSERS", "VllmParser", "stop_ids",
            "causal_lm", "head_layout", "head_verdicts",
            "initializer_range", "pad_vocab", "serving_stop_ids", "saved_lm_head", "tensor_parallel", "TensorParallel", "VLLM",
            "vllm_parser", "vllm_parser_names"]

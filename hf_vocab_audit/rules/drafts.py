@@ -148,3 +148,36 @@ def draft_eagle_map_length(pair: DraftFacts) -> Iterator[Hit]:
     if eagle.unread is not None:
         yield Hit(f"the draft's d2t could not be checked: {eagle.unread}", Location(file="config.json"),
                   details={"draft": pair.draft_ref, "draft_file": eagle.file, "why": eagle.unread})
+
+
+@rule("HVA855", "draft-refused-by-engine", Severity.WARNING, scope=Scope.DRAFT)
+def draft_refused_by_engine(pair: DraftFacts) -> Iterator[Hit]:
+    """A serving engine's own vocabulary check refuses this draft for this target (one finding per engine).
+
+    Why:
+    llama.cpp (as vendored by llama-cpp-python 0.3.36, `common_speculative_are_compatible` in
+    `common/speculative.cpp`) compares the two vocabularies before it speculates with a plain draft (not an
+    EAGLE-3 one, which HVA853/854 check): whether both add a bos/eos
+    token and the same one, sizes no more than 128 apart (`SPEC_VOCAB_MAX_SIZE_DIFFERENCE`), and the token text
+    at every id from 5 (`SPEC_VOCAB_CHECK_START_TOKEN_ID`) up to the smaller size. The first difference stops it:
+    "the target and draft vocabs are not compatible" and a `std::runtime_error`, no fallback, so the server does
+    not start. vLLM 0.10.2 and SGLang 0.4.10 compare nothing: they run the draft on the target's tokenizer
+    (and embedding) and a draft of another vocabulary is silently rejected token by token (HVA851).
+
+    Fix:
+    Pair the target with a draft of its own tokenizer (same family, same added tokens, the same bos/eos
+    handling in `tokenizer.json`'s post-processor, sizes within 128 of each other).
+    """
+    from ..facts.draft_engines import refusals
+
+    for r in refusals(pair):
+        engine, rule_ = r.engine, r.engine.draft_vocab
+        assert rule_ is not None
+        tfile = pair.target.gguf.file if pair.target.gguf is not None else (
+            "config.json" if r.key is not None else "tokenizer.json")
+        key = pair.target.config.text_prefix + r.key if r.key is not None else None
+        yield Hit(f"{engine.name} ({engine.version}) refuses this draft: \"{r.said}\", then {rule_.refusal}",
+                  Location(file=tfile, key=key, token=r.token, token_id=r.token_id),
+                  details={"engine": engine.name, "version": engine.version, "check": r.check.name.lower(),
+                           "said": r.said, "refusal": rule_.refusal, "source": rule_.source,
+                           "draft": pair.draft_ref, "draft_file": r.draft_file})
