@@ -16,7 +16,12 @@ from typing import Any
 from .checkpoint import Facts
 from .tokenizer.added_tokens import token_content
 from .tokenizer.config import read_config
-from .transformers4_tables import MODEL_TYPES, ROPE_LOCAL_BASE_FREQ_DEFAULTS, ROPE_THETA_DEFAULTS
+from .transformers4_tables import (
+    MODEL_TYPES,
+    PARTIAL_ROTARY_FACTOR_DEFAULTS,
+    ROPE_LOCAL_BASE_FREQ_DEFAULTS,
+    ROPE_THETA_DEFAULTS,
+)
 
 TOKENIZERS4_VERSION = "0.22.2"  # what pip installs beside transformers 4.57.6 (it requires >=0.22.0,<=0.23.0)
 # transformers 5's tokenizer classes that 4.x has no class for, and what 4.x reads the same files with (None:
@@ -45,11 +50,27 @@ class RopeGap:
     scaling: dict[str, Any] | None  # the scaling 4.x will not read (None: nothing lost)
     local_theta: float | None  # the sliding-window layers' theta 4.x will not read (rope_local_base_freq)
     default_local_theta: float | None
-    prefix: str  # where the top-level keys go ("" or "text_config.")
+    prefix: str
+    partial: float | None = None  # the partial_rotary_factor 4.x will not read (5 keeps it in rope_parameters)
+    default_partial: float | None = None  # where the top-level keys go ("" or "text_config.")
 
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _v4_scaling(params: dict[str, Any], text: dict[str, Any]) -> dict[str, Any]:
+    """The ``rope_scaling`` 4.x reads for ``params``: without ``rope_theta`` and ``partial_rotary_factor`` (a config
+    attribute in 4.x, never a scaling key: :class:`RopeGap` ``partial``), without an
+    ``original_max_position_embeddings`` the config also holds at its top level (where 4.x's Phi-3 reads it), and
+    with one type key (5 writes both ``type`` and ``rope_type`` for a checkpoint that had ``type``; 4.x reads
+    either). Measured: 4.57.6's Phi3Config refuses any other rope_scaling than type, short_factor and long_factor
+    ("ValueError: `rope_scaling` must be a dictionary with three fields, ...")."""
+    scaling = {k: v for k, v in params.items() if k not in ("rope_theta", "partial_rotary_factor")
+               and not (k == "original_max_position_embeddings" and k in text)}
+    if "type" in scaling and scaling.get("rope_type") == scaling["type"]:
+        del scaling["rope_type"]
+    return scaling
 
 
 def _rope_gap(facts: Facts) -> RopeGap | None:
@@ -72,15 +93,20 @@ def _rope_gap(facts: Facts) -> RopeGap | None:
     lost_theta = theta if theta is not None and default is not None and "rope_theta" not in text \
         and theta != default else None
     rope_type = params.get("rope_type")
-    lost_scaling = ({k: v for k, v in params.items() if k != "rope_theta"}
+    lost_scaling = (_v4_scaling(params, text)
                     if isinstance(rope_type, str) and rope_type != "default" and text.get("rope_scaling") is None
                     else None)
     default_local = ROPE_LOCAL_BASE_FREQ_DEFAULTS.get(model_type)
     lost_local = local if local is not None and default_local is not None and "rope_local_base_freq" not in text \
         and local != default_local else None
-    if lost_theta is None and lost_scaling is None and lost_local is None:
+    default_partial = PARTIAL_ROTARY_FACTOR_DEFAULTS.get(model_type)
+    partial = _number(params.get("partial_rotary_factor"))
+    lost_partial = partial if partial is not None and default_partial is not None \
+        and "partial_rotary_factor" not in text and partial != default_partial else None
+    if lost_theta is None and lost_scaling is None and lost_local is None and lost_partial is None:
         return None
-    return RopeGap(prefix + "rope_parameters", lost_theta, default, lost_scaling, lost_local, default_local, prefix)
+    return RopeGap(prefix + "rope_parameters", lost_theta, default, lost_scaling, lost_local, default_local, prefix,
+                   lost_partial, default_partial)
 
 
 @dataclass(frozen=True)

@@ -180,6 +180,18 @@ def test_live_fixed_copy_loads_in_4x_as_5_read_the_original(cases: dict[str, Pat
     assert "tokenizer_error" in probe(V4_PYTHON, cases["v5_chat_llama"])  # and the original did not load
 
 
+@live
+@pytest.mark.parametrize("name", sorted(set(CASE) - {"v5_model_type_unknown_to_4x", "v5_chat_llama"}))
+def test_live_every_fixed_case_loads_in_4x_as_5_read_it(cases: dict[str, Path], tmp_path: Path, run_cli,
+                                                        name: str) -> None:
+    """The fix of each class, not only the chat model's: a rope_scaling 4.x's own config class refuses (Phi-3's
+    longrope with the keys 5 keeps in rope_parameters) is a fix that does not load."""
+    assert V4_PYTHON is not None
+    out = tmp_path / "fixed"
+    assert run_cli("check", cases[name], "--target", "transformers<5", "--fix", "--output", out)[0] == 0
+    assert probe(V4_PYTHON, out) == probe(sys.executable, out) == probe(sys.executable, cases[name])
+
+
 V4_SAVE = """
 import sys
 from tokenizers import Tokenizer, models, pre_tokenizers
