@@ -93,9 +93,12 @@ def _rope_gap(facts: Facts) -> RopeGap | None:
     lost_theta = theta if theta is not None and default is not None and "rope_theta" not in text \
         and theta != default else None
     rope_type = params.get("rope_type")
-    lost_scaling = (_v4_scaling(params, text)
-                    if isinstance(rope_type, str) and rope_type != "default" and text.get("rope_scaling") is None
-                    else None)
+    scaling = _v4_scaling(params, text)
+    # a scaling type, or keys the model code reads in rope_scaling whatever the type (Qwen2.5-VL's mrope_section
+    # under rope_type "default": 4.57.6's model indexes rope_scaling["mrope_section"] and fails on None)
+    meant = (isinstance(rope_type, str) and rope_type != "default") or any(k not in ("rope_type", "type")
+                                                                            for k in scaling)
+    lost_scaling = scaling if meant and text.get("rope_scaling") is None else None
     default_local = ROPE_LOCAL_BASE_FREQ_DEFAULTS.get(model_type)
     lost_local = local if local is not None and default_local is not None and "rope_local_base_freq" not in text \
         and local != default_local else None

@@ -236,3 +236,56 @@ def test_the_4x_form_written_by_hand_stays_quiet(cases: dict[str, Path], tmp_pat
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
     assert codes_of(folder) == set()
     assert audit(folder, target_kind="transformers<5").exit_code() == 0
+
+
+# Qwen2.5-VL's config.json as the Hub ships it (saved by 4.x): mrope, the "type" a 4.x config turns into "default".
+QWEN25_VL_4X = {"model_type": "qwen2_5_vl", "architectures": ["Qwen2_5_VLForConditionalGeneration"],
+                "rope_theta": 1000000.0, "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+                "vocab_size": 151936, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1,
+                "num_attention_heads": 4, "num_key_value_heads": 2}
+
+
+def _qwen25_vl_saved_by_5(folder: Path) -> Path:
+    import transformers
+
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(QWEN25_VL_4X), encoding="utf-8")
+    transformers.AutoConfig.from_pretrained(folder).save_pretrained(folder)
+    return folder
+
+
+def test_mrope_section_under_a_default_rope_type_is_reported_and_fixed(tmp_path: Path, run_cli) -> None:
+    """transformers 5 writes Qwen2.5-VL's mrope as rope_parameters with rope_type "default" and mrope_section: 4.x
+    reads no rope_scaling then, and its attention indexes rope_scaling["mrope_section"] (TypeError on None)."""
+    import transformers
+
+    folder = _qwen25_vl_saved_by_5(tmp_path / "vl")
+    params = json.loads((folder / "config.json").read_text(encoding="utf-8"))["text_config"]["rope_parameters"]
+    assert params["rope_type"] == "default" and params["mrope_section"] == [16, 24, 24]  # what 5 wrote
+    (found,) = [f for f in audit(folder, target_kind="transformers<5").findings if f.code == "HVA972"]
+    assert found.location.key == "text_config.rope_parameters" and "mrope_section" in found.message
+    out = tmp_path / "fixed"
+    assert run_cli("check", folder, "--target", "transformers<5", "--fix", "--output", out, "--allow-partial")[0] == 0
+    fixed = json.loads((out / "config.json").read_text(encoding="utf-8"))["text_config"]["rope_scaling"]
+    assert fixed["mrope_section"] == params["mrope_section"] and fixed["type"] == "mrope"
+    read = transformers.AutoConfig.from_pretrained
+    assert read(out).text_config.rope_parameters == read(folder).text_config.rope_parameters  # 5 reads it alike
+
+
+READ_MROPE = "import sys, transformers; print(transformers.AutoConfig.from_pretrained(sys.argv[1]).text_config.rope_scaling)"
+
+
+@live
+def test_live_4x_reads_the_mrope_section_only_after_the_fix(tmp_path: Path, run_cli) -> None:
+    assert V4_PYTHON is not None
+    folder = _qwen25_vl_saved_by_5(tmp_path / "vl")
+    out = tmp_path / "fixed"
+    assert run_cli("check", folder, "--target", "transformers<5", "--fix", "--output", out, "--allow-partial")[0] == 0
+
+    def v4(path: Path) -> str:
+        done = subprocess.run([V4_PYTHON, "-c", READ_MROPE, str(path)], capture_output=True, text=True, timeout=300,
+                              check=True)
+        return done.stdout.strip().splitlines()[-1]
+
+    assert v4(folder) == "None"
+    assert "'mrope_section': [16, 24, 24]" in v4(out)
