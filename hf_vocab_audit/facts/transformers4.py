@@ -20,6 +20,7 @@ from .transformers4_tables import (
     MODEL_TYPES,
     PARTIAL_ROTARY_FACTOR_DEFAULTS,
     ROPE_LOCAL_BASE_FREQ_DEFAULTS,
+    ROPE_SCALING_DEFAULTS,
     ROPE_THETA_DEFAULTS,
 )
 
@@ -73,6 +74,17 @@ def _v4_scaling(params: dict[str, Any], text: dict[str, Any]) -> dict[str, Any]:
     return scaling
 
 
+def _same_scaling(scaling: dict[str, Any], default: dict[str, Any] | None) -> bool:
+    """Whether ``scaling`` is what 4.x's configuration class defaults to anyway (gpt-oss's yarn, Apertus' llama3:
+    4.x reads the same scaling without the key), ``type`` and ``rope_type`` being one key."""
+    def norm(value: dict[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in value.items() if k not in ("type", "rope_type")}
+        out["rope_type"] = value.get("rope_type", value.get("type"))
+        return out
+
+    return default is not None and norm(scaling) == norm(default)
+
+
 def _rope_gap(facts: Facts) -> RopeGap | None:
     cfg = facts.config
     text, prefix = cfg.text, cfg.text_prefix
@@ -98,7 +110,8 @@ def _rope_gap(facts: Facts) -> RopeGap | None:
     # under rope_type "default": 4.57.6's model indexes rope_scaling["mrope_section"] and fails on None)
     meant = (isinstance(rope_type, str) and rope_type != "default") or any(k not in ("rope_type", "type")
                                                                             for k in scaling)
-    lost_scaling = scaling if meant and text.get("rope_scaling") is None else None
+    lost_scaling = (scaling if meant and text.get("rope_scaling") is None
+                    and not _same_scaling(scaling, ROPE_SCALING_DEFAULTS.get(model_type)) else None)
     default_local = ROPE_LOCAL_BASE_FREQ_DEFAULTS.get(model_type)
     lost_local = local if local is not None and default_local is not None and "rope_local_base_freq" not in text \
         and local != default_local else None

@@ -1,7 +1,7 @@
 """What transformers 4.57.6 (the last 4.x release) knows, as tables: the ``model_type`` values its
 ``AutoConfig`` maps to a configuration class (``models/auto/configuration_auto.py``, ``CONFIG_MAPPING_NAMES``),
-and the ``rope_theta`` / ``rope_local_base_freq`` / ``partial_rotary_factor`` each configuration class defaults to
-(what 4.x runs with when
+and the ``rope_theta`` / ``rope_local_base_freq`` / ``partial_rotary_factor`` / ``rope_scaling`` each configuration
+class defaults to (what 4.x runs with when
 config.json has no such key). Written by ``scripts/transformers4_verdicts.py`` from that release; a test keeps
 it equal to the recorded verdicts (tests/data/transformers4_verdicts.json).
 """
@@ -183,3 +183,17 @@ PARTIAL_ROTARY_FACTOR_DEFAULTS = {'bamba': 0.5,
  'qwen3_next': 0.25,
  'recurrent_gemma': 0.5,
  'stablelm': 0.25}
+
+# model type -> the rope_scaling its configuration class defaults to (gpt-oss's yarn, Apertus' llama3)
+ROPE_SCALING_DEFAULTS = {'apertus': {'factor': 8.0,
+             'high_freq_factor': 4.0,
+             'low_freq_factor': 1.0,
+             'original_max_position_embeddings': 8192,
+             'rope_type': 'llama3'},
+ 'efficientloftr': {'rope_type': 'default'},
+ 'gpt_oss': {'beta_fast': 32.0,
+             'beta_slow': 1.0,
+             'factor': 32.0,
+             'original_max_position_embeddings': 4096,
+             'rope_type': 'yarn',
+             'truncate': False}}

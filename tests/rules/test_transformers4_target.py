@@ -24,7 +24,9 @@ from transformers4_builders import CASE, CASES, build  # noqa: E402
 from hf_vocab_audit import audit  # noqa: E402
 from hf_vocab_audit.facts.transformers4_tables import (  # noqa: E402
     MODEL_TYPES,
+    PARTIAL_ROTARY_FACTOR_DEFAULTS,
     ROPE_LOCAL_BASE_FREQ_DEFAULTS,
+    ROPE_SCALING_DEFAULTS,
     ROPE_THETA_DEFAULTS,
     TRANSFORMERS4_VERSION,
 )
@@ -79,6 +81,8 @@ def test_every_case_has_a_verdict_from_the_last_4x() -> None:
     assert sorted(MODEL_TYPES) == VERDICTS["model_types"]
     assert ROPE_THETA_DEFAULTS == VERDICTS["rope_theta_defaults"] and ROPE_THETA_DEFAULTS["llama"] == 10000.0
     assert ROPE_LOCAL_BASE_FREQ_DEFAULTS == VERDICTS["rope_local_base_freq_defaults"]
+    assert PARTIAL_ROTARY_FACTOR_DEFAULTS == VERDICTS["partial_rotary_factor_defaults"]
+    assert ROPE_SCALING_DEFAULTS == VERDICTS["rope_scaling_defaults"]
 
 
 @pytest.mark.parametrize("name", sorted(CASE))
@@ -289,3 +293,45 @@ def test_live_4x_reads_the_mrope_section_only_after_the_fix(tmp_path: Path, run_
 
     assert v4(folder) == "None"
     assert "'mrope_section': [16, 24, 24]" in v4(out)
+
+
+# gpt-oss-20b's rope keys as the Hub ships them (tiny otherwise): the yarn scaling 4.57.6's GptOssConfig defaults to.
+GPT_OSS_4X = {"model_type": "gpt_oss", "architectures": ["GptOssForCausalLM"], "rope_theta": 150000,
+              "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
+                               "original_max_position_embeddings": 4096, "rope_type": "yarn", "truncate": False},
+              "vocab_size": 201088, "hidden_size": 64, "intermediate_size": 64, "num_hidden_layers": 2,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "num_local_experts": 4,
+              "num_experts_per_tok": 2}
+READ_ROPE = ("import sys, json, transformers; c = transformers.AutoConfig.from_pretrained(sys.argv[1]); "
+             "print(json.dumps([c.rope_theta, c.rope_scaling]))")
+
+
+def _gpt_oss_saved_by_5(folder: Path) -> Path:
+    import transformers
+
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(GPT_OSS_4X), encoding="utf-8")
+    transformers.AutoConfig.from_pretrained(folder).save_pretrained(folder)
+    return folder
+
+
+def test_a_scaling_4x_defaults_to_anyway_is_not_reported(tmp_path: Path) -> None:
+    """gpt-oss saved by transformers 5: rope_parameters only, but 4.57.6's GptOssConfig defaults to the same
+    rope_theta and yarn scaling (the recorded tables), so 4.x runs it as 5 does: nothing to report."""
+    folder = _gpt_oss_saved_by_5(tmp_path / "oss")
+    saved = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    assert "rope_scaling" not in saved or saved["rope_scaling"] is None
+    assert saved["rope_parameters"]["rope_type"] == "yarn"
+    assert ROPE_THETA_DEFAULTS["gpt_oss"] == 150000.0
+    assert [f.code for f in audit(folder, target_kind="transformers<5").findings if f.code == "HVA972"] == []
+
+
+@live
+def test_live_4x_reads_gpt_oss_scaling_from_its_defaults(tmp_path: Path) -> None:
+    assert V4_PYTHON is not None
+    folder = _gpt_oss_saved_by_5(tmp_path / "oss")
+    done = subprocess.run([V4_PYTHON, "-c", READ_ROPE, str(folder)], capture_output=True, text=True, timeout=300,
+                          check=True)
+    theta, scaling = json.loads(done.stdout.strip().splitlines()[-1])
+    wanted = dict(GPT_OSS_4X["rope_scaling"])
+    assert theta == GPT_OSS_4X["rope_theta"] and scaling == wanted
