@@ -74,7 +74,7 @@ def _v4_scaling(params: dict[str, Any], text: dict[str, Any]) -> dict[str, Any]:
     return scaling
 
 
-def _same_scaling(scaling: dict[str, Any], default: dict[str, Any] | None) -> bool:
+def _same_scaling(scaling: dict[str, Any], default: object) -> bool:
     """Whether ``scaling`` is what 4.x's configuration class defaults to anyway (gpt-oss's yarn, Apertus' llama3:
     4.x reads the same scaling without the key), ``type`` and ``rope_type`` being one key."""
     def norm(value: dict[str, Any]) -> dict[str, Any]:
@@ -82,7 +82,7 @@ def _same_scaling(scaling: dict[str, Any], default: dict[str, Any] | None) -> bo
         out["rope_type"] = value.get("rope_type", value.get("type"))
         return out
 
-    return default is not None and norm(scaling) == norm(default)
+    return isinstance(default, dict) and norm(scaling) == norm(default)
 
 
 def _rope_gap(facts: Facts) -> RopeGap | None:
