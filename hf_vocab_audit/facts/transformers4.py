@@ -53,7 +53,8 @@ class RopeGap:
     default_local_theta: float | None
     prefix: str
     partial: float | None = None  # the partial_rotary_factor 4.x will not read (5 keeps it in rope_parameters)
-    default_partial: float | None = None  # where the top-level keys go ("" or "text_config.")
+    default_partial: float | None = None
+    partial_key: str = "partial_rotary_factor"  # the top-level key 4.x reads it from  # where the top-level keys go ("" or "text_config.")
 
 
 def _number(value: Any) -> float | None:
@@ -72,6 +73,12 @@ def _v4_scaling(params: dict[str, Any], text: dict[str, Any]) -> dict[str, Any]:
     if "type" in scaling and scaling.get("rope_type") == scaling["type"]:
         del scaling["rope_type"]
     return scaling
+
+
+# The model types whose 4.x modeling reads the rotary fraction under another key (4.57.6's
+# modeling_gpt_neox.py and modeling_gpt_neox_japanese.py: ``config.rotary_pct``; their configuration classes set
+# ``partial_rotary_factor`` from it, so a written ``partial_rotary_factor`` is overridden).
+V4_PARTIAL_KEYS = {"gpt_neox": "rotary_pct", "gpt_neox_japanese": "rotary_pct"}
 
 
 def _same_scaling(scaling: dict[str, Any], default: object) -> bool:
@@ -117,12 +124,13 @@ def _rope_gap(facts: Facts) -> RopeGap | None:
         and local != default_local else None
     default_partial = PARTIAL_ROTARY_FACTOR_DEFAULTS.get(model_type)
     partial = _number(params.get("partial_rotary_factor"))
+    partial_key = V4_PARTIAL_KEYS.get(model_type, "partial_rotary_factor")
     lost_partial = partial if partial is not None and default_partial is not None \
-        and "partial_rotary_factor" not in text and partial != default_partial else None
+        and partial_key not in text and partial != default_partial else None
     if lost_theta is None and lost_scaling is None and lost_local is None and lost_partial is None:
         return None
     return RopeGap(prefix + "rope_parameters", lost_theta, default, lost_scaling, lost_local, default_local, prefix,
-                   lost_partial, default_partial)
+                   lost_partial, default_partial, partial_key)
 
 
 @dataclass(frozen=True)

@@ -137,8 +137,8 @@ def transformers4_rope_parameters(t: TargetFacts) -> Iterator[Hit]:
         said.append(f"rope_local_base_freq {gap.default_local_theta} (its default) instead of {gap.local_theta}")
         edits.append(SetJsonKey("config.json", gap.prefix + "rope_local_base_freq", gap.local_theta))
     if gap.partial is not None:
-        said.append(f"partial_rotary_factor {gap.default_partial} (its default) instead of {gap.partial}")
-        edits.append(SetJsonKey("config.json", gap.prefix + "partial_rotary_factor", gap.partial))
+        said.append(f"{gap.partial_key} {gap.default_partial} (its default) instead of {gap.partial}")
+        edits.append(SetJsonKey("config.json", gap.prefix + gap.partial_key, gap.partial))
     yield Hit(
         f"config.json {gap.key} has no top-level rope_theta/rope_scaling beside it: {READER} silently reads "
         + " and ".join(said),

@@ -335,3 +335,40 @@ def test_live_4x_reads_gpt_oss_scaling_from_its_defaults(tmp_path: Path) -> None
     theta, scaling = json.loads(done.stdout.strip().splitlines()[-1])
     wanted = dict(GPT_OSS_4X["rope_scaling"])
     assert theta == GPT_OSS_4X["rope_theta"] and scaling == wanted
+
+
+def _neox_saved_by_5(folder: Path) -> Path:
+    """A GPT-NeoX rotating every dimension (rotary_pct 1.0; 4.57.6's default is 0.25), saved by transformers 5."""
+    import transformers
+
+    transformers.GPTNeoXConfig(rotary_pct=1.0, hidden_size=64, num_attention_heads=4, num_hidden_layers=1,
+                               intermediate_size=64, vocab_size=105).save_pretrained(folder)
+    return folder
+
+
+def test_gpt_neox_rotary_fraction_is_fixed_under_the_key_4x_reads(tmp_path: Path, run_cli) -> None:
+    """4.x's GPT-NeoX reads ``rotary_pct`` (its config sets partial_rotary_factor from it): the fix writes that."""
+    folder = _neox_saved_by_5(tmp_path / "neox")
+    assert json.loads((folder / "config.json").read_text(encoding="utf-8"))["rope_parameters"][
+        "partial_rotary_factor"] == 1.0
+    (found,) = [f for f in audit(folder, target_kind="transformers<5").findings if f.code == "HVA972"]
+    assert "rotary_pct 0.25 (its default) instead of 1.0" in found.message
+    out = tmp_path / "fixed"
+    assert run_cli("check", folder, "--target", "transformers<5", "--fix", "--output", out, "--allow-partial")[0] == 0
+    assert json.loads((out / "config.json").read_text(encoding="utf-8"))["rotary_pct"] == 1.0
+
+
+@live
+def test_live_4x_reads_the_fixed_gpt_neox_rotary_fraction(tmp_path: Path, run_cli) -> None:
+    assert V4_PYTHON is not None
+    folder = _neox_saved_by_5(tmp_path / "neox")
+    out = tmp_path / "fixed"
+    assert run_cli("check", folder, "--target", "transformers<5", "--fix", "--output", out, "--allow-partial")[0] == 0
+    code = "import sys, transformers; print(transformers.AutoConfig.from_pretrained(sys.argv[1]).rotary_pct)"
+
+    def v4(path: Path) -> str:
+        done = subprocess.run([V4_PYTHON, "-c", code, str(path)], capture_output=True, text=True, timeout=300,
+                              check=True)
+        return done.stdout.strip().splitlines()[-1]
+
+    assert (v4(folder), v4(out)) == ("0.25", "1.0")
