@@ -81,6 +81,12 @@ def _v4_scaling(params: dict[str, Any], text: dict[str, Any]) -> dict[str, Any]:
 V4_PARTIAL_KEYS = {"gpt_neox": "rotary_pct", "gpt_neox_japanese": "rotary_pct"}
 
 
+# rope types 4.57.6 has no init function for (modeling_rope_utils.py ROPE_INIT_FUNCTIONS: default, linear, dynamic,
+# yarn, longrope, llama3) and whose models read no rope_scaling there: transformers 5 names the 2D rope of the
+# vision models that compute it themselves "axial" (pixtral, sam2_video, edgetam_video, mlcd): nothing is lost.
+V5_ONLY_ROPE_TYPES = ("axial",)
+
+
 def _same_scaling(scaling: dict[str, Any], default: object) -> bool:
     """Whether ``scaling`` is what 4.x's configuration class defaults to anyway (gpt-oss's yarn, Apertus' llama3:
     4.x reads the same scaling without the key), ``type`` and ``rope_type`` being one key."""
@@ -115,8 +121,8 @@ def _rope_gap(facts: Facts) -> RopeGap | None:
     scaling = _v4_scaling(params, text)
     # a scaling type, or keys the model code reads in rope_scaling whatever the type (Qwen2.5-VL's mrope_section
     # under rope_type "default": 4.57.6's model indexes rope_scaling["mrope_section"] and fails on None)
-    meant = (isinstance(rope_type, str) and rope_type != "default") or any(k not in ("rope_type", "type")
-                                                                            for k in scaling)
+    meant = (isinstance(rope_type, str) and rope_type not in ("default", *V5_ONLY_ROPE_TYPES)) or any(
+        k not in ("rope_type", "type") for k in scaling)
     lost_scaling = (scaling if meant and text.get("rope_scaling") is None
                     and not _same_scaling(scaling, ROPE_SCALING_DEFAULTS.get(model_type)) else None)
     default_local = ROPE_LOCAL_BASE_FREQ_DEFAULTS.get(model_type)

@@ -372,3 +372,16 @@ def test_live_4x_reads_the_fixed_gpt_neox_rotary_fraction(tmp_path: Path, run_cl
         return done.stdout.strip().splitlines()[-1]
 
     assert (v4(folder), v4(out)) == ("0.25", "1.0")
+
+
+def test_the_axial_rope_of_a_vision_model_is_not_reported(tmp_path: Path) -> None:
+    """Pixtral saved by transformers 5: rope_parameters {"rope_type": "axial"}, a type 4.57.6 does not have and
+    that its Pixtral never reads as rope_scaling (it computes its 2D rope itself): nothing for 4.x to lose."""
+    import transformers
+
+    folder = tmp_path / "pixtral"
+    transformers.PixtralVisionConfig(hidden_size=64, intermediate_size=64, num_hidden_layers=1,
+                                     num_attention_heads=4).save_pretrained(folder)
+    params = json.loads((folder / "config.json").read_text(encoding="utf-8"))["rope_parameters"]
+    assert params["rope_type"] == "axial"
+    assert [f for f in audit(folder, target_kind="transformers<5").findings if f.code == "HVA972"] == []
