@@ -81,6 +81,11 @@ def _v4_scaling(params: dict[str, Any], text: dict[str, Any]) -> dict[str, Any]:
 V4_PARTIAL_KEYS = {"gpt_neox": "rotary_pct", "gpt_neox_japanese": "rotary_pct"}
 
 
+# Composite configs whose 4.x class fills the text config's missing keys from its own defaults before building it
+# (4.57.6 configuration_voxtral.py: ``{**_default_text_config_kwargs, **text_config}``, rope_theta 100000000.0):
+# there 4.x reads that value, not the text class's default. The only such class in 4.57.6.
+MERGED_TEXT_THETA_DEFAULTS = {"voxtral": 100000000.0}
+
 # rope types 4.57.6 has no init function for (modeling_rope_utils.py ROPE_INIT_FUNCTIONS: default, linear, dynamic,
 # yarn, longrope, llama3) and whose models read no rope_scaling there: transformers 5 names the 2D rope of the
 # vision models that compute it themselves "axial" (pixtral, sam2_video, edgetam_video, mlcd): nothing is lost.
@@ -114,6 +119,9 @@ def _rope_gap(facts: Facts) -> RopeGap | None:
     elif not ("rope_type" in params or "rope_theta" in params):
         return None  # not a form transformers 5 writes
     default = ROPE_THETA_DEFAULTS.get(model_type)
+    outer = cfg.raw.get("model_type")
+    if prefix and isinstance(outer, str) and outer in MERGED_TEXT_THETA_DEFAULTS:
+        default = MERGED_TEXT_THETA_DEFAULTS[outer]
     theta = _number(params.get("rope_theta"))
     lost_theta = theta if theta is not None and default is not None and "rope_theta" not in text \
         and theta != default else None

@@ -385,3 +385,28 @@ def test_the_axial_rope_of_a_vision_model_is_not_reported(tmp_path: Path) -> Non
     params = json.loads((folder / "config.json").read_text(encoding="utf-8"))["rope_parameters"]
     assert params["rope_type"] == "axial"
     assert [f for f in audit(folder, target_kind="transformers<5").findings if f.code == "HVA972"] == []
+
+
+def _voxtral_saved_by_5(folder: Path) -> Path:
+    import transformers
+
+    transformers.VoxtralConfig().save_pretrained(folder)
+    return folder
+
+
+def test_a_text_theta_4x_fills_in_from_the_outer_class_is_not_reported(tmp_path: Path) -> None:
+    """Voxtral saved by transformers 5: text_config.rope_parameters only, rope_theta 1e8; 4.57.6's VoxtralConfig
+    fills the text config's missing keys from its own defaults (rope_theta 1e8), not LlamaConfig's 10000."""
+    folder = _voxtral_saved_by_5(tmp_path / "voxtral")
+    text = json.loads((folder / "config.json").read_text(encoding="utf-8"))["text_config"]
+    assert text["rope_parameters"]["rope_theta"] == 100000000.0 and "rope_theta" not in text
+    assert [f for f in audit(folder, target_kind="transformers<5").findings if f.code == "HVA972"] == []
+
+
+@live
+def test_live_4x_reads_voxtral_text_theta_from_its_outer_defaults(tmp_path: Path) -> None:
+    assert V4_PYTHON is not None
+    folder = _voxtral_saved_by_5(tmp_path / "voxtral")
+    code = "import sys, transformers; print(transformers.AutoConfig.from_pretrained(sys.argv[1]).text_config.rope_theta)"
+    done = subprocess.run([V4_PYTHON, "-c", code, str(folder)], capture_output=True, text=True, timeout=300, check=True)
+    assert float(done.stdout.strip().splitlines()[-1]) == 100000000.0
