@@ -10,7 +10,7 @@ tests/transformers4_probe.py under transformers 5 and under the 4.x interpreter 
 the special tokens, the ids of a probe text, apply_chat_template); run ``check --target 'transformers<5' --fix``
 and read the fixed copy with both again. Also records, and writes as hf_vocab_audit/facts/transformers4_tables.py,
 the model types 4.x's AutoConfig knows (``CONFIG_MAPPING_NAMES``) and each configuration class's default
-``rope_theta`` / ``rope_local_base_freq``. Nothing of
+``rope_theta`` / ``rope_local_base_freq`` / ``partial_rotary_factor`` / ``rope_scaling``. Nothing of
 transformers is copied into the project: only these observations.
 """
 
@@ -33,18 +33,21 @@ warnings.filterwarnings("ignore")
 from transformers import logging
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING, CONFIG_MAPPING_NAMES
 logging.set_verbosity_error()
-theta, local = {}, {}
+theta, local, partial, scaling = {}, {}, {}, {}
 for model_type in sorted(CONFIG_MAPPING_NAMES):
     try:
         config = CONFIG_MAPPING[model_type]()
     except Exception:
         continue
-    for table, key in ((theta, "rope_theta"), (local, "rope_local_base_freq")):
+    for table, key in ((theta, "rope_theta"), (local, "rope_local_base_freq"), (partial, "partial_rotary_factor")):
         value = getattr(config, key, None)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             table[model_type] = float(value)
+    if isinstance(getattr(config, "rope_scaling", None), dict):
+        scaling[model_type] = config.rope_scaling
 print(json.dumps({"model_types": sorted(CONFIG_MAPPING_NAMES), "rope_theta_defaults": theta,
-                  "rope_local_base_freq_defaults": local}))
+                  "rope_local_base_freq_defaults": local, "partial_rotary_factor_defaults": partial,
+                  "rope_scaling_defaults": scaling}))
 """
 TABLES_MODULE = ROOT / "hf_vocab_audit" / "facts" / "transformers4_tables.py"
 
@@ -60,7 +63,8 @@ def write_tables_module(version: str, tables: dict) -> None:
     TABLES_MODULE.write_text(
         f'''"""What transformers {version} (the last 4.x release) knows, as tables: the ``model_type`` values its
 ``AutoConfig`` maps to a configuration class (``models/auto/configuration_auto.py``, ``CONFIG_MAPPING_NAMES``),
-and the ``rope_theta`` / ``rope_local_base_freq`` each configuration class defaults to (what 4.x runs with when
+and the ``rope_theta`` / ``rope_local_base_freq`` / ``partial_rotary_factor`` / ``rope_scaling`` each configuration
+class defaults to (what 4.x runs with when
 config.json has no such key). Written by ``scripts/transformers4_verdicts.py`` from that release; a test keeps
 it equal to the recorded verdicts (tests/data/transformers4_verdicts.json).
 """
@@ -75,7 +79,11 @@ TRANSFORMERS4_VERSION = "{version}"
         + "\n" + _table("ROPE_THETA_DEFAULTS", "# model type -> its configuration class's default rope_theta",
                         tables["rope_theta_defaults"])
         + "\n" + _table("ROPE_LOCAL_BASE_FREQ_DEFAULTS", "# model type -> the default rope_local_base_freq (the "
-                        "sliding-window layers' theta)", tables["rope_local_base_freq_defaults"]),
+                        "sliding-window layers' theta)", tables["rope_local_base_freq_defaults"])
+        + "\n" + _table("PARTIAL_ROTARY_FACTOR_DEFAULTS", "# model type -> the default partial_rotary_factor (the "
+                        "fraction of each head's dimensions rotated)", tables["partial_rotary_factor_defaults"])
+        + "\n" + _table("ROPE_SCALING_DEFAULTS", "# model type -> the rope_scaling its configuration class defaults to "
+                        "(gpt-oss's yarn, Apertus' llama3)", tables["rope_scaling_defaults"]),
         encoding="utf-8")
 
 

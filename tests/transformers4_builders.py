@@ -116,12 +116,45 @@ def gemma3_rope(folder: Path) -> None:
     Gemma3ForCausalLM(config).save_pretrained(folder)
 
 
+def phi3_longrope(folder: Path) -> None:
+    """Phi-3-mini-128k: longrope scaling, original_max_position_embeddings at the top (5 writes it in
+    rope_parameters too); 4.x's Phi3Config accepts a rope_scaling of type, short_factor and long_factor only."""
+    import torch
+    from transformers import Phi3Config, Phi3ForCausalLM
+
+    _tokenizer(folder, extras=False, template=False)
+    _edit(folder, "tokenizer_config.json", _v4_class)
+    config = Phi3Config(vocab_size=105, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                        num_attention_heads=2, num_key_value_heads=2, bos_token_id=100, eos_token_id=101,
+                        pad_token_id=102, max_position_embeddings=256, original_max_position_embeddings=64,
+                        rope_parameters={"rope_type": "longrope", "type": "longrope", "short_factor": [1.0] * 4,
+                                         "long_factor": [1.5] * 4, "rope_theta": 10000.0})
+    torch.manual_seed(0)
+    Phi3ForCausalLM(config).save_pretrained(folder)
+
+
+def phi_partial_rotary(folder: Path) -> None:
+    """Phi-2: partial_rotary_factor 0.4, which 5 writes only inside rope_parameters (4.x's default is 0.5)."""
+    import torch
+    from transformers import PhiConfig, PhiForCausalLM
+
+    _tokenizer(folder, extras=False, template=False)
+    _edit(folder, "tokenizer_config.json", _v4_class)
+    config = PhiConfig(vocab_size=105, hidden_size=40, intermediate_size=32, num_hidden_layers=1,
+                       num_attention_heads=2, bos_token_id=100, eos_token_id=101,
+                       rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.4})
+    torch.manual_seed(0)
+    PhiForCausalLM(config).save_pretrained(folder)
+
+
 CASES = (
     Case("v5_chat_llama", chat_llama, ("HVA970", "HVA971", "HVA972", "HVA973")),
     Case("v5_plain", plain, ("HVA970",)),
     Case("v5_extra_special_tokens_list", extra_list, ("HVA971",)),
     Case("v5_rope_theta_only_in_rope_parameters", rope_theta, ("HVA972",)),
     Case("v5_gemma3_rope_per_layer_type", gemma3_rope, ("HVA972",)),
+    Case("v5_phi3_longrope", phi3_longrope, ("HVA972",)),
+    Case("v5_phi_partial_rotary_factor", phi_partial_rotary, ("HVA972",)),
     Case("v5_template_only_in_jinja", jinja_template, ("HVA973",)),
     Case("v5_model_type_unknown_to_4x", new_model_type, ("HVA974",)),
 )

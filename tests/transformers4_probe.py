@@ -18,11 +18,26 @@ def _error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".strip()[:300]
 
 
-def _scaling(params: object) -> object:
+def _scaling(params: object, config: object = None) -> object:
+    """The scaling as the model code reads it: one type key, ``partial_rotary_factor`` apart (recorded on its
+    own), and for 4.x (``config``) the ``original_max_position_embeddings`` its Phi-3 reads at the top."""
     if not isinstance(params, dict):
         return None
-    scaling = {k: v for k, v in params.items() if k not in ("type", "rope_theta")}
-    return scaling if scaling and scaling.get("rope_type", "default") != "default" else None
+    scaling = {k: v for k, v in params.items() if k not in ("type", "rope_type", "rope_theta", "partial_rotary_factor")}
+    scaling["rope_type"] = params.get("rope_type", params.get("type", "default"))
+    if scaling["rope_type"] == "default":
+        return None
+    top = getattr(config, "original_max_position_embeddings", None) if config is not None else None
+    if top is not None and "original_max_position_embeddings" not in scaling:
+        scaling["original_max_position_embeddings"] = top
+    return scaling
+
+
+def _partial(config: object, params: object) -> object:
+    """``partial_rotary_factor``: 5 reads it in ``rope_parameters``, 4 as a config attribute."""
+    if isinstance(params, dict) and "partial_rotary_factor" in params:
+        return params["partial_rotary_factor"]
+    return getattr(config, "partial_rotary_factor", None)
 
 
 def _rope(config: object, major: int) -> dict[str, object]:
@@ -33,11 +48,15 @@ def _rope(config: object, major: int) -> dict[str, object]:
     if isinstance(params, dict) and isinstance(params.get("full_attention"), dict):
         local = params.get("sliding_attention")
         return {"rope_theta": params["full_attention"].get("rope_theta"), "rope_scaling": _scaling(params["full_attention"]),
-                "local_rope_theta": local.get("rope_theta") if isinstance(local, dict) else None}
+                "local_rope_theta": local.get("rope_theta") if isinstance(local, dict) else None,
+                "partial_rotary_factor": _partial(config, params["full_attention"])}
     if isinstance(params, dict) and "rope_theta" in params:
-        return {"rope_theta": params.get("rope_theta"), "rope_scaling": _scaling(params), "local_rope_theta": None}
-    return {"rope_theta": getattr(config, "rope_theta", None), "rope_scaling": _scaling(getattr(config, "rope_scaling", None)),
-            "local_rope_theta": getattr(config, "rope_local_base_freq", None)}
+        return {"rope_theta": params.get("rope_theta"), "rope_scaling": _scaling(params), "local_rope_theta": None,
+                "partial_rotary_factor": _partial(config, params)}
+    return {"rope_theta": getattr(config, "rope_theta", None),
+            "rope_scaling": _scaling(getattr(config, "rope_scaling", None), config),
+            "local_rope_theta": getattr(config, "rope_local_base_freq", None),
+            "partial_rotary_factor": _partial(config, None)}
 
 
 def probe(folder: str) -> dict[str, object]:

@@ -42,6 +42,9 @@ class HeadsRule:
                           "parallel size ({tp}).")
     kv_refusal: str = "AssertionError: {need}"
     flag: str = "--tensor-parallel-size"  # the engine's own flag for the size
+    # model types whose attention says ``kv_refusal`` (empty: every one); the others fail as ``kv_refusal_other``
+    kv_refusal_types: tuple[str, ...] = ()
+    kv_refusal_other: str = ""
 
 
 class TemplateLoad(str, enum.Enum):
@@ -241,7 +244,12 @@ TGI = Consumer(
                     "{heads} and `num_shards`: {tp}",
                     kv_refusal="ValueError: `num_key_value_heads` must be divisible by `num_shards` (got "
                     "`num_key_value_heads`: {kv} and `num_shards`: {tp}",
-                    flag="--num-shard"),
+                    flag="--num-shard",
+                    # models/__init__.py: FlashLlamaForCausalLM serves these; only flash_llama_modeling.py checks
+                    kv_refusal_types=("llama", "phi3", "granite", "baichuan", "phimoe"),
+                    kv_refusal_other="{model_type}'s attention divides num_key_value_heads ({kv}) by the {tp} "
+                    "shards unchecked (0 per shard; only TGI's Llama attention refuses it): the shard's q/k/v "
+                    "weights do not match that count and the server fails while starting"),
     template_files=("chat_template.json", "tokenizer_config.json", "processor_config.json"),
     template_source="router/src/server.rs (:1598-1688: chat_template.json's chat_template replaces "
     "tokenizer_config.json's; HubTokenizerConfig::from_file drops the whole file when a field does not parse); "
@@ -531,7 +539,11 @@ def tensor_parallel(consumer: Consumer, facts: Facts, tp: int) -> TensorParallel
         if (tp % kv) if replicated else (kv % tp):
             need = (f"tp_size % total_num_kv_heads == 0 ({tp} % {kv}: a replica per rank)" if replicated
                     else f"total_num_kv_heads % tp_size == 0 ({kv} % {tp})")
-            refusals.append((prefix + kv_key, rule.kv_refusal.format(heads=heads, kv=kv, tp=tp, need=need)))
+            model_type = facts.config.text.get("model_type", facts.config.model_type)
+            said = (rule.kv_refusal_other if rule.kv_refusal_types and model_type not in rule.kv_refusal_types
+                    else rule.kv_refusal)
+            refusals.append((prefix + kv_key, said.format(heads=heads, kv=kv, tp=tp, need=need,
+                                                          model_type=str(model_type)[:80])))
     if padded is not None and padded % tp:
         refusals.append((prefix + "vocab_size", f"AssertionError: {padded} is not divisible by {tp} (vocab_size {vocab} "
                          f"padded to a multiple of {consumer.vocab_padding})"))

@@ -16,7 +16,13 @@ from typing import Any
 from .checkpoint import Facts
 from .tokenizer.added_tokens import token_content
 from .tokenizer.config import read_config
-from .transformers4_tables import MODEL_TYPES, ROPE_LOCAL_BASE_FREQ_DEFAULTS, ROPE_THETA_DEFAULTS
+from .transformers4_tables import (
+    MODEL_TYPES,
+    PARTIAL_ROTARY_FACTOR_DEFAULTS,
+    ROPE_LOCAL_BASE_FREQ_DEFAULTS,
+    ROPE_SCALING_DEFAULTS,
+    ROPE_THETA_DEFAULTS,
+)
 
 TOKENIZERS4_VERSION = "0.22.2"  # what pip installs beside transformers 4.57.6 (it requires >=0.22.0,<=0.23.0)
 # transformers 5's tokenizer classes that 4.x has no class for, and what 4.x reads the same files with (None:
@@ -45,11 +51,56 @@ class RopeGap:
     scaling: dict[str, Any] | None  # the scaling 4.x will not read (None: nothing lost)
     local_theta: float | None  # the sliding-window layers' theta 4.x will not read (rope_local_base_freq)
     default_local_theta: float | None
-    prefix: str  # where the top-level keys go ("" or "text_config.")
+    prefix: str
+    partial: float | None = None  # the partial_rotary_factor 4.x will not read (5 keeps it in rope_parameters)
+    default_partial: float | None = None
+    partial_key: str = "partial_rotary_factor"  # the top-level key 4.x reads it from  # where the top-level keys go ("" or "text_config.")
 
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _v4_scaling(params: dict[str, Any], text: dict[str, Any]) -> dict[str, Any]:
+    """The ``rope_scaling`` 4.x reads for ``params``: without ``rope_theta`` and ``partial_rotary_factor`` (a config
+    attribute in 4.x, never a scaling key: :class:`RopeGap` ``partial``), without an
+    ``original_max_position_embeddings`` the config also holds at its top level (where 4.x's Phi-3 reads it), and
+    with one type key (5 writes both ``type`` and ``rope_type`` for a checkpoint that had ``type``; 4.x reads
+    either). Measured: 4.57.6's Phi3Config refuses any other rope_scaling than type, short_factor and long_factor
+    ("ValueError: `rope_scaling` must be a dictionary with three fields, ...")."""
+    scaling = {k: v for k, v in params.items() if k not in ("rope_theta", "partial_rotary_factor")
+               and not (k == "original_max_position_embeddings" and k in text)}
+    if "type" in scaling and scaling.get("rope_type") == scaling["type"]:
+        del scaling["rope_type"]
+    return scaling
+
+
+# The model types whose 4.x modeling reads the rotary fraction under another key (4.57.6's
+# modeling_gpt_neox.py and modeling_gpt_neox_japanese.py: ``config.rotary_pct``; their configuration classes set
+# ``partial_rotary_factor`` from it, so a written ``partial_rotary_factor`` is overridden).
+V4_PARTIAL_KEYS = {"gpt_neox": "rotary_pct", "gpt_neox_japanese": "rotary_pct"}
+
+
+# Composite configs whose 4.x class fills the text config's missing keys from its own defaults before building it
+# (4.57.6 configuration_voxtral.py: ``{**_default_text_config_kwargs, **text_config}``, rope_theta 100000000.0):
+# there 4.x reads that value, not the text class's default. The only such class in 4.57.6.
+MERGED_TEXT_THETA_DEFAULTS = {"voxtral": 100000000.0}
+
+# rope types 4.57.6 has no init function for (modeling_rope_utils.py ROPE_INIT_FUNCTIONS: default, linear, dynamic,
+# yarn, longrope, llama3) and whose models read no rope_scaling there: transformers 5 names the 2D rope of the
+# vision models that compute it themselves "axial" (pixtral, sam2_video, edgetam_video, mlcd): nothing is lost.
+V5_ONLY_ROPE_TYPES = ("axial",)
+
+
+def _same_scaling(scaling: dict[str, Any], default: object) -> bool:
+    """Whether ``scaling`` is what 4.x's configuration class defaults to anyway (gpt-oss's yarn, Apertus' llama3:
+    4.x reads the same scaling without the key), ``type`` and ``rope_type`` being one key."""
+    def norm(value: dict[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in value.items() if k not in ("type", "rope_type")}
+        out["rope_type"] = value.get("rope_type", value.get("type"))
+        return out
+
+    return isinstance(default, dict) and norm(scaling) == norm(default)
 
 
 def _rope_gap(facts: Facts) -> RopeGap | None:
@@ -68,19 +119,32 @@ def _rope_gap(facts: Facts) -> RopeGap | None:
     elif not ("rope_type" in params or "rope_theta" in params):
         return None  # not a form transformers 5 writes
     default = ROPE_THETA_DEFAULTS.get(model_type)
+    outer = cfg.raw.get("model_type")
+    if prefix and isinstance(outer, str) and outer in MERGED_TEXT_THETA_DEFAULTS:
+        default = MERGED_TEXT_THETA_DEFAULTS[outer]
     theta = _number(params.get("rope_theta"))
     lost_theta = theta if theta is not None and default is not None and "rope_theta" not in text \
         and theta != default else None
     rope_type = params.get("rope_type")
-    lost_scaling = ({k: v for k, v in params.items() if k != "rope_theta"}
-                    if isinstance(rope_type, str) and rope_type != "default" and text.get("rope_scaling") is None
-                    else None)
+    scaling = _v4_scaling(params, text)
+    # a scaling type, or keys the model code reads in rope_scaling whatever the type (Qwen2.5-VL's mrope_section
+    # under rope_type "default": 4.57.6's model indexes rope_scaling["mrope_section"] and fails on None)
+    meant = (isinstance(rope_type, str) and rope_type not in ("default", *V5_ONLY_ROPE_TYPES)) or any(
+        k not in ("rope_type", "type") for k in scaling)
+    lost_scaling = (scaling if meant and text.get("rope_scaling") is None
+                    and not _same_scaling(scaling, ROPE_SCALING_DEFAULTS.get(model_type)) else None)
     default_local = ROPE_LOCAL_BASE_FREQ_DEFAULTS.get(model_type)
     lost_local = local if local is not None and default_local is not None and "rope_local_base_freq" not in text \
         and local != default_local else None
-    if lost_theta is None and lost_scaling is None and lost_local is None:
+    default_partial = PARTIAL_ROTARY_FACTOR_DEFAULTS.get(model_type)
+    partial = _number(params.get("partial_rotary_factor"))
+    partial_key = V4_PARTIAL_KEYS.get(model_type, "partial_rotary_factor")
+    lost_partial = partial if partial is not None and default_partial is not None \
+        and partial_key not in text and partial != default_partial else None
+    if lost_theta is None and lost_scaling is None and lost_local is None and lost_partial is None:
         return None
-    return RopeGap(prefix + "rope_parameters", lost_theta, default, lost_scaling, lost_local, default_local, prefix)
+    return RopeGap(prefix + "rope_parameters", lost_theta, default, lost_scaling, lost_local, default_local, prefix,
+                   lost_partial, default_partial, partial_key)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """What transformers 4.57.6 (the last 4.x release) knows, as tables: the ``model_type`` values its
 ``AutoConfig`` maps to a configuration class (``models/auto/configuration_auto.py``, ``CONFIG_MAPPING_NAMES``),
-and the ``rope_theta`` / ``rope_local_base_freq`` each configuration class defaults to (what 4.x runs with when
+and the ``rope_theta`` / ``rope_local_base_freq`` / ``partial_rotary_factor`` / ``rope_scaling`` each configuration
+class defaults to (what 4.x runs with when
 config.json has no such key). Written by ``scripts/transformers4_verdicts.py`` from that release; a test keeps
 it equal to the recorded verdicts (tests/data/transformers4_verdicts.json).
 """
@@ -162,3 +163,37 @@ ROPE_THETA_DEFAULTS = {'apertus': 12000000.0,
 
 # model type -> the default rope_local_base_freq (the sliding-window layers' theta)
 ROPE_LOCAL_BASE_FREQ_DEFAULTS = {'gemma3_text': 10000.0, 'gemma3n_text': 10000.0}
+
+# model type -> the default partial_rotary_factor (the fraction of each head's dimensions rotated)
+PARTIAL_ROTARY_FACTOR_DEFAULTS = {'bamba': 0.5,
+ 'efficientloftr': 4.0,
+ 'fuyu': 0.5,
+ 'glm': 0.5,
+ 'glm4': 0.5,
+ 'glm4_moe': 0.5,
+ 'glm4v_moe_text': 0.5,
+ 'gpt_neox': 0.25,
+ 'gpt_neox_japanese': 1.0,
+ 'moonshine': 0.9,
+ 'nemotron': 0.5,
+ 'persimmon': 0.5,
+ 'phi': 0.5,
+ 'phi3': 1.0,
+ 'phi4_multimodal': 1.0,
+ 'qwen3_next': 0.25,
+ 'recurrent_gemma': 0.5,
+ 'stablelm': 0.25}
+
+# model type -> the rope_scaling its configuration class defaults to (gpt-oss's yarn, Apertus' llama3)
+ROPE_SCALING_DEFAULTS = {'apertus': {'factor': 8.0,
+             'high_freq_factor': 4.0,
+             'low_freq_factor': 1.0,
+             'original_max_position_embeddings': 8192,
+             'rope_type': 'llama3'},
+ 'efficientloftr': {'rope_type': 'default'},
+ 'gpt_oss': {'beta_fast': 32.0,
+             'beta_slow': 1.0,
+             'factor': 32.0,
+             'original_max_position_embeddings': 4096,
+             'rope_type': 'yarn',
+             'truncate': False}}

@@ -246,8 +246,11 @@ def serving_tensor_parallel_refused(t: TargetFacts) -> Iterator[Hit]:
     tp_size == 0` or, with fewer KV heads than ranks, `tp_size % total_num_kv_heads == 0`; the vocabulary
     is padded to a multiple of 64 and split with `divide` ("P is not divisible by T",
     `layers/vocab_parallel_embedding.py:231-275`). TGI 3.3.4 (`--num-shard`): `FlashLlamaAttention`
-    (`flash_llama_modeling.py:167-176`) raises when `num_heads` or `num_key_value_heads` is not divisible
-    by the shard count, with no replication of fewer KV heads; its vocabulary never refuses (the lm_head
+    (`flash_llama_modeling.py:167-176`, the code of llama, phi3, granite, baichuan and phimoe) raises when
+    `num_heads` or `num_key_value_heads` is not divisible by the shard count, with no replication of fewer KV
+    heads; the other architectures' attention (`flash_qwen2_modeling.py`, `flash_mistral_modeling.py`,
+    `flash_gemma2_modeling.py`, ...) checks only `num_heads` and divides the KV heads unchecked, so the
+    server fails while starting on the q/k/v shapes instead; its vocabulary never refuses (the lm_head
     is loaded whole when it does not split, `layers/tensor_parallel.py:56-64`). The engine stops while
     loading, on every rank.
 

@@ -108,17 +108,19 @@ def transformers4_rope_parameters(t: TargetFacts) -> Iterator[Hit]:
     """A transformers 4.x reader will run the model with other rotary positions: `rope_parameters` only.
 
     Why:
-    transformers 5 saves `rope_theta` and the RoPE scaling inside `rope_parameters` (one entry per layer type
-    for Gemma-3); 4.x reads `rope_theta`, `rope_scaling` (and `rope_local_base_freq`) at the top of the config
-    and, not finding them, silently uses its class defaults (the table of 4.57.6's defaults is in
-    `facts/transformers4_tables.py`). Executed: a Llama config saved by transformers 5.24 with `rope_theta`
-    500000 and llama3 scaling was read by transformers 4.57.6 as `rope_theta` 10000.0 and `rope_scaling` None,
-    and a Gemma-3 text config's linear scaling (factor 8) as `rope_scaling` None, without a warning: positions
+    transformers 5 saves `rope_theta` and the RoPE scaling inside `rope_parameters` (one entry per layer type for
+    Gemma-3, and `partial_rotary_factor`); 4.x reads `rope_theta`, `rope_scaling`, `partial_rotary_factor` (and
+    `rope_local_base_freq`) at the top of the config and, not finding them, silently uses its class defaults (the
+    table of 4.57.6's defaults is in `facts/transformers4_tables.py`). Executed: a Llama config saved by
+    transformers 5.24 with `rope_theta` 500000 and llama3 scaling was read by transformers 4.57.6 as `rope_theta`
+    10000.0 and `rope_scaling` None, a Gemma-3 text config's linear scaling (factor 8) as `rope_scaling` None, and a
+    Phi-2 config's `partial_rotary_factor` 0.4 as 0.5, without a warning: positions
     are encoded differently from training (transformers PR #45566, onnxruntime-genai PR #2609).
 
     Fix:
-    `--fix` writes `rope_theta`, `rope_scaling` (and `rope_local_base_freq`) beside `rope_parameters` (5 reads
-    the same values from `rope_parameters`: measured).
+    `--fix` writes `rope_theta`, `rope_scaling`, `partial_rotary_factor` (and `rope_local_base_freq`) beside
+    `rope_parameters` (5 reads the same values from `rope_parameters`: measured), `rope_scaling` in the form
+    4.x's config class accepts (Phi-3's longrope: `type`, `short_factor`, `long_factor` only).
     """
     files = _files(t)
     if files is None or files.rope is None:
@@ -134,13 +136,17 @@ def transformers4_rope_parameters(t: TargetFacts) -> Iterator[Hit]:
     if gap.local_theta is not None:
         said.append(f"rope_local_base_freq {gap.default_local_theta} (its default) instead of {gap.local_theta}")
         edits.append(SetJsonKey("config.json", gap.prefix + "rope_local_base_freq", gap.local_theta))
+    if gap.partial is not None:
+        said.append(f"{gap.partial_key} {gap.default_partial} (its default) instead of {gap.partial}")
+        edits.append(SetJsonKey("config.json", gap.prefix + gap.partial_key, gap.partial))
     yield Hit(
         f"config.json {gap.key} has no top-level rope_theta/rope_scaling beside it: {READER} silently reads "
         + " and ".join(said),
         Location(file="config.json", key=gap.key),
         fix=Fix("write rope_theta / rope_scaling beside rope_parameters in config.json", Applicability.SAFE,
                 tuple(edits)),
-        details={"rope_theta": gap.theta, "rope_scaling": gap.scaling, "rope_local_base_freq": gap.local_theta},
+        details={"rope_theta": gap.theta, "rope_scaling": gap.scaling, "rope_local_base_freq": gap.local_theta,
+                 "partial_rotary_factor": gap.partial},
     )
 
 

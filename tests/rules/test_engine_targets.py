@@ -208,6 +208,16 @@ def test_tgi_does_not_replicate_kv_heads(gqa):
     assert "`num_key_value_heads` must be divisible by `num_shards` (got `num_key_value_heads`: 2" in f.message
 
 
+def test_tgi_kv_heads_message_is_the_llama_attentions_only(tmp_path):
+    """Only TGI 3.3.4's flash_llama_modeling.py raises on the KV heads; a Qwen2 (flash_qwen2_modeling.py) divides
+    them unchecked: the split still fails, but not with the Llama code's ValueError."""
+    folder = checkpoint(tmp_path / "q", "qwen2", 104, model={"num_attention_heads": 8, "num_key_value_heads": 2})
+    (f,) = codes(audit(folder, target_kind="tgi", tp=4), "HVA982")
+    assert f.location.key == "num_key_value_heads" and "must be divisible by `num_shards`" not in f.message
+    assert "qwen2's attention divides num_key_value_heads (2) by the 4 shards unchecked" in f.message
+    assert codes(audit(folder, target_kind="tgi", tp=2), "HVA982") == []
+
+
 def test_sglang_heads_and_padded_vocabulary(gqa):
     edit_json(gqa / "config.json", num_attention_heads=6, num_key_value_heads=6, hidden_size=24)
     (f,) = codes(audit(gqa, target_kind="sglang", tp=4), "HVA982")

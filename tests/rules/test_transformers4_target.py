@@ -24,7 +24,9 @@ from transformers4_builders import CASE, CASES, build  # noqa: E402
 from hf_vocab_audit import audit  # noqa: E402
 from hf_vocab_audit.facts.transformers4_tables import (  # noqa: E402
     MODEL_TYPES,
+    PARTIAL_ROTARY_FACTOR_DEFAULTS,
     ROPE_LOCAL_BASE_FREQ_DEFAULTS,
+    ROPE_SCALING_DEFAULTS,
     ROPE_THETA_DEFAULTS,
     TRANSFORMERS4_VERSION,
 )
@@ -79,6 +81,8 @@ def test_every_case_has_a_verdict_from_the_last_4x() -> None:
     assert sorted(MODEL_TYPES) == VERDICTS["model_types"]
     assert ROPE_THETA_DEFAULTS == VERDICTS["rope_theta_defaults"] and ROPE_THETA_DEFAULTS["llama"] == 10000.0
     assert ROPE_LOCAL_BASE_FREQ_DEFAULTS == VERDICTS["rope_local_base_freq_defaults"]
+    assert PARTIAL_ROTARY_FACTOR_DEFAULTS == VERDICTS["partial_rotary_factor_defaults"]
+    assert ROPE_SCALING_DEFAULTS == VERDICTS["rope_scaling_defaults"]
 
 
 @pytest.mark.parametrize("name", sorted(CASE))
@@ -180,6 +184,18 @@ def test_live_fixed_copy_loads_in_4x_as_5_read_the_original(cases: dict[str, Pat
     assert "tokenizer_error" in probe(V4_PYTHON, cases["v5_chat_llama"])  # and the original did not load
 
 
+@live
+@pytest.mark.parametrize("name", sorted(set(CASE) - {"v5_model_type_unknown_to_4x", "v5_chat_llama"}))
+def test_live_every_fixed_case_loads_in_4x_as_5_read_it(cases: dict[str, Path], tmp_path: Path, run_cli,
+                                                        name: str) -> None:
+    """The fix of each class, not only the chat model's: a rope_scaling 4.x's own config class refuses (Phi-3's
+    longrope with the keys 5 keeps in rope_parameters) is a fix that does not load."""
+    assert V4_PYTHON is not None
+    out = tmp_path / "fixed"
+    assert run_cli("check", cases[name], "--target", "transformers<5", "--fix", "--output", out)[0] == 0
+    assert probe(V4_PYTHON, out) == probe(sys.executable, out) == probe(sys.executable, cases[name])
+
+
 V4_SAVE = """
 import sys
 from tokenizers import Tokenizer, models, pre_tokenizers
@@ -224,3 +240,173 @@ def test_the_4x_form_written_by_hand_stays_quiet(cases: dict[str, Path], tmp_pat
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
     assert codes_of(folder) == set()
     assert audit(folder, target_kind="transformers<5").exit_code() == 0
+
+
+# Qwen2.5-VL's config.json as the Hub ships it (saved by 4.x): mrope, the "type" a 4.x config turns into "default".
+QWEN25_VL_4X = {"model_type": "qwen2_5_vl", "architectures": ["Qwen2_5_VLForConditionalGeneration"],
+                "rope_theta": 1000000.0, "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+                "vocab_size": 151936, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1,
+                "num_attention_heads": 4, "num_key_value_heads": 2}
+
+
+def _qwen25_vl_saved_by_5(folder: Path) -> Path:
+    import transformers
+
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(QWEN25_VL_4X), encoding="utf-8")
+    transformers.AutoConfig.from_pretrained(folder).save_pretrained(folder)
+    return folder
+
+
+def test_mrope_section_under_a_default_rope_type_is_reported_and_fixed(tmp_path: Path, run_cli) -> None:
+    """transformers 5 writes Qwen2.5-VL's mrope as rope_parameters with rope_type "default" and mrope_section: 4.x
+    reads no rope_scaling then, and its attention indexes rope_scaling["mrope_section"] (TypeError on None)."""
+    import transformers
+
+    folder = _qwen25_vl_saved_by_5(tmp_path / "vl")
+    params = json.loads((folder / "config.json").read_text(encoding="utf-8"))["text_config"]["rope_parameters"]
+    assert params["rope_type"] == "default" and params["mrope_section"] == [16, 24, 24]  # what 5 wrote
+    (found,) = [f for f in audit(folder, target_kind="transformers<5").findings if f.code == "HVA972"]
+    assert found.location.key == "text_config.rope_parameters" and "mrope_section" in found.message
+    out = tmp_path / "fixed"
+    assert run_cli("check", folder, "--target", "transformers<5", "--fix", "--output", out, "--allow-partial")[0] == 0
+    fixed = json.loads((out / "config.json").read_text(encoding="utf-8"))["text_config"]["rope_scaling"]
+    assert fixed["mrope_section"] == params["mrope_section"] and fixed["type"] == "mrope"
+    read = transformers.AutoConfig.from_pretrained
+    assert read(out).text_config.rope_parameters == read(folder).text_config.rope_parameters  # 5 reads it alike
+
+
+READ_MROPE = "import sys, transformers; print(transformers.AutoConfig.from_pretrained(sys.argv[1]).text_config.rope_scaling)"
+
+
+@live
+def test_live_4x_reads_the_mrope_section_only_after_the_fix(tmp_path: Path, run_cli) -> None:
+    assert V4_PYTHON is not None
+    folder = _qwen25_vl_saved_by_5(tmp_path / "vl")
+    out = tmp_path / "fixed"
+    assert run_cli("check", folder, "--target", "transformers<5", "--fix", "--output", out, "--allow-partial")[0] == 0
+
+    def v4(path: Path) -> str:
+        done = subprocess.run([V4_PYTHON, "-c", READ_MROPE, str(path)], capture_output=True, text=True, timeout=300,
+                              check=True)
+        return done.stdout.strip().splitlines()[-1]
+
+    assert v4(folder) == "None"
+    assert "'mrope_section': [16, 24, 24]" in v4(out)
+
+
+# gpt-oss-20b's rope keys as the Hub ships them (tiny otherwise): the yarn scaling 4.57.6's GptOssConfig defaults to.
+GPT_OSS_4X = {"model_type": "gpt_oss", "architectures": ["GptOssForCausalLM"], "rope_theta": 150000,
+              "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
+                               "original_max_position_embeddings": 4096, "rope_type": "yarn", "truncate": False},
+              "vocab_size": 201088, "hidden_size": 64, "intermediate_size": 64, "num_hidden_layers": 2,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "num_local_experts": 4,
+              "num_experts_per_tok": 2}
+READ_ROPE = ("import sys, json, transformers; c = transformers.AutoConfig.from_pretrained(sys.argv[1]); "
+             "print(json.dumps([c.rope_theta, c.rope_scaling]))")
+
+
+def _gpt_oss_saved_by_5(folder: Path) -> Path:
+    import transformers
+
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(GPT_OSS_4X), encoding="utf-8")
+    transformers.AutoConfig.from_pretrained(folder).save_pretrained(folder)
+    return folder
+
+
+def test_a_scaling_4x_defaults_to_anyway_is_not_reported(tmp_path: Path) -> None:
+    """gpt-oss saved by transformers 5: rope_parameters only, but 4.57.6's GptOssConfig defaults to the same
+    rope_theta and yarn scaling (the recorded tables), so 4.x runs it as 5 does: nothing to report."""
+    folder = _gpt_oss_saved_by_5(tmp_path / "oss")
+    saved = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    assert "rope_scaling" not in saved or saved["rope_scaling"] is None
+    assert saved["rope_parameters"]["rope_type"] == "yarn"
+    assert ROPE_THETA_DEFAULTS["gpt_oss"] == 150000.0
+    assert [f.code for f in audit(folder, target_kind="transformers<5").findings if f.code == "HVA972"] == []
+
+
+@live
+def test_live_4x_reads_gpt_oss_scaling_from_its_defaults(tmp_path: Path) -> None:
+    assert V4_PYTHON is not None
+    folder = _gpt_oss_saved_by_5(tmp_path / "oss")
+    done = subprocess.run([V4_PYTHON, "-c", READ_ROPE, str(folder)], capture_output=True, text=True, timeout=300,
+                          check=True)
+    theta, scaling = json.loads(done.stdout.strip().splitlines()[-1])
+    wanted = dict(GPT_OSS_4X["rope_scaling"])
+    assert theta == GPT_OSS_4X["rope_theta"] and scaling == wanted
+
+
+def _neox_saved_by_5(folder: Path) -> Path:
+    """A GPT-NeoX rotating every dimension (rotary_pct 1.0; 4.57.6's default is 0.25), saved by transformers 5."""
+    import transformers
+
+    transformers.GPTNeoXConfig(rotary_pct=1.0, hidden_size=64, num_attention_heads=4, num_hidden_layers=1,
+                               intermediate_size=64, vocab_size=105).save_pretrained(folder)
+    return folder
+
+
+def test_gpt_neox_rotary_fraction_is_fixed_under_the_key_4x_reads(tmp_path: Path, run_cli) -> None:
+    """4.x's GPT-NeoX reads ``rotary_pct`` (its config sets partial_rotary_factor from it): the fix writes that."""
+    folder = _neox_saved_by_5(tmp_path / "neox")
+    assert json.loads((folder / "config.json").read_text(encoding="utf-8"))["rope_parameters"][
+        "partial_rotary_factor"] == 1.0
+    (found,) = [f for f in audit(folder, target_kind="transformers<5").findings if f.code == "HVA972"]
+    assert "rotary_pct 0.25 (its default) instead of 1.0" in found.message
+    out = tmp_path / "fixed"
+    assert run_cli("check", folder, "--target", "transformers<5", "--fix", "--output", out, "--allow-partial")[0] == 0
+    assert json.loads((out / "config.json").read_text(encoding="utf-8"))["rotary_pct"] == 1.0
+
+
+@live
+def test_live_4x_reads_the_fixed_gpt_neox_rotary_fraction(tmp_path: Path, run_cli) -> None:
+    assert V4_PYTHON is not None
+    folder = _neox_saved_by_5(tmp_path / "neox")
+    out = tmp_path / "fixed"
+    assert run_cli("check", folder, "--target", "transformers<5", "--fix", "--output", out, "--allow-partial")[0] == 0
+    code = "import sys, transformers; print(transformers.AutoConfig.from_pretrained(sys.argv[1]).rotary_pct)"
+
+    def v4(path: Path) -> str:
+        done = subprocess.run([V4_PYTHON, "-c", code, str(path)], capture_output=True, text=True, timeout=300,
+                              check=True)
+        return done.stdout.strip().splitlines()[-1]
+
+    assert (v4(folder), v4(out)) == ("0.25", "1.0")
+
+
+def test_the_axial_rope_of_a_vision_model_is_not_reported(tmp_path: Path) -> None:
+    """Pixtral saved by transformers 5: rope_parameters {"rope_type": "axial"}, a type 4.57.6 does not have and
+    that its Pixtral never reads as rope_scaling (it computes its 2D rope itself): nothing for 4.x to lose."""
+    import transformers
+
+    folder = tmp_path / "pixtral"
+    transformers.PixtralVisionConfig(hidden_size=64, intermediate_size=64, num_hidden_layers=1,
+                                     num_attention_heads=4).save_pretrained(folder)
+    params = json.loads((folder / "config.json").read_text(encoding="utf-8"))["rope_parameters"]
+    assert params["rope_type"] == "axial"
+    assert [f for f in audit(folder, target_kind="transformers<5").findings if f.code == "HVA972"] == []
+
+
+def _voxtral_saved_by_5(folder: Path) -> Path:
+    import transformers
+
+    transformers.VoxtralConfig().save_pretrained(folder)
+    return folder
+
+
+def test_a_text_theta_4x_fills_in_from_the_outer_class_is_not_reported(tmp_path: Path) -> None:
+    """Voxtral saved by transformers 5: text_config.rope_parameters only, rope_theta 1e8; 4.57.6's VoxtralConfig
+    fills the text config's missing keys from its own defaults (rope_theta 1e8), not LlamaConfig's 10000."""
+    folder = _voxtral_saved_by_5(tmp_path / "voxtral")
+    text = json.loads((folder / "config.json").read_text(encoding="utf-8"))["text_config"]
+    assert text["rope_parameters"]["rope_theta"] == 100000000.0 and "rope_theta" not in text
+    assert [f for f in audit(folder, target_kind="transformers<5").findings if f.code == "HVA972"] == []
+
+
+@live
+def test_live_4x_reads_voxtral_text_theta_from_its_outer_defaults(tmp_path: Path) -> None:
+    assert V4_PYTHON is not None
+    folder = _voxtral_saved_by_5(tmp_path / "voxtral")
+    code = "import sys, transformers; print(transformers.AutoConfig.from_pretrained(sys.argv[1]).text_config.rope_theta)"
+    done = subprocess.run([V4_PYTHON, "-c", code, str(folder)], capture_output=True, text=True, timeout=300, check=True)
+    assert float(done.stdout.strip().splitlines()[-1]) == 100000000.0
