@@ -268,7 +268,7 @@ def main() -> None:
         command = exc.ctx.command_path if exc.ctx is not None else "hf-vocab-audit"
         typer.echo(f"hf-vocab-audit: error: {one_line(exc.format_message())} (see '{command} --help')", err=True)
         raise SystemExit(EXIT_ERROR) from None
-    except click_exceptions.Abort:
+    except typer.Abort:  # typer's own in 0.28 (typer.exceptions), click's re-exported before
         typer.echo("Aborted.", err=True)
         raise SystemExit(1) from None
     raise SystemExit(code if isinstance(code, int) else 0)

@@ -188,3 +188,19 @@ def test_static_check_does_not_import_torch_or_transformers(tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_help_into_a_closed_pipe_ends_without_a_traceback():
+    """`hf-vocab-audit check --help | head -2`: the reader goes away mid-help; the command ends quietly (typer 0.28
+    moved `Abort` out of its vendored click, and naming the old place raised while handling the broken pipe)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "hf_vocab_audit", "check", "--help"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(64)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert "Traceback" not in err and proc.returncode in (0, 1)
