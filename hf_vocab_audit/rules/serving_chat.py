@@ -18,7 +18,17 @@ from typing import TYPE_CHECKING, Any
 from ..core.findings import Location, Severity
 from ..core.fixes import AddStopId, Applicability, Fix, FixAvailability, WriteChatTemplate
 from ..core.options import TargetKind
-from ..facts.consumers import ENGINE_TARGETS, VLLM, ConfigEos, Consumer, GenerationEos, causal_lm, serving_stop_ids, stop_ids
+from ..facts.consumers import (
+    ENGINE_TARGETS,
+    VLLM,
+    ConfigEos,
+    Consumer,
+    GenerationEos,
+    TemplateLoad,
+    causal_lm,
+    serving_stop_ids,
+    stop_ids,
+)
 from .registry import Hit, Scope, rule
 
 if TYPE_CHECKING:
@@ -251,7 +261,7 @@ def _engine(t: TargetFacts) -> Consumer | None:
     return consumer
 
 
-@rule("HVA980", "serving-chat-template-unusable", Severity.WARNING, scope=Scope.TARGET)
+@rule("HVA980", "serving-chat-template-unusable", Severity.WARNING, scope=Scope.TARGET, fix=FixAvailability.SOMETIMES)
 def serving_chat_template_unusable(t: TargetFacts) -> Iterator[Hit]:
     """The engine `--target` names (sglang, tgi, mlx-lm) cannot use this checkpoint's chat template: it is saved
     where that engine does not read it, or it fails on one user turn and one assistant turn.
@@ -273,6 +283,9 @@ def serving_chat_template_unusable(t: TargetFacts) -> Iterator[Hit]:
     Fix:
     Save the template where the engine reads it (for TGI: `tokenizer_config.json`'s `chat_template`, e.g.
     `tokenizer.save_pretrained(OUT, save_jinja_files=False)`), or pass the engine's `--chat-template`.
+    `--fix` (with the same `--target`) writes the one template the engine leaves unread where it reads it
+    (TGI: `chat_template.jinja` into `tokenizer_config.json`; SGLang, mlx-lm: `chat_template.json` to
+    `chat_template.jinja`), with its turn-closing token as a stop id when it needs one (HVA981 otherwise).
     """
     consumer = _engine(t)
     if consumer is None:
@@ -282,10 +295,11 @@ def serving_chat_template_unusable(t: TargetFacts) -> Iterator[Hit]:
     if template is None and unread:
         how = why or f"it reads {consumer.template_load.value if consumer.template_load else 'none'}: " + \
             ", ".join(consumer.template_files)
+        fix, hint = _engine_move_fix(consumer, t.facts, unread, why)
         yield Hit(
             f"{', '.join(unread)} is in the folder but {name} resolves no chat template from it ({how}): "
             f"{consumer.without_template}",
-            Location(file=unread[0]),
+            Location(file=unread[0]), hint=hint, fix=fix,
             details={"engine": consumer.name, "version": consumer.version, "present": list(unread),
                      "read_from": list(consumer.template_files), "source": consumer.template_source},
         )
@@ -298,6 +312,70 @@ def serving_chat_template_unusable(t: TargetFacts) -> Iterator[Hit]:
             Location(file=end.template_file or "tokenizer_config.json"),
             details={"engine": consumer.name, "error": end.error},
         )
+
+
+def _engine_move_fix(consumer: Consumer, facts: Facts, unread: tuple[str, ...],
+                     why: str) -> tuple[Fix | None, str | None]:
+    """The fix that writes the one template ``consumer`` leaves unread to where it reads it (TGI's router:
+    ``tokenizer_config.json``'s ``chat_template``; the tokenizer: ``chat_template.jinja``), with the stop id its
+    turns need, or why there is none."""
+    from ..dataset.chat_processor import _legacy_template
+    from ..errors import AuditError
+    from ..facts.served_template import JINJA_FILE, PROCESSOR_FILE
+
+    router = consumer.template_load is TemplateLoad.ROUTER_JSON
+    source, dest = (JINJA_FILE, "tokenizer_config.json") if router else (PROCESSOR_FILE, JINJA_FILE)
+    tok = facts.tokenizer
+    if why or unread != (source,) or tok is None:
+        return None, (f"Save the template where {consumer.name} reads it ({', '.join(consumer.template_files)}), or "
+                      f"pass its --chat-template (--fix moves a template from {source} to {dest} only)")
+    if router and not (tok.folder / dest).is_file():
+        return None, f"Save the template in {dest} (--fix edits a {dest} that exists, and there is none)"
+    if router:  # the tokenizer's own template, read (bounded) from chat_template.jinja with its facts
+        if tok.chat_template_file != JINJA_FILE or not isinstance(tok.chat_template, str):
+            return None, f"Save the template in {dest} (the tokenizer's facts hold no template of {source})"
+        template = tok.chat_template
+    else:
+        try:
+            template = _legacy_template(tok.folder / source)
+        except AuditError as exc:
+            return None, f"Save the template where {consumer.name} reads it (--fix cannot move it: {exc.problem})"
+    end = turn_end(facts, consumer, chosen=(template, dest))
+    if end is None or end.error is not None:
+        return None, ("Correct the template and save it where the engine reads it (it fails as it is: --fix does "
+                      "not rewrite a template)")
+    edits: tuple[WriteChatTemplate | AddStopId, ...] = (WriteChatTemplate(source, dest),)
+    said = f"write the template of {source} to {dest}, where {consumer.name} reads it"
+    if end.token_id is not None and end.token_id not in stop_ids(consumer, facts):
+        stops, why_not = _stop_fix(consumer, facts, end.token_id, end.token)
+        if stops is None:
+            return None, why_not
+        edits += stops
+        said += f", and make {end.token!r} (id {end.token_id}) a stop id in generation_config.json"
+    return Fix(said, Applicability.SAFE, edits), None
+
+
+def _stop_fix(consumer: Consumer, facts: Facts, token_id: int,
+              token: str | None) -> tuple[tuple[AddStopId, ...] | None, str | None]:
+    """The edits that make ``token_id`` one of ``consumer``'s stop ids through generation_config.json's
+    ``eos_token_id`` list, or why --fix cannot: an ordinary token (it also occurs inside answers), or an engine
+    that never reads that file (mlx-lm). Where a list there REPLACES the tokenizer's eos (TGI), the tokenizer's
+    eos goes into the list too, so the fix takes no stop away."""
+    rule = consumer.stops
+    if not _special(facts, token_id):
+        return None, (f"{token!r} is not a special token, so it also occurs inside answers: --fix adds only a special "
+                      "token as a stop id; end the template's turns with one")
+    if rule is None or rule.generation_eos is GenerationEos.NEVER:
+        return None, (f"{consumer.name} {consumer.version} never reads generation_config.json, where --fix adds stop "
+                      "ids: add the id to config.json's eos_token_id, or make it the tokenizer's eos_token")
+    edits: tuple[AddStopId, ...] = (AddStopId(token_id),)
+    tok = facts.tokenizer
+    if rule.generation_eos is GenerationEos.LIST_REPLACES_TOKENIZER and tok is not None:
+        eos = tok.special_tokens.get("eos", (None, None))[1]
+        listed = facts.generation.special.ids.get("eos_token_id", ()) if facts.generation is not None else ()
+        if eos is not None and eos != token_id and eos not in listed:
+            edits += (AddStopId(eos),)
+    return edits, None
 
 
 def _fix_file(consumer: Consumer, facts: Facts) -> str:
@@ -327,7 +405,7 @@ def _unread_eos(consumer: Consumer, facts: Facts, token_id: int) -> str:
     return f" ({'; '.join(notes)})" if notes else ""
 
 
-@rule("HVA981", "serving-turn-end-not-a-stop-id", Severity.ERROR, scope=Scope.TARGET)
+@rule("HVA981", "serving-turn-end-not-a-stop-id", Severity.ERROR, scope=Scope.TARGET, fix=FixAvailability.SOMETIMES)
 def serving_turn_end_not_a_stop_id(t: TargetFacts) -> Iterator[Hit]:
     """The token the chat template (as the engine `--target` names resolves it) closes an assistant turn with is
     not one that engine stops at: generation runs on past the answer until `max_tokens`.
@@ -348,7 +426,9 @@ def serving_turn_end_not_a_stop_id(t: TargetFacts) -> Iterator[Hit]:
     Fix:
     Add the closing token's id to the eos the engine reads: generation_config.json's `eos_token_id` as a
     list (TGI reads nothing else; SGLang reads it too), config.json's `eos_token_id` for mlx-lm; or make
-    it the tokenizer's `eos_token`.
+    it the tokenizer's `eos_token`. `--fix` (with the same `--target`) adds a special closing token to
+    generation_config.json's list (for TGI with the tokenizer's eos, which the list replaces); not for
+    mlx-lm, which never reads that file.
     """
     consumer = _engine(t)
     if consumer is None:
@@ -360,11 +440,15 @@ def serving_turn_end_not_a_stop_id(t: TargetFacts) -> Iterator[Hit]:
     if end.token_id in stops:
         return
     listed = ", ".join(f"{i} ({why})" for i, why in stops.items()) or "none"
+    edits, why_not = _stop_fix(consumer, t.facts, end.token_id, end.token)
     yield Hit(
         f"the chat template ({end.template_file}) closes an assistant turn with {end.token!r} (id {end.token_id}), "
         f"which {consumer.name} {consumer.version} does not stop at{_unread_eos(consumer, t.facts, end.token_id)}: its "
         f"stop ids are {listed}; generation runs past the answer",
         Location(file=_fix_file(consumer, t.facts), key="eos_token_id", token=end.token, token_id=end.token_id),
+        hint=why_not,
+        fix=Fix(f"add {end.token!r} (id {end.token_id}) to generation_config.json eos_token_id, where "
+                f"{consumer.name} reads it", Applicability.SAFE, edits) if edits is not None else None,
         details={"engine": consumer.name, "version": consumer.version, "turn_end_id": end.token_id,
                  "turn_end_token": end.token, "stop_ids": sorted(stops), "template_file": end.template_file,
                  "source": consumer.stops.source if consumer.stops is not None else ""},

@@ -466,3 +466,90 @@ def test_fix_checkpoint_never_writes_over_its_base(base, tmp_path, where):
     with pytest.raises(AuditError, match="this run reads"):
         fix_checkpoint(ft, base=mine, output=output, force=True, verify_load="never")
     assert tree_state(mine) == before
+
+
+# ---- --target tgi|sglang|mlx-lm: the same repairs, to where each engine reads (HVA980, HVA981) ----
+
+def _tgi_reads(folder: Path) -> tuple[str | None, list[int]]:
+    """What TGI 3.3.4's router takes (facts.served_template, its file rules) and the ids it stops at."""
+    from hf_vocab_audit.facts import gather
+    from hf_vocab_audit.facts.consumers import TGI, stop_ids
+    from hf_vocab_audit.facts.served_template import served_template
+
+    facts = gather(folder)
+    return served_template(TGI, facts).template, sorted(stop_ids(TGI, facts))
+
+
+def test_tgi_gets_the_template_transformers_saved_to_chat_template_jinja(tmp_path, guard_input, run_cli):
+    """A transformers 5 save keeps the template only in chat_template.jinja, which TGI's router never reads:
+    --fix puts it in tokenizer_config.json, and makes <|im_end|> a stop id TGI reads (a generation_config.json
+    list, which replaces the tokenizer's eos in TGI: the eos goes in too)."""
+    from builders import CHATML
+    from transformers import AutoTokenizer
+
+    src = guard_input(_answers_im_end_forever(tmp_path / "m"))
+    assert "chat_template" not in json.loads((src / "tokenizer_config.json").read_text())
+    assert _tgi_reads(src) == (None, [2])
+    code, stdout, err = run_cli("check", src, "--target", "tgi", "--fix", "--output", tmp_path / "out",
+                                "--format", "json")
+    report = json.loads(stdout)
+    assert code == 0, err
+    assert [(f["code"], f["action"]) for f in report["fixes"]] == [("HVA980", "write-chat-template+add-stop-id")]
+    out = tmp_path / "out"
+    assert json.loads((out / "tokenizer_config.json").read_text())["chat_template"] == CHATML
+    assert json.loads((out / "generation_config.json").read_text())["eos_token_id"] == [2, 105]
+    assert _tgi_reads(out) == (CHATML, [2, 105])
+    assert AutoTokenizer.from_pretrained(out).chat_template == CHATML  # transformers reads the same template
+    assert _new_tokens(out) == [105]
+    assert not {f["code"] for f in report["findings"]} & {"HVA980", "HVA981"}
+
+
+def test_tgi_stop_ids_keep_the_tokenizer_eos_the_list_replaces(tmp_path, guard_input, run_cli):
+    """An integer eos in generation_config.json is ignored by TGI; the list --fix writes replaces the tokenizer's
+    eos there, so the fix lists the closing token and the tokenizer's eos."""
+    from builders import CHATML
+
+    src = _answers_im_end_forever(tmp_path / "m")
+    tok_config = json.loads((src / "tokenizer_config.json").read_text())
+    (src / "tokenizer_config.json").write_text(json.dumps({**tok_config, "chat_template": CHATML}))
+    generation = json.loads((src / "generation_config.json").read_text())
+    (src / "generation_config.json").write_text(json.dumps({**generation, "eos_token_id": 3}))
+    guard_input(src)
+    assert _tgi_reads(src) == (CHATML, [2])
+    code, stdout, err = run_cli("check", src, "--target", "tgi", "--fix", "--output", tmp_path / "out",
+                                "--format", "json")
+    report = json.loads(stdout)
+    assert code == 0, err
+    assert ("HVA981", "add-stop-id+add-stop-id") in [(f["code"], f["action"]) for f in report["fixes"]]
+    assert json.loads((tmp_path / "out" / "generation_config.json").read_text())["eos_token_id"] == [3, 105, 2]
+    assert "HVA981" not in {f["code"] for f in report["findings"]}
+    assert _tgi_reads(tmp_path / "out") == (CHATML, [2, 3, 105])
+
+
+def test_mlx_lm_stop_ids_are_left_with_the_reason(tmp_path, run_cli):
+    """mlx-lm 0.26.3 never reads generation_config.json, where --fix adds stop ids: nothing written, reason said."""
+    src = _answers_im_end_forever(tmp_path / "m")
+    code, stdout, _err = run_cli("check", src, "--target", "mlx-lm", "--fix", "--output", tmp_path / "out",
+                                 "--format", "json")
+    report = json.loads(stdout)
+    assert code == 1 and report["fixes"] == []
+    assert unfixed(report, "HVA981") == [
+        "no automatic fix: mlx-lm 0.26.3 never reads generation_config.json, where --fix adds stop ids: add the id "
+        "to config.json's eos_token_id, or make it the tokenizer's eos_token"]
+
+
+def test_sglang_gets_a_processor_template_moved_where_the_tokenizer_loads_it(tmp_path, guard_input, run_cli):
+    from builders import CHATML
+    from transformers import AutoTokenizer
+
+    src = _answers_im_end_forever(tmp_path / "m")
+    (src / "chat_template.jinja").unlink()
+    (src / "chat_template.json").write_text(json.dumps({"chat_template": CHATML}))
+    guard_input(src)
+    code, stdout, err = run_cli("check", src, "--target", "sglang", "--fix", "--output", tmp_path / "out",
+                                "--format", "json")
+    report = json.loads(stdout)
+    assert code == 0, err
+    assert [(f["code"], f["action"]) for f in report["fixes"]] == [("HVA980", "write-chat-template+add-stop-id")]
+    assert AutoTokenizer.from_pretrained(tmp_path / "out").chat_template == CHATML
+    assert not {f["code"] for f in report["findings"]} & {"HVA980", "HVA981"}
