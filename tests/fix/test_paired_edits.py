@@ -553,3 +553,17 @@ def test_sglang_gets_a_processor_template_moved_where_the_tokenizer_loads_it(tmp
     assert [(f["code"], f["action"]) for f in report["fixes"]] == [("HVA980", "write-chat-template+add-stop-id")]
     assert AutoTokenizer.from_pretrained(tmp_path / "out").chat_template == CHATML
     assert not {f["code"] for f in report["findings"]} & {"HVA980", "HVA981"}
+
+
+def test_a_template_bomb_is_not_moved_for_tgi(tmp_path, run_cli):
+    """The template --fix would move is rendered in the budgeted sandbox first: one that asks for a terabyte
+    string fails there, and nothing is written (the reason is said)."""
+    src = _answers_im_end_forever(tmp_path / "m")
+    (src / "chat_template.jinja").write_text("{{ 'a' * 10**12 }}")
+    code, stdout, _err = run_cli("check", src, "--target", "tgi", "--fix", "--output", tmp_path / "out",
+                                 "--format", "json")
+    report = json.loads(stdout)
+    assert code in (0, 1) and report["fixes"] == []
+    assert unfixed(report, "HVA980") == [
+        "no automatic fix: Correct the template and save it where the engine reads it (it fails as it is: --fix does "
+        "not rewrite a template)"]
