@@ -16,7 +16,16 @@ from typing import TYPE_CHECKING, Any
 from ..core.findings import Location, Severity
 from ..core.options import TargetKind
 from ..facts.checkpoint import Facts
-from ..facts.consumers import ENGINE_TARGETS, VLLM, HeadUse, head_layout, head_verdicts, initializer_range, tensor_parallel
+from ..facts.consumers import (
+    ENGINE_TARGETS,
+    VLLM,
+    HeadUse,
+    TensorParallel,
+    head_layout,
+    head_verdicts,
+    initializer_range,
+    tensor_parallel,
+)
 from ..facts.requirements import Requirement
 from .registry import Hit, Scope, rule
 
@@ -220,17 +229,23 @@ def vllm_tensor_parallel_refused(t: TargetFacts) -> Iterator[Hit]:
     if t.target is not TargetKind.VLLM or t.tp is None:
         return
     split = tensor_parallel(VLLM, t.facts, t.tp)
-    if not split.refusals:
-        return
-    # vLLM stops at the first: one finding, in the order vLLM checks, the later refusals in its details.
+    if split.refusals:
+        yield _tp_refused(f"vLLM {VLLM.version}", "--tensor-parallel-size", split)
+
+
+def _tp_refused(engine: str, flag: str, split: TensorParallel, first: dict[str, Any] | None = None,
+                last: dict[str, Any] | None = None) -> Hit:
+    """The engine stops at its first refusal: one finding, in the order it checks, the later refusals in its
+    details (HVA965 for vLLM, HVA982 for the other engines). ``first`` / ``last``: more details around them."""
     (key, says), *later = split.refusals
     more = f" (then, with a size that passes this: {'; '.join(s for _k, s in later)})" if later else ""
-    yield Hit(
-        f"vLLM {VLLM.version} with --tensor-parallel-size {t.tp} will stop while loading: {says}{more}",
+    return Hit(
+        f"{engine} with {flag} {split.tp} will stop while loading: {says}{more}",
         Location(file="config.json", key=key),
-        details={"tp": t.tp, "num_attention_heads": split.heads, "num_key_value_heads": split.kv_heads,
-                 "vocab_size": split.vocab, "padded_vocab_size": split.padded_vocab,
-                 "also": [{"key": k, "says": s} for k, s in later]},
+        details={**(first or {}), "tp": split.tp, "num_attention_heads": split.heads,
+                 "num_key_value_heads": split.kv_heads, "vocab_size": split.vocab,
+                 "padded_vocab_size": split.padded_vocab, "also": [{"key": k, "says": s} for k, s in later],
+                 **(last or {})},
     )
 
 
@@ -263,18 +278,9 @@ def serving_tensor_parallel_refused(t: TargetFacts) -> Iterator[Hit]:
     if consumer is None or consumer is VLLM or consumer.heads is None or t.tp is None:
         return
     split = tensor_parallel(consumer, t.facts, t.tp)
-    if not split.refusals:
-        return
-    (key, says), *later = split.refusals
-    more = f" (then, with a size that passes this: {'; '.join(s for _k, s in later)})" if later else ""
-    yield Hit(
-        f"{consumer.name} {consumer.version} with {consumer.heads.flag} {t.tp} will stop while loading: {says}{more}",
-        Location(file="config.json", key=key),
-        details={"engine": consumer.name, "tp": t.tp, "num_attention_heads": split.heads,
-                 "num_key_value_heads": split.kv_heads, "vocab_size": split.vocab,
-                 "padded_vocab_size": split.padded_vocab, "also": [{"key": k, "says": s} for k, s in later],
-                 "source": consumer.tp_source},
-    )
+    if split.refusals:
+        yield _tp_refused(f"{consumer.name} {consumer.version}", consumer.heads.flag, split,
+                          first={"engine": consumer.name}, last={"source": consumer.tp_source})
 
 
 @rule("HVA983", "serving-lm-head-unusable", Severity.ERROR, scope=Scope.TARGET)
