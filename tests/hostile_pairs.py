@@ -71,6 +71,12 @@ def draft_map_of_floats(folder: Path) -> list[str]:
 def base_with_more_rows_and_a_copied_tokenizer(folder: Path) -> list[str]:
     """A base with twice the rows for the same tokens (the fine-tune was cut to len(tokenizer)): padding rows
     cut, HVA846 (a warning: every token keeps its row), with --weights reading only the rows it needs."""
+    return [str(folder), "--base", str(padded_base(folder)), "--weights"]
+
+
+def padded_base(folder: Path) -> Path:
+    """A base beside ``folder`` with twice its rows (16) for the same tokens: the fine-tune was cut to
+    len(tokenizer) (also the base of the "pairfix" group)."""
     base = _other(folder, "base")
     rows, hidden = 16, 4
     size = rows * hidden * 4
@@ -81,4 +87,4 @@ def base_with_more_rows_and_a_copied_tokenizer(folder: Path) -> list[str]:
     config = json.loads((base / "config.json").read_text())
     write_json(base / "config.json", {**config, "vocab_size": rows})
     shutil.copy(folder / "tokenizer.json", base / "tokenizer.json")
-    return [str(folder), "--base", str(base), "--weights"]
+    return base
