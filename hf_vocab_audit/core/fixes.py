@@ -154,9 +154,8 @@ class AddStopId(Edit):
 
 @dataclass(frozen=True)
 class WriteChatTemplate(Edit):
-    """Write the chat template held in ``source`` (``chat_template.json``'s ``chat_template``, or a
-    ``chat_template.jinja``) to ``file``, where the engine reads it (``chat_template.jinja`` for the tokenizer,
-    ``tokenizer_config.json``'s ``chat_template`` for TGI's router)."""
+    """Write the chat template held in ``source`` (``chat_template.json``'s ``chat_template``) to ``file``
+    (``chat_template.jinja``), where the tokenizer loads it."""
 
     kind: ClassVar[str] = "write-chat-template"
     source: str

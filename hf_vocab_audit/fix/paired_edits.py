@@ -104,35 +104,18 @@ def json_key_of(data: bytes, key: str) -> Any:
 
 
 def chat_template_bytes(facts: Facts, edit: WriteChatTemplate) -> bytes | str:
-    """The template ``edit.source`` holds (``chat_template.json``'s ``chat_template``, or a ``chat_template.jinja``
-    whole), as the text to write to ``edit.file`` (a file of its own, or ``tokenizer_config.json``'s
-    ``chat_template``), or why there is none to move (a processor's list of named templates is left to the user;
-    a template already where it would go is never overwritten)."""
+    """The template ``edit.source`` (``chat_template.json``) holds, as the text to write to ``edit.file``, or why
+    there is none to move (a processor's list of named templates is left to the user)."""
     tok = facts.tokenizer
     if tok is None:
         return "there is no tokenizer folder to write the template into"
-    if edit.file == "tokenizer_config.json":
-        config = _read_inside(tok.folder / edit.file, tok.folder)
-        if isinstance(config, str):
-            return config
-        parsed_config = _parsed(config)
-        if not isinstance(parsed_config, dict):
-            return f"{edit.file} is not a JSON object"
-        if parsed_config.get("chat_template") is not None:
-            return f"{edit.file} holds a chat_template already"
-    elif (tok.folder / edit.file).exists():
+    if (tok.folder / edit.file).exists():
         return f"{edit.file} exists already"
     data = _read_inside(tok.folder / edit.source, tok.folder)
     if isinstance(data, str):
         return data
-    if edit.source.endswith(".jinja"):
-        try:
-            template: object = data.decode("utf-8")
-        except UnicodeDecodeError:
-            return f"{edit.source} is not UTF-8 text"
-    else:
-        parsed = _parsed(data)
-        template = parsed.get("chat_template") if isinstance(parsed, dict) else None
+    parsed = _parsed(data)
+    template = parsed.get("chat_template") if isinstance(parsed, dict) else None
     if not isinstance(template, str) or not template.strip():
         return f"{edit.source} holds no single chat_template string to move"
     return template.encode("utf-8")

@@ -201,10 +201,7 @@ def _plan_edits(b: _Builder, f: Finding, edits: tuple[Edit, ...]) -> None:
             case WriteChatTemplate(file=file):
                 data = chat_template_bytes(b.facts, edit)
                 assert not isinstance(data, str)  # refused above otherwise
-                if file == "tokenizer_config.json":
-                    b.edit(JsonEdit(file, "chat_template", data.decode("utf-8")))
-                else:
-                    b.files[file] = data
+                b.files[file] = data
             case AddStopId(token_id=token_id):
                 b.stop_ids.append(int(token_id))
                 for stop in stop_id_edits(b.facts, b.stop_ids):

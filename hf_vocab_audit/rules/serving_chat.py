@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.findings import Location, Severity
-from ..core.fixes import AddStopId, Applicability, Fix, FixAvailability, WriteChatTemplate
+from ..core.fixes import AddStopId, Applicability, Fix, FixAvailability, SetJsonKey, WriteChatTemplate
 from ..core.options import TargetKind
 from ..facts.consumers import (
     ENGINE_TARGETS,
@@ -344,7 +344,10 @@ def _engine_move_fix(consumer: Consumer, facts: Facts, unread: tuple[str, ...],
     if end is None or end.error is not None:
         return None, ("Correct the template and save it where the engine reads it (it fails as it is: --fix does "
                       "not rewrite a template)")
-    edits: tuple[WriteChatTemplate | AddStopId, ...] = (WriteChatTemplate(source, dest),)
+    # TGI's router reads tokenizer_config.json's key, which SetJsonKey sets (as HVA973's fix does); the tokenizer
+    # reads chat_template.jinja, a file of its own
+    edits: tuple[SetJsonKey | WriteChatTemplate | AddStopId, ...] = (
+        (SetJsonKey(dest, "chat_template", template),) if router else (WriteChatTemplate(source, dest),))
     said = f"write the template of {source} to {dest}, where {consumer.name} reads it"
     if end.token_id is not None and end.token_id not in stop_ids(consumer, facts):
         stops, why_not = _stop_fix(consumer, facts, end.token_id, end.token)

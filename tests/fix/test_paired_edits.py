@@ -494,7 +494,7 @@ def test_tgi_gets_the_template_transformers_saved_to_chat_template_jinja(tmp_pat
                                 "--format", "json")
     report = json.loads(stdout)
     assert code == 0, err
-    assert [(f["code"], f["action"]) for f in report["fixes"]] == [("HVA980", "write-chat-template+add-stop-id")]
+    assert [(f["code"], f["action"]) for f in report["fixes"]] == [("HVA980", "set-json-key+add-stop-id")]
     out = tmp_path / "out"
     assert json.loads((out / "tokenizer_config.json").read_text())["chat_template"] == CHATML
     assert json.loads((out / "generation_config.json").read_text())["eos_token_id"] == [2, 105]
